@@ -1,0 +1,391 @@
+//! Repository benchmarks (not timed tests): ingest against each database's own floor, and the
+//! per-VO report over many stored records.
+//!
+//! ```text
+//! cargo bench -p accelfed-accounting --bench repository -- ingest [--records N] [--batch B] [--backend sqlite|postgres|both] [--runs R]
+//! cargo bench -p accelfed-accounting --bench repository -- report [--records N] [--backend ...]
+//! ```
+//!
+//! PostgreSQL is the server at `ACCELFED_BENCH_POSTGRES` (default postgres://postgres@127.0.0.1:5432);
+//! each run creates its own databases and drops them. SQLite files go under `target/`.
+
+#![allow(clippy::unwrap_used, clippy::print_stdout)]
+
+use std::time::{Duration, Instant};
+
+use accelfed_accounting::repository::floor::{PostgresFloor, PostgresFloorTable, SqliteFloor};
+use accelfed_accounting::repository::{
+    Dimension, IngestOptions, Period, Repository, Submission, SummaryFilter, SummaryQuery,
+};
+use accelfed_schemas::gpu::{AcceleratorType, GpuCount, GpuModel};
+use accelfed_schemas::names::{Fqan, LocalId, SiteName, Text, VoName};
+use accelfed_schemas::usage::{Month, RecordType, Source, UsageRecord};
+use chrono::{TimeZone, Utc};
+use tokio_postgres::NoTls;
+
+const SITES: usize = 20;
+const VOS: usize = 20;
+const MODELS: [&str; 4] = [
+    "NVIDIA A100-SXM4-80GB",
+    "NVIDIA H100 80GB HBM3",
+    "NVIDIA L40S",
+    "AMD Instinct MI250X",
+];
+const COUNTS: [f64; 5] = [1.0, 2.0, 4.0, 8.0, 0.5];
+
+struct Args {
+    mode: String,
+    records: usize,
+    batch: usize,
+    sqlite: bool,
+    postgres: bool,
+    runs: usize,
+}
+
+fn args() -> Args {
+    let mut args = Args {
+        mode: "ingest".into(),
+        records: 1_000_000,
+        batch: 10_000,
+        sqlite: true,
+        postgres: true,
+        runs: 2,
+    };
+    let mut it = std::env::args().skip(1).filter(|a| a != "--bench");
+    while let Some(arg) = it.next() {
+        let mut value = || it.next().expect("a value after the flag");
+        match arg.as_str() {
+            "--records" => args.records = value().parse().expect("a number of records"),
+            "--batch" => args.batch = value().parse().expect("a batch size"),
+            "--runs" => args.runs = value().parse().expect("a number of runs"),
+            "--backend" => match value().as_str() {
+                "sqlite" => args.postgres = false,
+                "postgres" => args.sqlite = false,
+                _ => {}
+            },
+            "ingest" | "report" => args.mode = arg,
+            other => panic!("unknown argument {other}"),
+        }
+    }
+    args
+}
+
+/// splitmix64: a fast, deterministic stream, so every run and both databases see the same records.
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+fn site(i: usize) -> SiteName {
+    SiteName::new(format!("SITE-{i:02}")).unwrap()
+}
+
+/// Batch `b` of `size` records, all of one site (as a site ships them); random resource ids make
+/// random record ids. `variant` changes durations, for re-send runs.
+fn batch(b: usize, size: usize, variant: u64) -> Vec<UsageRecord> {
+    let site = site(b % SITES);
+    (0..size)
+        .map(|k| {
+            let i = (b * size + k) as u64;
+            let r = mix(i);
+            let month = Month::new(2025, 1 + (r % 12) as u32).unwrap();
+            let available = 1 + (mix(r ^ variant) % (month.seconds() - 1));
+            let first_seen = month.start();
+            UsageRecord {
+                month,
+                record_type: if r.is_multiple_of(3) {
+                    RecordType::Job
+                } else {
+                    RecordType::Cloud
+                },
+                associated_record: LocalId::new(format!("{:016x}-{:016x}", mix(r), mix(r + 1)))
+                    .unwrap(),
+                global_user_name: Some(Text::new(format!("user{}@egi.eu", r % 1000)).unwrap()),
+                fqan: Some(
+                    Fqan::new(format!("/vo{:02}.example.org", (r >> 8) as usize % VOS)).unwrap(),
+                ),
+                site: site.clone(),
+                count: GpuCount::new(COUNTS[(r >> 16) as usize % COUNTS.len()]).unwrap(),
+                cores: Some(8),
+                active_duration: (!r.is_multiple_of(5)).then_some(available / 2),
+                available_duration: available,
+                benchmark: None,
+                accelerator_type: AcceleratorType::Gpu,
+                model: GpuModel::new(MODELS[(r >> 24) as usize % MODELS.len()]).unwrap(),
+                source: Source::Openstack,
+                vo: Some(
+                    VoName::new(format!("vo{:02}.example.org", (r >> 8) as usize % VOS)).unwrap(),
+                ),
+                first_seen,
+                last_seen: first_seen + chrono::Duration::seconds(available as i64),
+            }
+        })
+        .collect()
+}
+
+fn options() -> IngestOptions {
+    IngestOptions {
+        max_batch: 100_000,
+        now: Utc.with_ymd_and_hms(2026, 6, 1, 0, 0, 0).unwrap(),
+    }
+}
+
+fn periods() -> Vec<Period> {
+    (1..=12).map(|m| Period::new(2025, m).unwrap()).collect()
+}
+
+/// Ingests `records` records in batches through the repository; returns the database time and
+/// checks every record was stored (or replaced, for a re-send).
+async fn ingest(repo: &Repository, records: usize, size: usize, variant: u64) -> Duration {
+    let mut spent = Duration::ZERO;
+    for b in 0..records / size {
+        let submissions: Vec<Submission> = batch(b, size, variant)
+            .into_iter()
+            .map(Submission::from)
+            .collect();
+        let start = Instant::now();
+        let report = repo
+            .ingest(&site(b % SITES), submissions, options())
+            .await
+            .unwrap();
+        spent += start.elapsed();
+        let (stored, replaced, unchanged, rejected) = report.counts();
+        assert_eq!(
+            rejected,
+            0,
+            "{:?}",
+            report.outcomes.iter().find(|o| !o.is_acknowledged())
+        );
+        assert_eq!(stored + replaced + unchanged, size);
+    }
+    spent
+}
+
+async fn total_records(repo: &Repository) -> i64 {
+    let rows = repo
+        .summaries(SummaryQuery {
+            group_by: vec![],
+            filter: SummaryFilter::default(),
+        })
+        .await
+        .unwrap();
+    rows.first().map(|r| r.totals.records).unwrap_or(0)
+}
+
+fn rate(records: usize, time: Duration) -> f64 {
+    records as f64 / time.as_secs_f64()
+}
+
+struct Pg {
+    server: String,
+}
+
+impl Pg {
+    fn new() -> Self {
+        Self {
+            server: std::env::var("ACCELFED_BENCH_POSTGRES")
+                .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into()),
+        }
+    }
+
+    async fn admin(&self, sql: &str) {
+        let (client, connection) =
+            tokio_postgres::connect(&format!("{}/postgres", self.server), NoTls)
+                .await
+                .expect("PostgreSQL server for the benchmark");
+        tokio::spawn(connection);
+        client.batch_execute(sql).await.unwrap();
+    }
+
+    /// A fresh database; returns its URL.
+    async fn fresh(&self, name: &str) -> String {
+        self.drop(name).await;
+        self.admin(&format!("CREATE DATABASE {name}")).await;
+        format!("{}/{name}", self.server)
+    }
+
+    async fn drop(&self, name: &str) {
+        self.admin(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+            .await;
+    }
+}
+
+async fn bench_ingest(args: &Args) {
+    let n = args.records;
+    let size = args.batch;
+    println!(
+        "ingest: {n} records in batches of {size}, {SITES} sites, runs {}",
+        args.runs
+    );
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    for run in 1..=args.runs {
+        if args.sqlite {
+            let mut floor = SqliteFloor::open(&dir.path().join(format!("floor{run}.sqlite")))
+                .await
+                .unwrap();
+            let mut floor_time = Duration::ZERO;
+            for b in 0..n / size {
+                floor_time += floor.insert_batch(&batch(b, size, 0)).unwrap();
+            }
+            drop(floor);
+            let path = dir.path().join(format!("repo{run}.sqlite"));
+            let repo = Repository::open(path.to_str().unwrap()).await.unwrap();
+            let time = ingest(&repo, n, size, 0).await;
+            assert_eq!(total_records(&repo).await, n as i64);
+            let resend = ingest(&repo, n / 10, size, 1).await;
+            assert_eq!(total_records(&repo).await, n as i64);
+            println!(
+                "sqlite run {run}: floor (plain INSERT) {:.0} rows/s; ingest {:.0} records/s = {:.0}% of floor; re-send of {} changed records {:.0} records/s",
+                rate(n, floor_time),
+                rate(n, time),
+                100.0 * floor_time.as_secs_f64() / time.as_secs_f64(),
+                n / 10,
+                rate(n / 10, resend)
+            );
+            std::fs::remove_file(dir.path().join(format!("floor{run}.sqlite"))).ok();
+            std::fs::remove_file(&path).ok();
+        }
+        if args.postgres {
+            let pg = Pg::new();
+            let pid = std::process::id();
+            let mut floors = Vec::new();
+            for (label, table) in [
+                (
+                    "COPY into partitioned records",
+                    PostgresFloorTable::Partitioned,
+                ),
+                ("COPY into unpartitioned table", PostgresFloorTable::Plain),
+            ] {
+                let name = format!("accelfed_bench_floor_{pid}");
+                let url = pg.fresh(&name).await;
+                let mut floor = PostgresFloor::open(&url, table, &periods()).await.unwrap();
+                let mut floor_time = Duration::ZERO;
+                for b in 0..n / size {
+                    floor_time += floor.copy_batch(&batch(b, size, 0)).await.unwrap();
+                }
+                drop(floor);
+                pg.drop(&name).await;
+                floors.push((label, floor_time));
+            }
+            let name = format!("accelfed_bench_ingest_{pid}");
+            let url = pg.fresh(&name).await;
+            let repo = Repository::open(&url).await.unwrap();
+            let time = ingest(&repo, n, size, 0).await;
+            assert_eq!(total_records(&repo).await, n as i64);
+            let resend = ingest(&repo, n / 10, size, 1).await;
+            assert_eq!(total_records(&repo).await, n as i64);
+            drop(repo);
+            pg.drop(&name).await;
+            for (label, floor_time) in &floors {
+                println!(
+                    "postgres run {run}: floor ({label}) {:.0} rows/s; ingest = {:.0}% of it",
+                    rate(n, *floor_time),
+                    100.0 * floor_time.as_secs_f64() / time.as_secs_f64()
+                );
+            }
+            println!(
+                "postgres run {run}: ingest {:.0} records/s; re-send of {} changed records {:.0} records/s",
+                rate(n, time),
+                n / 10,
+                rate(n / 10, resend)
+            );
+        }
+    }
+}
+
+/// Times `query` `times` times; returns (median, max).
+async fn time_query(
+    repo: &Repository,
+    query: &SummaryQuery,
+    times: usize,
+) -> (Duration, Duration, usize) {
+    let mut samples = Vec::with_capacity(times);
+    let mut rows = 0;
+    for _ in 0..times {
+        let start = Instant::now();
+        rows = repo.summaries(query.clone()).await.unwrap().len();
+        samples.push(start.elapsed());
+    }
+    samples.sort();
+    (samples[times / 2], samples[times - 1], rows)
+}
+
+async fn bench_report(args: &Args) {
+    let n = args.records;
+    let size = 50_000.min(n);
+    println!("report: {n} stored records, per-VO report");
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let pg = Pg::new();
+    let name = format!("accelfed_bench_report_{}", std::process::id());
+    let mut repos = Vec::new();
+    if args.sqlite {
+        let path = dir.path().join("report.sqlite");
+        repos.push((
+            "sqlite",
+            Repository::open(path.to_str().unwrap()).await.unwrap(),
+        ));
+    }
+    if args.postgres {
+        let url = pg.fresh(&name).await;
+        repos.push(("postgres", Repository::open(&url).await.unwrap()));
+    }
+    for (label, repo) in &repos {
+        let start = Instant::now();
+        ingest(repo, n, size, 0).await;
+        let stored = total_records(repo).await;
+        assert_eq!(stored, n as i64);
+        println!(
+            "{label}: loaded {stored} records in {:.0} s",
+            start.elapsed().as_secs_f64()
+        );
+        let by_vo = SummaryQuery {
+            group_by: vec![Dimension::Vo],
+            filter: SummaryFilter::default(),
+        };
+        let filtered = SummaryQuery {
+            group_by: vec![Dimension::Vo],
+            filter: SummaryFilter {
+                from: Some(Period::new(2025, 3).unwrap()),
+                to: Some(Period::new(2025, 8).unwrap()),
+                site: Some("SITE-07".into()),
+                ..SummaryFilter::default()
+            },
+        };
+        let chart = SummaryQuery {
+            group_by: vec![Dimension::Vo, Dimension::Month],
+            filter: SummaryFilter::default(),
+        };
+        for (what, query) in [
+            ("per VO", &by_vo),
+            ("per VO, 6 months, one site", &filtered),
+            ("per VO per month (SVG)", &chart),
+        ] {
+            let (median, max, rows) = time_query(repo, query, 101).await;
+            println!(
+                "{label}: report {what}: median {:.2} ms, max {:.2} ms over 101 runs ({rows} rows)",
+                median.as_secs_f64() * 1e3,
+                max.as_secs_f64() * 1e3
+            );
+        }
+    }
+    drop(repos);
+    if args.postgres {
+        pg.drop(&name).await;
+    }
+}
+
+fn main() {
+    let args = args();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        match args.mode.as_str() {
+            "report" => bench_report(&args).await,
+            _ => bench_ingest(&args).await,
+        }
+    });
+}

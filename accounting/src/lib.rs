@@ -1,0 +1,13 @@
+//! Accounting: GPU usage becomes monthly usage records that are never lost and never counted twice.
+//!
+//! This crate holds `meter/` (observations of VMs, pods and jobs -> per-month usage records, pure),
+//! `spool/` (the site's durable SQLite queue of records waiting for acknowledgement), [`repository`]
+//! (the central store on SQLite or PostgreSQL, with summaries kept on ingest) and [`report`] (tables,
+//! CSV, JSON and SVG charts per VO, site, GPU model and month).
+
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+pub mod meter;
+pub mod report;
+pub mod repository;
+pub mod spool;

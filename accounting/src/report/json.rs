@@ -1,0 +1,73 @@
+//! JSON: one object with the grouping, the month range, a row per group and the total. Absent
+//! figures (active time nobody reported) are `null`, never 0, so a consumer can tell them apart.
+
+use serde_json::{Map, Value, json};
+
+use super::{Report, active_percent};
+use crate::repository::Totals;
+
+pub(super) fn render(report: &Report) -> String {
+    let rows: Vec<Value> = report
+        .lines
+        .iter()
+        .map(|line| {
+            let mut row = Map::new();
+            row.insert(report.by.name().to_owned(), Value::from(line.key.clone()));
+            row.extend(figures(&line.totals));
+            Value::Object(row)
+        })
+        .collect();
+    let document = json!({
+        "by": report.by.name(),
+        "from": report.from.map(|p| p.to_string()),
+        "to": report.to.map(|p| p.to_string()),
+        "rows": rows,
+        "total": Value::Object(figures(&report.total)),
+    });
+    let mut text = serde_json::to_string_pretty(&document).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+fn figures(t: &Totals) -> Map<String, Value> {
+    let round = |v: f64| (v * 1000.0).round() / 1000.0;
+    let mut map = Map::new();
+    map.insert("records".into(), t.records.into());
+    map.insert("gpu_hours".into(), round(t.gpu_hours()).into());
+    map.insert("mean_gpus".into(), t.mean_gpus().map(round).into());
+    map.insert(
+        "active_gpu_hours".into(),
+        t.active_gpu_hours().map(round).into(),
+    );
+    map.insert(
+        "active_available_gpu_hours".into(),
+        t.active_available_gpu_hours().map(round).into(),
+    );
+    map.insert(
+        "active_percent".into(),
+        active_percent(t).map(|p| (p * 10.0).round() / 10.0).into(),
+    );
+    map
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{TextFormat, sample};
+
+    #[test]
+    fn renders_rows_and_total() {
+        let text = sample::report().render(TextFormat::Json);
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value["by"], "vo");
+        assert_eq!(value["from"], "2026-01");
+        assert_eq!(value["rows"][0]["vo"], "atlas");
+        assert_eq!(value["rows"][0]["gpu_hours"], 4500.0);
+        assert_eq!(value["rows"][0]["active_percent"], 77.8);
+        assert_eq!(
+            value["rows"][1]["active_gpu_hours"],
+            serde_json::Value::Null
+        );
+        assert_eq!(value["total"]["records"], 30);
+        assert_eq!(value["total"]["gpu_hours"], 5500.0);
+    }
+}

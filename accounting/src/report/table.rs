@@ -1,0 +1,95 @@
+//! A table for a terminal: right-aligned figures, a rule under the header and a total line.
+
+use super::{Report, active_percent, hours};
+use crate::repository::Totals;
+
+const HEADERS: [&str; 6] = [
+    "RECORDS",
+    "GPU-HOURS",
+    "MEAN GPUS",
+    "ACTIVE GPU-H",
+    "OF AVAILABLE",
+    "ACTIVE %",
+];
+
+pub(super) fn render(report: &Report) -> String {
+    let mut rows: Vec<Vec<String>> = Vec::with_capacity(report.lines.len() + 3);
+    let mut header = vec![report.by.name().to_uppercase()];
+    header.extend(HEADERS.iter().map(|h| (*h).to_owned()));
+    rows.push(header);
+    for line in &report.lines {
+        rows.push(cells(&line.key, &line.totals));
+    }
+    rows.push(cells("TOTAL", &report.total));
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    let last = rows.len() - 1;
+    for (i, row) in rows.iter().enumerate() {
+        if i == last {
+            push_rule(&mut out, &widths);
+        }
+        for (c, cell) in row.iter().enumerate() {
+            let pad = widths[c] - cell.chars().count();
+            if c == 0 {
+                out.push_str(cell);
+                out.push_str(&" ".repeat(pad));
+            } else {
+                out.push_str("  ");
+                out.push_str(&" ".repeat(pad));
+                out.push_str(cell);
+            }
+        }
+        out.push('\n');
+        if i == 0 {
+            push_rule(&mut out, &widths);
+        }
+    }
+    out
+}
+
+fn cells(key: &str, t: &Totals) -> Vec<String> {
+    let dash = || "-".to_owned();
+    vec![
+        key.to_owned(),
+        t.records.to_string(),
+        hours(t.gpu_hours()),
+        t.mean_gpus()
+            .map(|m| format!("{m:.3}"))
+            .unwrap_or_else(dash),
+        t.active_gpu_hours().map(hours).unwrap_or_else(dash),
+        t.active_available_gpu_hours()
+            .map(hours)
+            .unwrap_or_else(dash),
+        active_percent(t)
+            .map(|p| format!("{p:.1}"))
+            .unwrap_or_else(dash),
+    ]
+}
+
+fn push_rule(out: &mut String, widths: &[usize]) {
+    let total = widths.iter().sum::<usize>() + 2 * (widths.len() - 1);
+    out.push_str(&"-".repeat(total));
+    out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{TextFormat, sample};
+
+    #[test]
+    fn aligns_columns_with_a_total() {
+        let table = sample::report().render(TextFormat::Table);
+        let expected = "\
+VO            RECORDS  GPU-HOURS  MEAN GPUS  ACTIVE GPU-H  OF AVAILABLE  ACTIVE %
+---------------------------------------------------------------------------------
+atlas              22   4500.000      4.000      3500.000      4500.000      77.8
+biomed, \"eu\"        3    100.000      0.500             -             -         -
+cms                 5    900.000      4.000       300.000       900.000      33.3
+---------------------------------------------------------------------------------
+TOTAL              30   5500.000      3.650      3800.000      5400.000      70.4
+";
+        assert_eq!(table, expected);
+    }
+}

@@ -1,0 +1,132 @@
+//! The repository over either backend. A closed set, so an enum: callers hold one `Repository`
+//! whichever database the configuration names.
+
+use std::path::Path;
+
+use accelfed_schemas::names::SiteName;
+use chrono::{DateTime, Utc};
+
+use super::error::RepositoryError;
+use super::outcome::{IngestReport, Outcome};
+use super::postgres::PostgresRepository;
+use super::query::{SummaryQuery, SummaryRow};
+use super::row::RecordRow;
+use super::screen::screen;
+use super::sqlite::SqliteRepository;
+use super::submission::Submission;
+use super::sync::SyncCount;
+
+/// The most records one batch may hold. Larger batches ingest faster (fewer commits), but one
+/// batch is one transaction held in memory; 50,000 records are about 15 MB.
+pub const DEFAULT_MAX_BATCH: usize = 50_000;
+
+/// How a batch is checked.
+#[derive(Debug, Clone, Copy)]
+pub struct IngestOptions {
+    /// Records past this position are refused with [`super::Rejection::BatchTooLarge`].
+    pub max_batch: usize,
+    /// The present, for "not in the future" checks.
+    pub now: DateTime<Utc>,
+}
+
+impl IngestOptions {
+    /// The default limit, and the clock's time.
+    pub fn now() -> Self {
+        Self {
+            max_batch: DEFAULT_MAX_BATCH,
+            now: Utc::now(),
+        }
+    }
+}
+
+/// The central repository, on SQLite or PostgreSQL. Cloning is cheap and shares the connections.
+#[derive(Debug, Clone)]
+pub enum Repository {
+    Sqlite(SqliteRepository),
+    Postgres(PostgresRepository),
+}
+
+impl Repository {
+    /// Opens the repository `location` names: a `postgres://` (or `postgresql://`) URL, or else the
+    /// path of an SQLite file (created if missing). Migrations run on open.
+    pub async fn open(location: &str) -> Result<Self, RepositoryError> {
+        if is_postgres_url(location) {
+            Ok(Self::Postgres(PostgresRepository::open(location).await?))
+        } else if location.is_empty() || location.contains("://") {
+            Err(RepositoryError::Url(location.to_owned()))
+        } else {
+            Ok(Self::Sqlite(
+                SqliteRepository::open(Path::new(location)).await?,
+            ))
+        }
+    }
+
+    /// Stores a batch sent by `site` (as authenticated by the caller: the gRPC service maps the
+    /// bearer token to the site). Returns one outcome per submitted record, in order: records of
+    /// other sites and invalid records are refused individually and the rest is stored, in one
+    /// transaction. A re-sent record replaces the stored one, and the summaries move with it.
+    ///
+    /// An `Err` means nothing of the batch was stored; the whole batch may be sent again.
+    pub async fn ingest(
+        &self,
+        site: &SiteName,
+        batch: Vec<Submission>,
+        options: IngestOptions,
+    ) -> Result<IngestReport, RepositoryError> {
+        let screened = screen(site, batch, options.now, options.max_batch);
+        let mut outcomes = screened.outcomes;
+        for (position, outcome) in self.ingest_rows(site.as_str(), screened.candidates).await? {
+            outcomes[position] = Some(outcome);
+        }
+        Ok(IngestReport {
+            outcomes: outcomes
+                .into_iter()
+                .map(|o| {
+                    // Every checked record gets an outcome from the backend; should one not, the
+                    // site must keep and re-send it (re-sending is harmless), never drop it.
+                    o.unwrap_or(Outcome::Rejected {
+                        reason: super::Rejection::Internal {
+                            detail: "no outcome recorded; re-send".to_owned(),
+                        },
+                    })
+                })
+                .collect(),
+        })
+    }
+
+    /// Totals from the summary table, grouped and filtered as `query` says. Never reads raw records.
+    pub async fn summaries(&self, query: SummaryQuery) -> Result<Vec<SummaryRow>, RepositoryError> {
+        match self {
+            Self::Sqlite(r) => r.summaries(query).await,
+            Self::Postgres(r) => r.summaries(query).await,
+        }
+    }
+
+    /// How many records the repository holds for `site`, per month, for the site to compare with
+    /// its own counts and re-send the months that differ.
+    pub async fn sync_counts(&self, site: &str) -> Result<Vec<SyncCount>, RepositoryError> {
+        match self {
+            Self::Sqlite(r) => r.sync_counts(site.to_owned()).await,
+            Self::Postgres(r) => r.sync_counts(site.to_owned()).await,
+        }
+    }
+
+    /// Stores checked rows, all of `site`, with unique ids.
+    async fn ingest_rows(
+        &self,
+        site: &str,
+        candidates: Vec<(usize, RecordRow)>,
+    ) -> Result<Vec<(usize, Outcome)>, RepositoryError> {
+        if candidates.is_empty() {
+            return Ok(Vec::new());
+        }
+        match self {
+            Self::Sqlite(r) => r.ingest_rows(candidates).await,
+            Self::Postgres(r) => r.ingest_rows(site, candidates).await,
+        }
+    }
+}
+
+fn is_postgres_url(location: &str) -> bool {
+    location.starts_with("postgres://") || location.starts_with("postgresql://")
+}

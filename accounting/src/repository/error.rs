@@ -1,0 +1,56 @@
+//! Errors of the repository as a whole (a failed batch, an unreachable database). Problems with one
+//! record are not errors: they are [`super::Rejection`]s in that record's outcome, and the rest of the
+//! batch is stored.
+
+/// Why a repository operation failed. Nothing of a failed ingest was stored (its transaction rolled
+/// back), so the whole batch may be re-sent.
+#[derive(Debug, thiserror::Error)]
+pub enum RepositoryError {
+    #[error("SQLite repository {path}: {source}")]
+    Sqlite {
+        path: String,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("PostgreSQL repository {url}: {source}")]
+    Postgres {
+        /// The URL without its password.
+        url: String,
+        #[source]
+        source: tokio_postgres::Error,
+    },
+    #[error("database URL {0:?}: expected a file path or postgres://")]
+    Url(String),
+    #[error(
+        "repository {location}: schema version {found} is newer than this program knows ({known})"
+    )]
+    SchemaTooNew {
+        location: String,
+        found: i64,
+        known: i64,
+    },
+    #[error("repository {location}: stored value out of range in {what}: {value}")]
+    Corrupt {
+        location: String,
+        what: &'static str,
+        value: String,
+    },
+    #[error("SQLite worker thread failed: {0}")]
+    Worker(String),
+}
+
+impl RepositoryError {
+    /// Whether trying again later can help (a connection or lock problem rather than a bug or a
+    /// schema mismatch). The gRPC layer maps this to UNAVAILABLE versus INTERNAL.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Self::Sqlite { source, .. } => matches!(
+                source.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+            ),
+            Self::Postgres { source, .. } => source.is_closed() || source.code().is_none(),
+            Self::Url(_) | Self::SchemaTooNew { .. } | Self::Corrupt { .. } => false,
+            Self::Worker(_) => true,
+        }
+    }
+}

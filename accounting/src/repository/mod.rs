@@ -1,0 +1,29 @@
+//! The central accounting repository: usage records from every site, on SQLite (the embedded
+//! default) or PostgreSQL, with summaries per (site, VO, model, month) kept up to date on ingest so
+//! reports never scan raw records.
+
+mod backend;
+mod error;
+pub mod floor;
+mod outcome;
+mod period;
+mod plan;
+mod postgres;
+mod query;
+mod row;
+mod screen;
+mod sqlite;
+mod submission;
+mod sync;
+mod totals;
+
+pub use backend::{DEFAULT_MAX_BATCH, IngestOptions, Repository};
+pub use error::RepositoryError;
+pub use outcome::{IngestReport, Outcome, Rejection};
+pub use period::{Period, PeriodError};
+pub use postgres::PostgresRepository;
+pub use query::{Dimension, GroupKey, SummaryFilter, SummaryQuery, SummaryRow};
+pub use sqlite::SqliteRepository;
+pub use submission::Submission;
+pub use sync::SyncCount;
+pub use totals::{SummaryKey, Totals};

@@ -1,0 +1,157 @@
+//! The pure part of ingest: given a checked record and the stored version of it (if any), decide
+//! its outcome, what to write, and how the summaries change. Both backends feed every record
+//! through the same [`Planner`], so they cannot disagree about replacement.
+//!
+//! The rule: a record the repository lacks adds its totals to its summary row; a record equal to
+//! the stored one changes nothing; a changed record subtracts the stored version's totals from the
+//! stored version's summary row (its VO may have changed) and adds the new version's totals to the
+//! new one's. The backend applies the writes and the summary deltas in one transaction, so totals
+//! never count a record twice or lose one.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::outcome::Outcome;
+use super::row::RecordRow;
+use super::totals::{SummaryKey, Totals};
+
+/// What the backend must do with one record's row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Action {
+    /// Insert it: the repository lacks it.
+    Insert,
+    /// Replace the stored row with it.
+    Replace,
+    /// Nothing: the stored row is identical.
+    Keep,
+}
+
+/// Outcomes by batch position.
+pub(crate) type Outcomes = Vec<(usize, Outcome)>;
+/// Net change per summary row.
+pub(crate) type Deltas = Vec<(SummaryKey, Totals)>;
+
+/// Accumulates outcomes and summary deltas over a batch.
+#[derive(Debug, Default)]
+pub(crate) struct Planner {
+    deltas: BTreeMap<SummaryKey, Totals>,
+    outcomes: Vec<(usize, Outcome)>,
+}
+
+impl Planner {
+    /// Decides for the record at `position` of the batch, given its stored version.
+    pub fn decide(
+        &mut self,
+        position: usize,
+        row: &RecordRow,
+        stored: Option<&RecordRow>,
+    ) -> Action {
+        let (action, outcome) = match stored {
+            None => (Action::Insert, Outcome::Stored),
+            Some(old) if old == row => return self.keep(position),
+            Some(old) => {
+                *self.deltas.entry(old.summary_key()).or_default() -= old.totals();
+                (Action::Replace, Outcome::Replaced)
+            }
+        };
+        *self.deltas.entry(row.summary_key()).or_default() += row.totals();
+        self.outcomes.push((position, outcome));
+        action
+    }
+
+    fn keep(&mut self, position: usize) -> Action {
+        self.outcomes.push((position, Outcome::Unchanged));
+        Action::Keep
+    }
+
+    /// The outcomes by batch position, and the net change per summary row (rows with no net
+    /// change left out).
+    pub fn finish(self) -> (Outcomes, Deltas) {
+        let deltas = self
+            .deltas
+            .into_iter()
+            .filter(|(_, t)| !t.is_zero())
+            .collect();
+        (self.outcomes, deltas)
+    }
+}
+
+/// A whole batch planned at once, for backends that look up every stored version first.
+#[derive(Debug, Default)]
+pub(crate) struct Plan {
+    /// Rows that replace stored ones: delete these ids, then insert them.
+    pub replaced: Vec<RecordRow>,
+    /// Rows the repository lacks.
+    pub inserts: Vec<RecordRow>,
+    pub deltas: Vec<(SummaryKey, Totals)>,
+    pub outcomes: Vec<(usize, Outcome)>,
+}
+
+/// Plans `candidates` (position in the batch, row; unique ids) given the stored versions by id.
+pub(crate) fn plan(
+    candidates: Vec<(usize, RecordRow)>,
+    stored: &HashMap<[u8; 32], RecordRow>,
+) -> Plan {
+    let mut planner = Planner::default();
+    let mut plan = Plan::default();
+    for (position, row) in candidates {
+        match planner.decide(position, &row, stored.get(&row.record_id)) {
+            Action::Insert => plan.inserts.push(row),
+            Action::Replace => plan.replaced.push(row),
+            Action::Keep => {}
+        }
+    }
+    (plan.outcomes, plan.deltas) = planner.finish();
+    plan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::row::sample::row;
+    use super::*;
+
+    #[test]
+    fn new_records_add_and_identical_ones_change_nothing() {
+        let a = row(1, "atlas", 1000, 3600);
+        let b = row(2, "atlas", 500, 3600);
+        let stored = HashMap::from([(a.record_id, a.clone())]);
+        let plan = plan(vec![(0, a), (1, b.clone())], &stored);
+        assert_eq!(
+            plan.outcomes,
+            vec![(0, Outcome::Unchanged), (1, Outcome::Stored)]
+        );
+        assert_eq!(plan.inserts, vec![b.clone()]);
+        assert!(plan.replaced.is_empty());
+        assert_eq!(plan.deltas, vec![(b.summary_key(), b.totals())]);
+    }
+
+    #[test]
+    fn a_changed_record_moves_its_totals() {
+        let old = row(1, "atlas", 1000, 3600);
+        let mut new = old.clone();
+        new.vo = Some("cms".into());
+        new.available_seconds = 7200;
+        let stored = HashMap::from([(old.record_id, old.clone())]);
+        let plan = plan(vec![(3, new.clone())], &stored);
+        assert_eq!(plan.outcomes, vec![(3, Outcome::Replaced)]);
+        assert_eq!(plan.replaced, vec![new.clone()]);
+        let mut minus = Totals::default();
+        minus -= old.totals();
+        assert_eq!(
+            plan.deltas,
+            vec![
+                (old.summary_key(), minus),
+                (new.summary_key(), new.totals())
+            ]
+        );
+    }
+
+    #[test]
+    fn a_change_that_moves_no_numbers_leaves_summaries_alone() {
+        let old = row(1, "atlas", 1000, 3600);
+        let mut new = old.clone();
+        new.global_user_name = Some("/CN=someone".into());
+        let plan = plan(vec![(0, new)], &HashMap::from([(old.record_id, old)]));
+        assert_eq!(plan.outcomes, vec![(0, Outcome::Replaced)]);
+        assert!(plan.deltas.is_empty());
+    }
+}

@@ -1,0 +1,115 @@
+//! Reads from PostgreSQL: summary queries, sync counts, and decoding stored rows.
+
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{GenericClient, Row};
+
+use super::super::period::Period;
+use super::super::query::{self, Dimension, GroupKey, Param, SummaryQuery, SummaryRow};
+use super::super::row::RecordRow;
+use super::super::sync::SyncCount;
+use super::super::totals::Totals;
+use super::PgFailure;
+
+pub(super) async fn summaries(
+    client: &impl GenericClient,
+    q: &SummaryQuery,
+) -> Result<Vec<SummaryRow>, PgFailure> {
+    let (sql, params) = query::build_sql(q, |n| format!("${n}"));
+    let params: Vec<Box<dyn ToSql + Sync + Send>> = params
+        .into_iter()
+        .map(|p| -> Box<dyn ToSql + Sync + Send> {
+            match p {
+                Param::Int(i) => Box::new(i),
+                Param::Text(s) => Box::new(s),
+            }
+        })
+        .collect();
+    let refs: Vec<&(dyn ToSql + Sync)> = params
+        .iter()
+        .map(|p| p.as_ref() as &(dyn ToSql + Sync))
+        .collect();
+    let rows = client.query(&sql, &refs).await?;
+    rows.iter()
+        .map(|row| {
+            let mut key = GroupKey::default();
+            for (i, dimension) in q.group_by.iter().enumerate() {
+                match dimension {
+                    Dimension::Vo => key.vo = Some(row.try_get(i)?),
+                    Dimension::Site => key.site = Some(row.try_get(i)?),
+                    Dimension::Model => key.model = Some(row.try_get(i)?),
+                    Dimension::Month => key.month = Some(period(row.try_get(i)?)?),
+                }
+            }
+            let n = q.group_by.len();
+            Ok(SummaryRow {
+                key,
+                totals: Totals {
+                    records: row.try_get(n)?,
+                    gpu_milli: row.try_get(n + 1)?,
+                    gpu_milli_seconds: row.try_get(n + 2)?,
+                    active_records: row.try_get(n + 3)?,
+                    active_gpu_milli_seconds: row.try_get(n + 4)?,
+                    active_available_gpu_milli_seconds: row.try_get(n + 5)?,
+                },
+            })
+        })
+        .collect()
+}
+
+pub(super) async fn sync_counts(
+    client: &impl GenericClient,
+    site: &str,
+) -> Result<Vec<SyncCount>, PgFailure> {
+    let rows = client
+        .query(
+            "SELECT period, CAST(SUM(records) AS BIGINT) FROM summaries
+             WHERE site = $1 AND records <> 0 GROUP BY period ORDER BY period",
+            &[&site],
+        )
+        .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(SyncCount {
+                period: period(row.try_get(0)?)?,
+                records: row.try_get(1)?,
+            })
+        })
+        .collect()
+}
+
+/// Decodes a row selected with [`super::super::row::COLUMNS`].
+pub(super) fn row_from_sql(row: &Row) -> Result<RecordRow, PgFailure> {
+    let id: Vec<u8> = row.try_get(0)?;
+    let record_id: [u8; 32] = id.try_into().map_err(|id: Vec<u8>| PgFailure::Corrupt {
+        what: "record_id",
+        value: format!("{} bytes", id.len()),
+    })?;
+    Ok(RecordRow {
+        record_id,
+        period: period(row.try_get(1)?)?,
+        site: row.try_get(2)?,
+        vo: row.try_get(3)?,
+        model: row.try_get(4)?,
+        record_type: row.try_get(5)?,
+        associated_record: row.try_get(6)?,
+        global_user_name: row.try_get(7)?,
+        fqan: row.try_get(8)?,
+        gpu_milli: row.try_get(9)?,
+        cores: row.try_get(10)?,
+        active_seconds: row.try_get(11)?,
+        available_seconds: row.try_get(12)?,
+        benchmark_type: row.try_get(13)?,
+        benchmark: row.try_get(14)?,
+        accelerator_type: row.try_get(15)?,
+        source: row.try_get(16)?,
+        first_seen: row.try_get(17)?,
+        last_seen: row.try_get(18)?,
+    })
+}
+
+fn period(index: i32) -> Result<Period, PgFailure> {
+    Period::from_index(index).ok_or(PgFailure::Corrupt {
+        what: "period",
+        value: index.to_string(),
+    })
+}

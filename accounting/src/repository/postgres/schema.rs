@@ -1,0 +1,122 @@
+//! The PostgreSQL schema, as numbered migrations, and the monthly partitions of `records`.
+//!
+//! * `records` is partitioned by month (`period`, one integer per month): a month's partition is
+//!   created before its first record arrives, old months can be detached or archived whole, and
+//!   an ingest's random index writes land in the (small) partitions of the months being sent.
+//!   The primary key must contain the partition key, so it is (period, record_id); the record id
+//!   already determines its month, so this is the same identity as the id alone.
+//! * `summaries` holds the totals per (site, VO, model, month), maintained on ingest; reports and
+//!   sync counts read only it.
+//!
+//! Migrations and partition creation take a transaction-scoped advisory lock, so several
+//! `accelfed serve` instances sharing one database never race on DDL.
+
+use tokio_postgres::Client;
+
+use super::super::period::Period;
+
+/// Advisory lock keys (arbitrary, fixed): one for migrations, one for partition DDL.
+const MIGRATION_LOCK: i64 = 0x6163_6366_0001;
+const PARTITION_LOCK: i64 = 0x6163_6366_0002;
+
+/// Migrations in order; a version is never edited once released, only followed by a new one.
+const MIGRATIONS: &[(i64, &str)] = &[(
+    1,
+    "CREATE TABLE records (
+        record_id         bytea            NOT NULL,
+        period            integer          NOT NULL,
+        site              text             NOT NULL,
+        vo                text,
+        model             text             NOT NULL,
+        record_type       text             NOT NULL,
+        associated_record text             NOT NULL,
+        global_user_name  text,
+        fqan              text,
+        gpu_milli         bigint           NOT NULL,
+        cores             bigint,
+        active_seconds    bigint,
+        available_seconds bigint           NOT NULL,
+        benchmark_type    text,
+        benchmark         double precision,
+        accelerator_type  text             NOT NULL,
+        source            text             NOT NULL,
+        first_seen        bigint,
+        last_seen         bigint,
+        PRIMARY KEY (period, record_id)
+    ) PARTITION BY RANGE (period);
+    CREATE TABLE summaries (
+        site                               text    NOT NULL,
+        vo                                 text    NOT NULL,
+        model                              text    NOT NULL,
+        period                             integer NOT NULL,
+        records                            bigint  NOT NULL,
+        gpu_milli                          bigint  NOT NULL,
+        gpu_milli_seconds                  bigint  NOT NULL,
+        active_records                     bigint  NOT NULL,
+        active_gpu_milli_seconds           bigint  NOT NULL,
+        active_available_gpu_milli_seconds bigint  NOT NULL,
+        PRIMARY KEY (site, vo, model, period)
+    );
+    CREATE INDEX summaries_by_period ON summaries (period);",
+)];
+
+/// The newest schema version this program knows.
+pub(super) const LATEST: i64 = 1;
+
+/// Applies the migrations the database lacks; `Err(found)` when the database is newer than this
+/// program (nothing is changed then).
+pub(super) async fn migrate(
+    client: &mut Client,
+) -> Result<Result<i64, i64>, tokio_postgres::Error> {
+    let tx = client.transaction().await?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .await?;
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (
+            version    bigint PRIMARY KEY,
+            applied_at timestamptz NOT NULL DEFAULT now()
+        )",
+    )
+    .await?;
+    let found: Option<i64> = tx
+        .query_one("SELECT MAX(version) FROM schema_migrations", &[])
+        .await?
+        .get(0);
+    let found = found.unwrap_or(0);
+    if found > LATEST {
+        return Ok(Err(found));
+    }
+    for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > found) {
+        tx.batch_execute(sql).await?;
+        tx.execute(
+            "INSERT INTO schema_migrations (version) VALUES ($1)",
+            &[version],
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(Ok(found))
+}
+
+/// Creates the partitions of `periods` that do not exist yet (`records_p2026_01`, ...).
+pub(crate) async fn create_partitions(
+    client: &mut Client,
+    periods: &[Period],
+) -> Result<(), tokio_postgres::Error> {
+    let tx = client.transaction().await?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&PARTITION_LOCK])
+        .await?;
+    for period in periods {
+        // Built from integers only: nothing from outside reaches the DDL text.
+        tx.batch_execute(&format!(
+            "CREATE TABLE IF NOT EXISTS records_p{:04}_{:02} PARTITION OF records \
+             FOR VALUES FROM ({}) TO ({})",
+            period.year(),
+            period.month(),
+            period.index(),
+            period.index() + 1
+        ))
+        .await?;
+    }
+    tx.commit().await
+}

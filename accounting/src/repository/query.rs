@@ -1,0 +1,204 @@
+//! What a report asks of the summary table: a grouping and a filter, turned into one SQL query that
+//! both backends run with their own placeholder syntax.
+
+use std::fmt;
+use std::str::FromStr;
+
+use super::period::Period;
+use super::totals::Totals;
+
+/// A dimension a report groups by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Dimension {
+    Vo,
+    Site,
+    Model,
+    Month,
+}
+
+impl Dimension {
+    pub const ALL: [Dimension; 4] = [
+        Dimension::Vo,
+        Dimension::Site,
+        Dimension::Model,
+        Dimension::Month,
+    ];
+
+    /// The summary-table column. A closed set, so building SQL from it cannot inject anything.
+    fn column(self) -> &'static str {
+        match self {
+            Dimension::Vo => "vo",
+            Dimension::Site => "site",
+            Dimension::Model => "model",
+            Dimension::Month => "period",
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Dimension::Vo => "vo",
+            Dimension::Site => "site",
+            Dimension::Model => "model",
+            Dimension::Month => "month",
+        }
+    }
+}
+
+impl fmt::Display for Dimension {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Dimension {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|d| d.name() == s)
+            .ok_or_else(|| format!("unknown dimension {s:?}; expected vo, site, model or month"))
+    }
+}
+
+/// Which summary rows count. Every bound is inclusive; `None` means unbounded.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SummaryFilter {
+    pub from: Option<Period>,
+    pub to: Option<Period>,
+    pub vo: Option<String>,
+    pub site: Option<String>,
+    pub model: Option<String>,
+}
+
+/// Totals grouped by some dimensions (in the given order) under a filter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SummaryQuery {
+    pub group_by: Vec<Dimension>,
+    pub filter: SummaryFilter,
+}
+
+/// One group's key: the value of each grouped dimension, `None` for those not grouped.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct GroupKey {
+    pub vo: Option<String>,
+    pub site: Option<String>,
+    pub model: Option<String>,
+    pub month: Option<Period>,
+}
+
+impl GroupKey {
+    /// The key's value for one dimension, as text.
+    pub fn get(&self, dimension: Dimension) -> Option<String> {
+        match dimension {
+            Dimension::Vo => self.vo.clone(),
+            Dimension::Site => self.site.clone(),
+            Dimension::Model => self.model.clone(),
+            Dimension::Month => self.month.map(|m| m.to_string()),
+        }
+    }
+}
+
+/// One result row of a summary query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SummaryRow {
+    pub key: GroupKey,
+    pub totals: Totals,
+}
+
+/// A bound parameter of a built query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Param {
+    Int(i32),
+    Text(String),
+}
+
+/// The SQL of a summary query and its parameters. `placeholder(n)` spells the n-th (1-based)
+/// parameter in the backend's syntax (`?1` for SQLite, `$1` for PostgreSQL). The sums are cast to
+/// 64-bit integers so PostgreSQL returns `bigint`, not `numeric`.
+pub(crate) fn build_sql(
+    query: &SummaryQuery,
+    placeholder: fn(usize) -> String,
+) -> (String, Vec<Param>) {
+    let mut conditions = Vec::new();
+    let mut params = Vec::new();
+    let mut bind = |condition: &str, param: Param, params: &mut Vec<Param>| {
+        params.push(param);
+        conditions.push(format!("{condition} {}", placeholder(params.len())));
+    };
+    let f = &query.filter;
+    if let Some(from) = f.from {
+        bind("period >=", Param::Int(from.index()), &mut params);
+    }
+    if let Some(to) = f.to {
+        bind("period <=", Param::Int(to.index()), &mut params);
+    }
+    for (column, value) in [("vo", &f.vo), ("site", &f.site), ("model", &f.model)] {
+        if let Some(value) = value {
+            bind(
+                &format!("{column} ="),
+                Param::Text(value.clone()),
+                &mut params,
+            );
+        }
+    }
+    let columns: Vec<&str> = query.group_by.iter().map(|d| d.column()).collect();
+    let mut sql = String::from("SELECT ");
+    for column in &columns {
+        sql.push_str(column);
+        sql.push_str(", ");
+    }
+    sql.push_str(
+        "CAST(SUM(records) AS BIGINT), CAST(SUM(gpu_milli) AS BIGINT), \
+         CAST(SUM(gpu_milli_seconds) AS BIGINT), CAST(SUM(active_records) AS BIGINT), \
+         CAST(SUM(active_gpu_milli_seconds) AS BIGINT), \
+         CAST(SUM(active_available_gpu_milli_seconds) AS BIGINT) FROM summaries",
+    );
+    if !conditions.is_empty() {
+        sql.push_str(" WHERE ");
+        sql.push_str(&conditions.join(" AND "));
+    }
+    // Rows a replacement emptied (records = 0) stay in the table; they must not show as groups.
+    sql.push_str(if conditions.is_empty() {
+        " WHERE"
+    } else {
+        " AND"
+    });
+    sql.push_str(" records <> 0");
+    if !columns.is_empty() {
+        let list = columns.join(", ");
+        sql.push_str(&format!(" GROUP BY {list} ORDER BY {list}"));
+    }
+    (sql, params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_grouped_filtered_sql() {
+        let query = SummaryQuery {
+            group_by: vec![Dimension::Vo, Dimension::Month],
+            filter: SummaryFilter {
+                from: Some("2026-01".parse().unwrap()),
+                site: Some("CESNET".into()),
+                ..SummaryFilter::default()
+            },
+        };
+        let (sql, params) = build_sql(&query, |n| format!("${n}"));
+        assert!(sql.starts_with("SELECT vo, period, CAST(SUM(records)"));
+        assert!(sql.ends_with(
+            "WHERE period >= $1 AND site = $2 AND records <> 0 GROUP BY vo, period ORDER BY vo, period"
+        ));
+        assert_eq!(
+            params,
+            vec![Param::Int(2026 * 12), Param::Text("CESNET".into())]
+        );
+    }
+
+    #[test]
+    fn parses_dimensions() {
+        assert_eq!("month".parse::<Dimension>(), Ok(Dimension::Month));
+        assert!("user".parse::<Dimension>().is_err());
+    }
+}

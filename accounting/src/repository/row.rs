@@ -1,0 +1,212 @@
+//! The columns of the `records` table, as both backends store them.
+//!
+//! This is not a second usage-record type: it is the storage projection of
+//! [`UsageRecord`], built only from one (see [`RecordRow::from_record`]), with counts in integer
+//! thousandths so that summaries subtract exactly. Keeping the projection in one place means both
+//! backends bind, read and compare the same columns.
+//!
+//! The record id (SHA-256) is stored as its 32 bytes rather than 64 hex digits: the id index is
+//! what limits ingest speed (its pages are written at random), and halving its entries halves the
+//! pages a batch dirties.
+
+use accelfed_schemas::usage::UsageRecord;
+
+use super::outcome::Rejection;
+use super::period::Period;
+use super::totals::{SummaryKey, Totals};
+
+/// The most GPUs one record may hold: far above any real allocation, and low enough that
+/// Count x AvailableDuration in milli-GPU-seconds summed over billions of records fits in 64 bits.
+pub(crate) const MAX_GPUS: f64 = 1_000_000.0;
+
+/// One stored record, column by column.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RecordRow {
+    /// The SHA-256 record id, as bytes.
+    pub record_id: [u8; 32],
+    pub period: Period,
+    pub site: String,
+    /// `None` where the site maps the usage to no VO; summaries file it under the empty VO.
+    pub vo: Option<String>,
+    pub model: String,
+    /// `cloud` or `job` (APEL's AssociatedRecordType).
+    pub record_type: String,
+    /// The VM, pod or job id (APEL's AssociatedRecord).
+    pub associated_record: String,
+    pub global_user_name: Option<String>,
+    pub fqan: Option<String>,
+    /// Count, in thousandths of a GPU.
+    pub gpu_milli: i64,
+    pub cores: Option<i64>,
+    pub active_seconds: Option<i64>,
+    pub available_seconds: i64,
+    pub benchmark_type: Option<String>,
+    pub benchmark: Option<f64>,
+    /// APEL's Type: GPU, FPGA, ...
+    pub accelerator_type: String,
+    /// Which meter produced the record (openstack, kubernetes, slurm, static).
+    pub source: String,
+    /// First and last instant of usage, Unix microseconds.
+    pub first_seen: Option<i64>,
+    pub last_seen: Option<i64>,
+}
+
+/// Column names in binding order; both backends' SQL is built from this list.
+pub(crate) const COLUMNS: [&str; 19] = [
+    "record_id",
+    "period",
+    "site",
+    "vo",
+    "model",
+    "record_type",
+    "associated_record",
+    "global_user_name",
+    "fqan",
+    "gpu_milli",
+    "cores",
+    "active_seconds",
+    "available_seconds",
+    "benchmark_type",
+    "benchmark",
+    "accelerator_type",
+    "source",
+    "first_seen",
+    "last_seen",
+];
+
+impl RecordRow {
+    /// The row of a validated record; refuses a count too large to account.
+    pub fn from_record(record: &UsageRecord) -> Result<Self, Rejection> {
+        let count = record.count.get();
+        if !(count.is_finite() && count > 0.0 && count <= MAX_GPUS) {
+            return Err(Rejection::BadCount {
+                detail: format!("Count {count} is not above 0 and at most {MAX_GPUS}"),
+            });
+        }
+        let period = Period::new(record.month.year(), record.month.month()).map_err(|e| {
+            Rejection::BadMonth {
+                detail: e.to_string(),
+            }
+        })?;
+        let too_long = |what: &str, value: u64| Rejection::BadDuration {
+            detail: format!("{what} {value} s is out of range"),
+        };
+        Ok(Self {
+            record_id: id_bytes(record.id().as_str()),
+            period,
+            site: record.site.as_str().to_owned(),
+            vo: record.vo.as_ref().map(|v| v.as_str().to_owned()),
+            model: record.model.as_str().to_owned(),
+            record_type: record.record_type.as_str().to_owned(),
+            associated_record: record.associated_record.as_str().to_owned(),
+            global_user_name: record
+                .global_user_name
+                .as_ref()
+                .map(|t| t.as_str().to_owned()),
+            fqan: record.fqan.as_ref().map(|f| f.as_str().to_owned()),
+            // Bounded above, so the rounded value fits.
+            gpu_milli: (count * 1000.0).round() as i64,
+            cores: record.cores.map(i64::from),
+            active_seconds: record
+                .active_duration
+                .map(|a| i64::try_from(a).map_err(|_| too_long("ActiveDuration", a)))
+                .transpose()?,
+            available_seconds: i64::try_from(record.available_duration)
+                .map_err(|_| too_long("AvailableDuration", record.available_duration))?,
+            benchmark_type: record
+                .benchmark
+                .as_ref()
+                .map(|b| b.kind.as_str().to_owned()),
+            benchmark: record.benchmark.as_ref().map(|b| b.value),
+            accelerator_type: record.accelerator_type.as_str().to_owned(),
+            source: record.source.as_str().to_owned(),
+            first_seen: Some(record.first_seen.timestamp_micros()),
+            last_seen: Some(record.last_seen.timestamp_micros()),
+        })
+    }
+
+    /// The summary row this record counts in.
+    pub fn summary_key(&self) -> SummaryKey {
+        SummaryKey {
+            site: self.site.clone(),
+            vo: self.vo.clone().unwrap_or_default(),
+            model: self.model.clone(),
+            period: self.period,
+        }
+    }
+
+    /// What this record adds to its summary row.
+    pub fn totals(&self) -> Totals {
+        Totals::of_record(self.gpu_milli, self.available_seconds, self.active_seconds)
+    }
+}
+
+/// The 32 bytes of a record id's 64 hex digits. [`accelfed_schemas::usage::RecordId`] guarantees
+/// the form; anything else maps to zeros, which no SHA-256 output realistically is.
+pub(crate) fn id_bytes(hex: &str) -> [u8; 32] {
+    let mut bytes = [0u8; 32];
+    let digits = hex.as_bytes();
+    if digits.len() != 64 {
+        return bytes;
+    }
+    for (i, byte) in bytes.iter_mut().enumerate() {
+        let pair = std::str::from_utf8(&digits[2 * i..2 * i + 2]).unwrap_or("00");
+        *byte = u8::from_str_radix(pair, 16).unwrap_or(0);
+    }
+    bytes
+}
+
+#[cfg(test)]
+pub(crate) mod sample {
+    use super::*;
+
+    /// A plausible row; tests vary the fields they care about.
+    pub fn row(id: u8, vo: &str, gpu_milli: i64, available_seconds: i64) -> RecordRow {
+        RecordRow {
+            record_id: [id; 32],
+            period: Period::new(2026, 1).unwrap(),
+            site: "CESNET-MCC".into(),
+            vo: Some(vo.into()),
+            model: "NVIDIA A100".into(),
+            record_type: "cloud".into(),
+            associated_record: format!("vm-{id}"),
+            global_user_name: None,
+            fqan: None,
+            gpu_milli,
+            cores: Some(8),
+            active_seconds: None,
+            available_seconds,
+            benchmark_type: None,
+            benchmark: None,
+            accelerator_type: "GPU".into(),
+            source: "openstack".into(),
+            first_seen: None,
+            last_seen: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn projects_a_record() {
+        let record = accelfed_schemas::usage::sample::record("vm-1");
+        let row = RecordRow::from_record(&record).unwrap();
+        assert_eq!(row.record_id, id_bytes(record.id().as_str()));
+        assert_ne!(row.record_id, [0; 32]);
+        assert_eq!(row.gpu_milli, 1000);
+        assert_eq!(row.available_seconds, 864_000);
+        assert_eq!(row.summary_key().vo, "vo.example.org");
+        assert_eq!(row.totals().gpu_hours(), 240.0);
+    }
+
+    #[test]
+    fn decodes_hex_ids() {
+        let hex = "00ff10".repeat(10) + "abcd";
+        let bytes = id_bytes(&hex);
+        assert_eq!(&bytes[..3], &[0x00, 0xff, 0x10]);
+        assert_eq!(&bytes[30..], &[0xab, 0xcd]);
+    }
+}

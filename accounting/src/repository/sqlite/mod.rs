@@ -1,0 +1,116 @@
+//! The SQLite backend: one file, nothing to set up. SQLite calls block, so they run on tokio's
+//! blocking pool; a writer and a reader connection (WAL mode) let reports run while a batch is
+//! written. SQLite has one writer at a time, so the writer is behind a mutex and batches queue.
+
+pub(crate) mod ingest;
+mod read;
+pub(crate) mod schema;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rusqlite::Connection;
+
+use super::error::RepositoryError;
+use super::outcome::Outcome;
+use super::query::{SummaryQuery, SummaryRow};
+use super::row::RecordRow;
+use super::sync::SyncCount;
+
+/// A repository in one SQLite file.
+#[derive(Debug, Clone)]
+pub struct SqliteRepository {
+    path: PathBuf,
+    writer: Arc<Mutex<Connection>>,
+    reader: Arc<Mutex<Connection>>,
+}
+
+impl SqliteRepository {
+    /// Opens (creating if needed) the file and brings its schema up to date.
+    pub async fn open(path: &Path) -> Result<Self, RepositoryError> {
+        let path = path.to_path_buf();
+        let location = path.display().to_string();
+        let task_path = path.clone();
+        tokio::task::spawn_blocking(move || open_blocking(&task_path))
+            .await
+            .map_err(|e| RepositoryError::Worker(e.to_string()))?
+            .map_err(|source| match source {
+                OpenError::Sqlite(source) => RepositoryError::Sqlite {
+                    path: location.clone(),
+                    source,
+                },
+                OpenError::TooNew(found) => RepositoryError::SchemaTooNew {
+                    location: location.clone(),
+                    found,
+                    known: schema::LATEST,
+                },
+            })
+            .map(|(writer, reader)| Self {
+                path,
+                writer: Arc::new(Mutex::new(writer)),
+                reader: Arc::new(Mutex::new(reader)),
+            })
+    }
+
+    /// Stores checked rows in one transaction; see [`super::plan`] for the replacement rule.
+    pub(crate) async fn ingest_rows(
+        &self,
+        candidates: Vec<(usize, RecordRow)>,
+    ) -> Result<Vec<(usize, Outcome)>, RepositoryError> {
+        self.run(&self.writer, move |conn| ingest::ingest(conn, candidates))
+            .await
+    }
+
+    /// Totals from the summary table.
+    pub async fn summaries(&self, query: SummaryQuery) -> Result<Vec<SummaryRow>, RepositoryError> {
+        self.run(&self.reader, move |conn| read::summaries(conn, &query))
+            .await
+    }
+
+    /// Records held per month for one site.
+    pub async fn sync_counts(&self, site: String) -> Result<Vec<SyncCount>, RepositoryError> {
+        self.run(&self.reader, move |conn| read::sync_counts(conn, &site))
+            .await
+    }
+
+    /// Runs `work` on the blocking pool with the connection locked.
+    async fn run<T: Send + 'static>(
+        &self,
+        conn: &Arc<Mutex<Connection>>,
+        work: impl FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, RepositoryError> {
+        let conn = Arc::clone(conn);
+        let result = tokio::task::spawn_blocking(move || {
+            // A panic while holding the lock leaves SQLite's own state consistent (the transaction
+            // rolls back on drop), so a poisoned mutex is safe to reuse.
+            let mut guard = conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            work(&mut guard)
+        })
+        .await
+        .map_err(|e| RepositoryError::Worker(e.to_string()))?;
+        result.map_err(|source| RepositoryError::Sqlite {
+            path: self.path.display().to_string(),
+            source,
+        })
+    }
+}
+
+enum OpenError {
+    Sqlite(rusqlite::Error),
+    TooNew(i64),
+}
+
+fn open_blocking(path: &Path) -> Result<(Connection, Connection), OpenError> {
+    let mut writer = Connection::open(path).map_err(OpenError::Sqlite)?;
+    schema::configure(&writer).map_err(OpenError::Sqlite)?;
+    match schema::migrate(&mut writer).map_err(OpenError::Sqlite)? {
+        Ok(found) if found < schema::LATEST => {
+            tracing::info!(path = %path.display(), from = found, to = schema::LATEST, "migrated repository schema");
+        }
+        Ok(_) => {}
+        Err(found) => return Err(OpenError::TooNew(found)),
+    }
+    let reader = Connection::open(path).map_err(OpenError::Sqlite)?;
+    schema::configure(&reader).map_err(OpenError::Sqlite)?;
+    Ok((writer, reader))
+}

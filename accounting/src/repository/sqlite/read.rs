@@ -1,0 +1,109 @@
+//! Reads from SQLite: summary queries, sync counts, and decoding stored rows.
+
+use rusqlite::Connection;
+use rusqlite::types::{FromSqlError, Value};
+
+use super::super::period::Period;
+use super::super::query::{self, Dimension, GroupKey, Param, SummaryQuery, SummaryRow};
+use super::super::row::RecordRow;
+use super::super::sync::SyncCount;
+use super::super::totals::Totals;
+
+pub(super) fn summaries(
+    conn: &mut Connection,
+    q: &SummaryQuery,
+) -> rusqlite::Result<Vec<SummaryRow>> {
+    let (sql, params) = query::build_sql(q, |n| format!("?{n}"));
+    let params: Vec<Value> = params
+        .into_iter()
+        .map(|p| match p {
+            Param::Int(i) => Value::Integer(i64::from(i)),
+            Param::Text(s) => Value::Text(s),
+        })
+        .collect();
+    let mut statement = conn.prepare_cached(&sql)?;
+    let rows = statement.query_map(rusqlite::params_from_iter(params), |row| {
+        let mut key = GroupKey::default();
+        for (i, dimension) in q.group_by.iter().enumerate() {
+            match dimension {
+                Dimension::Vo => key.vo = Some(row.get(i)?),
+                Dimension::Site => key.site = Some(row.get(i)?),
+                Dimension::Model => key.model = Some(row.get(i)?),
+                Dimension::Month => key.month = Some(period(row.get(i)?, i)?),
+            }
+        }
+        let n = q.group_by.len();
+        Ok(SummaryRow {
+            key,
+            totals: Totals {
+                records: row.get(n)?,
+                gpu_milli: row.get(n + 1)?,
+                gpu_milli_seconds: row.get(n + 2)?,
+                active_records: row.get(n + 3)?,
+                active_gpu_milli_seconds: row.get(n + 4)?,
+                active_available_gpu_milli_seconds: row.get(n + 5)?,
+            },
+        })
+    })?;
+    rows.collect()
+}
+
+pub(super) fn sync_counts(conn: &mut Connection, site: &str) -> rusqlite::Result<Vec<SyncCount>> {
+    let mut statement = conn.prepare_cached(
+        "SELECT period, SUM(records) FROM summaries WHERE site = ?1 AND records <> 0
+         GROUP BY period ORDER BY period",
+    )?;
+    let rows = statement.query_map([site], |row| {
+        Ok(SyncCount {
+            period: period(row.get(0)?, 0)?,
+            records: row.get(1)?,
+        })
+    })?;
+    rows.collect()
+}
+
+/// Decodes a row selected with [`super::super::row::COLUMNS`].
+pub(super) fn row_from_sql(row: &rusqlite::Row<'_>) -> rusqlite::Result<RecordRow> {
+    let id: Vec<u8> = row.get(0)?;
+    let record_id: [u8; 32] = id.try_into().map_err(|id: Vec<u8>| {
+        rusqlite::Error::FromSqlConversionFailure(
+            0,
+            rusqlite::types::Type::Blob,
+            Box::new(FromSqlError::InvalidBlobSize {
+                expected_size: 32,
+                blob_size: id.len(),
+            }),
+        )
+    })?;
+    Ok(RecordRow {
+        record_id,
+        period: period(row.get(1)?, 1)?,
+        site: row.get(2)?,
+        vo: row.get(3)?,
+        model: row.get(4)?,
+        record_type: row.get(5)?,
+        associated_record: row.get(6)?,
+        global_user_name: row.get(7)?,
+        fqan: row.get(8)?,
+        gpu_milli: row.get(9)?,
+        cores: row.get(10)?,
+        active_seconds: row.get(11)?,
+        available_seconds: row.get(12)?,
+        benchmark_type: row.get(13)?,
+        benchmark: row.get(14)?,
+        accelerator_type: row.get(15)?,
+        source: row.get(16)?,
+        first_seen: row.get(17)?,
+        last_seen: row.get(18)?,
+    })
+}
+
+fn period(index: i32, column: usize) -> rusqlite::Result<Period> {
+    Period::from_index(index).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            column,
+            rusqlite::types::Type::Integer,
+            Box::new(FromSqlError::OutOfRange(i64::from(index))),
+        )
+    })
+}

@@ -1,0 +1,97 @@
+//! The SQLite schema, as numbered migrations applied in order inside one transaction each.
+//!
+//! * `records` is a rowid table with a unique index on the record id. The id is the only random key;
+//!   keeping it in a narrow index (rather than making the whole row the primary-key B-tree with
+//!   `WITHOUT ROWID`) keeps the randomly written pages few, and table rows are appended in rowid
+//!   order. That index is what limits ingest speed, so it is the only index on `records`.
+//! * `summaries` holds the totals per (site, VO, model, month), maintained on ingest; reports and
+//!   sync counts read only it. `period >= ...` filters without a site use `summaries_by_period`.
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+
+/// Migrations in order; a version is never edited once released, only followed by a new one.
+const MIGRATIONS: &[(i64, &str)] = &[(
+    1,
+    "CREATE TABLE records (
+        record_id         BLOB    NOT NULL,
+        period            INTEGER NOT NULL,
+        site              TEXT    NOT NULL,
+        vo                TEXT,
+        model             TEXT    NOT NULL,
+        record_type       TEXT    NOT NULL,
+        associated_record TEXT    NOT NULL,
+        global_user_name  TEXT,
+        fqan              TEXT,
+        gpu_milli         INTEGER NOT NULL,
+        cores             INTEGER,
+        active_seconds    INTEGER,
+        available_seconds INTEGER NOT NULL,
+        benchmark_type    TEXT,
+        benchmark         REAL,
+        accelerator_type  TEXT    NOT NULL,
+        source            TEXT    NOT NULL,
+        first_seen        INTEGER,
+        last_seen         INTEGER
+    );
+    CREATE UNIQUE INDEX records_by_id ON records (record_id);
+    CREATE TABLE summaries (
+        site                               TEXT    NOT NULL,
+        vo                                 TEXT    NOT NULL,
+        model                              TEXT    NOT NULL,
+        period                             INTEGER NOT NULL,
+        records                            INTEGER NOT NULL,
+        gpu_milli                          INTEGER NOT NULL,
+        gpu_milli_seconds                  INTEGER NOT NULL,
+        active_records                     INTEGER NOT NULL,
+        active_gpu_milli_seconds           INTEGER NOT NULL,
+        active_available_gpu_milli_seconds INTEGER NOT NULL,
+        PRIMARY KEY (site, vo, model, period)
+    ) WITHOUT ROWID;
+    CREATE INDEX summaries_by_period ON summaries (period);",
+)];
+
+/// The newest schema version this program knows.
+pub(super) const LATEST: i64 = 1;
+
+/// Applies the migrations the database lacks. Returns the version found before, for logs.
+/// A database newer than this program is refused rather than written to.
+pub(super) fn migrate(conn: &mut Connection) -> rusqlite::Result<Result<i64, i64>> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    tx.execute_batch(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (
+            version    INTEGER PRIMARY KEY,
+            applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+        )",
+    )?;
+    let found: i64 = tx
+        .query_row("SELECT MAX(version) FROM schema_migrations", [], |r| {
+            r.get::<_, Option<i64>>(0)
+        })
+        .optional()?
+        .flatten()
+        .unwrap_or(0);
+    if found > LATEST {
+        return Ok(Err(found));
+    }
+    for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > found) {
+        tx.execute_batch(sql)?;
+        tx.execute(
+            "INSERT INTO schema_migrations (version) VALUES (?1)",
+            [version],
+        )?;
+    }
+    tx.commit()?;
+    Ok(Ok(found))
+}
+
+/// Connection settings: WAL so reports read while a batch is written; `synchronous = FULL` so an
+/// acknowledged batch survives a power cut (the site deletes acknowledged records from its spool);
+/// a 64 MiB page cache so the record-id index stays in memory as long as it can.
+pub(crate) fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "cache_size", -65_536)?;
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    Ok(())
+}

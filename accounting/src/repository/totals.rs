@@ -1,0 +1,127 @@
+//! What the summary table keeps per (site, VO, model, month), in exact integer units.
+//!
+//! Re-sending a record subtracts its old contribution and adds the new one. With floating-point
+//! sums, `a + b - b` need not equal `a`, and totals would drift with every replacement; integers make
+//! subtraction exact. Counts are kept in thousandths of a GPU (the precision every rendering of a
+//! `GpuCount` uses) and durations in whole seconds, so GPU-time is in milli-GPU-seconds.
+
+use std::ops::{AddAssign, SubAssign};
+
+use serde::Serialize;
+
+use super::period::Period;
+
+/// The key of one summary row.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SummaryKey {
+    pub site: String,
+    pub vo: String,
+    pub model: String,
+    pub period: Period,
+}
+
+/// Additive totals over a set of records. Every field is a plain sum, so a group's totals are the
+/// sum of its members' and a record's removal is an exact subtraction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Totals {
+    /// Number of records.
+    pub records: i64,
+    /// Sum of the records' GPU counts, in thousandths of a GPU.
+    pub gpu_milli: i64,
+    /// Sum of Count x AvailableDuration, in milli-GPU-seconds.
+    pub gpu_milli_seconds: i64,
+    /// Number of records that report an ActiveDuration.
+    pub active_records: i64,
+    /// Sum of Count x ActiveDuration over those records, in milli-GPU-seconds.
+    pub active_gpu_milli_seconds: i64,
+    /// Sum of Count x AvailableDuration over the same records, so active and available time can be
+    /// compared on equal footing even when only some records know their active time.
+    pub active_available_gpu_milli_seconds: i64,
+}
+
+impl Totals {
+    /// The contribution of one record.
+    pub fn of_record(gpu_milli: i64, available_seconds: i64, active_seconds: Option<i64>) -> Self {
+        let available = gpu_milli.saturating_mul(available_seconds);
+        let (active_records, active, active_available) = match active_seconds {
+            Some(active) => (1, gpu_milli.saturating_mul(active), available),
+            None => (0, 0, 0),
+        };
+        Self {
+            records: 1,
+            gpu_milli,
+            gpu_milli_seconds: available,
+            active_records,
+            active_gpu_milli_seconds: active,
+            active_available_gpu_milli_seconds: active_available,
+        }
+    }
+
+    /// True when adding these totals changes nothing (a replacement that moved no numbers).
+    pub fn is_zero(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// GPU-hours (Count x AvailableDuration / 3600).
+    pub fn gpu_hours(&self) -> f64 {
+        self.gpu_milli_seconds as f64 / 3_600_000.0
+    }
+
+    /// Active GPU-hours, or `None` when no record in the group knows its active time.
+    pub fn active_gpu_hours(&self) -> Option<f64> {
+        (self.active_records > 0).then(|| self.active_gpu_milli_seconds as f64 / 3_600_000.0)
+    }
+
+    /// Available GPU-hours of the records that know their active time (the denominator of
+    /// utilisation), or `None` when none does.
+    pub fn active_available_gpu_hours(&self) -> Option<f64> {
+        (self.active_records > 0)
+            .then(|| self.active_available_gpu_milli_seconds as f64 / 3_600_000.0)
+    }
+
+    /// Mean number of GPUs per record, or `None` for an empty group.
+    pub fn mean_gpus(&self) -> Option<f64> {
+        (self.records > 0).then(|| self.gpu_milli as f64 / 1000.0 / self.records as f64)
+    }
+}
+
+impl AddAssign for Totals {
+    fn add_assign(&mut self, rhs: Self) {
+        self.records += rhs.records;
+        self.gpu_milli += rhs.gpu_milli;
+        self.gpu_milli_seconds += rhs.gpu_milli_seconds;
+        self.active_records += rhs.active_records;
+        self.active_gpu_milli_seconds += rhs.active_gpu_milli_seconds;
+        self.active_available_gpu_milli_seconds += rhs.active_available_gpu_milli_seconds;
+    }
+}
+
+impl SubAssign for Totals {
+    fn sub_assign(&mut self, rhs: Self) {
+        self.records -= rhs.records;
+        self.gpu_milli -= rhs.gpu_milli;
+        self.gpu_milli_seconds -= rhs.gpu_milli_seconds;
+        self.active_records -= rhs.active_records;
+        self.active_gpu_milli_seconds -= rhs.active_gpu_milli_seconds;
+        self.active_available_gpu_milli_seconds -= rhs.active_available_gpu_milli_seconds;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replacement_is_exact() {
+        let a = Totals::of_record(500, 3600, Some(1800));
+        let b = Totals::of_record(1000, 7200, None);
+        let mut sum = a;
+        sum += b;
+        sum -= b;
+        assert_eq!(sum, a);
+        assert_eq!(a.gpu_hours(), 0.5);
+        assert_eq!(a.active_gpu_hours(), Some(0.25));
+        assert_eq!(b.active_gpu_hours(), None);
+        assert_eq!(b.mean_gpus(), Some(1.0));
+    }
+}

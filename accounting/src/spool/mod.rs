@@ -1,0 +1,19 @@
+//! The site spool: a durable queue of usage records between the meter and the shipper (house-style
+//! rule 8). Records are keyed by their deterministic id, so re-metering replaces and never adds; a
+//! record leaves the queue only when the repository acknowledged its latest version.
+//!
+//! [`Spool`] does the IO (SQLite); [`plan`] decides what to send, purely.
+
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+mod error;
+mod plan;
+mod schema;
+mod store;
+
+pub use error::SpoolError;
+pub use plan::{ShipLimits, plan};
+pub use store::{Ack, PendingRecord, RunSummary, Spool, StoredRecord};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,369 @@
+//! The site spool: a SQLite file (WAL, synchronous FULL) holding every usage record until the
+//! repository has acknowledged its latest version. The only file of the spool that does IO.
+//!
+//! * [`Spool::write_run`] stores one meter run in one transaction: a crash leaves the previous run
+//!   or this one, never part of it.
+//! * A record whose id is new is inserted; one whose values changed replaces the stored row under
+//!   a new version and is pending again (also when it was acknowledged: that is how a running job's
+//!   growing month is re-sent); one with the same values keeps its version and state.
+//! * [`Spool::acknowledge`] marks a record sent only if the acknowledged version is still the
+//!   stored one.
+//!
+//! Rows are never deleted here; pruning acknowledged months is for later work.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use accelfed_schemas::usage::{RecordId, UsageRecord};
+
+use super::error::SpoolError;
+use super::schema::{self, MIGRATIONS, PENDING};
+
+/// A record waiting for acknowledgement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingRecord {
+    pub id: RecordId,
+    /// The version to name in the acknowledgement.
+    pub version: i64,
+    pub record: UsageRecord,
+    /// The stored body's size, for batching.
+    pub bytes: usize,
+}
+
+impl PendingRecord {
+    pub fn ack(&self) -> Ack {
+        Ack {
+            id: self.id.clone(),
+            version: self.version,
+        }
+    }
+}
+
+/// The repository's receipt for one version of one record.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Ack {
+    pub id: RecordId,
+    pub version: i64,
+}
+
+/// A stored record and its state, for inspection.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredRecord {
+    pub version: i64,
+    pub acknowledged: bool,
+    pub record: UsageRecord,
+}
+
+/// What one meter run changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RunSummary {
+    /// Ids seen for the first time.
+    pub inserted: usize,
+    /// Pending records replaced by a newer version.
+    pub updated: usize,
+    /// Acknowledged records that changed and are pending again.
+    pub reopened: usize,
+    /// Records with the same values as stored.
+    pub unchanged: usize,
+}
+
+/// The spool, open on one file.
+#[derive(Debug)]
+pub struct Spool {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Spool {
+    /// Opens (creating if needed) the spool at `path` and brings its schema up to date.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, SpoolError> {
+        let path = path.as_ref().to_path_buf();
+        let conn = Connection::open(&path).map_err(|source| SpoolError::Sqlite {
+            path: path.clone(),
+            source,
+        })?;
+        let mut spool = Self { conn, path };
+        spool.configure()?;
+        spool.migrate()?;
+        Ok(spool)
+    }
+
+    fn sqlite(&self) -> impl Fn(rusqlite::Error) -> SpoolError + '_ {
+        |source| SpoolError::Sqlite {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    fn configure(&self) -> Result<(), SpoolError> {
+        // A meter and a shipper may run at once from cron: wait for each other's transactions.
+        self.conn
+            .busy_timeout(Duration::from_secs(30))
+            .map_err(self.sqlite())?;
+        let mode: String = self
+            .conn
+            .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
+            .map_err(self.sqlite())?;
+        debug_assert_eq!(mode.to_ascii_lowercase(), "wal");
+        // FULL: a run is on disk when write_run returns, power cut included.
+        self.conn
+            .pragma_update(None, "synchronous", "FULL")
+            .map_err(self.sqlite())
+    }
+
+    fn migrate(&mut self) -> Result<(), SpoolError> {
+        let path = self.path.clone();
+        let err = |source| SpoolError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let found: i64 = tx
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .map_err(err)?;
+        if found > schema::current() {
+            return Err(SpoolError::TooNew {
+                path: path.clone(),
+                found,
+                known: schema::current(),
+            });
+        }
+        for migration in &MIGRATIONS[usize::try_from(found).unwrap_or(0)..] {
+            tx.execute_batch(migration).map_err(err)?;
+        }
+        tx.pragma_update(None, "user_version", schema::current())
+            .map_err(err)?;
+        tx.commit().map_err(err)
+    }
+
+    /// Stores one meter run atomically (see the module documentation). Refuses the whole run,
+    /// storing nothing, when a record fails validation or an id appears twice.
+    pub fn write_run(&mut self, records: &[UsageRecord]) -> Result<RunSummary, SpoolError> {
+        let mut rows = Vec::with_capacity(records.len());
+        let mut seen = HashSet::with_capacity(records.len());
+        for record in records {
+            record
+                .validate_shape()
+                .map_err(|source| SpoolError::InvalidRecord {
+                    path: self.path.clone(),
+                    source: Box::new(source),
+                })?;
+            let id = record.id();
+            if !seen.insert(id.clone()) {
+                return Err(SpoolError::DuplicateRecord {
+                    path: self.path.clone(),
+                    id,
+                });
+            }
+            let body = serde_json::to_string(record).map_err(|e| SpoolError::Corrupt {
+                path: self.path.clone(),
+                id: id.to_string(),
+                reason: e.to_string(),
+            })?;
+            rows.push((id, record.month.to_string(), body));
+        }
+
+        let path = self.path.clone();
+        let err = |source| SpoolError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let mut next: i64 = tx
+            .query_row("SELECT next FROM sequence WHERE id = 1", [], |row| {
+                row.get(0)
+            })
+            .map_err(err)?;
+        let mut summary = RunSummary::default();
+        {
+            let mut select = tx
+                .prepare_cached(
+                    "SELECT version, acked_version, body FROM records WHERE record_id = ?1",
+                )
+                .map_err(err)?;
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO records (record_id, version, enqueued, acked_version, month, body,
+                                          updated_at)
+                     VALUES (?1, ?2, ?2, NULL, ?3, ?4, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
+                )
+                .map_err(err)?;
+            let mut update = tx
+                .prepare_cached(
+                    "UPDATE records
+                     SET version = ?2, month = ?3, body = ?4,
+                         updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')
+                     WHERE record_id = ?1",
+                )
+                .map_err(err)?;
+            for (id, month, body) in &rows {
+                let stored: Option<(i64, Option<i64>, String)> = select
+                    .query_row([id.as_str()], |row| {
+                        Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                    })
+                    .optional()
+                    .map_err(err)?;
+                match stored {
+                    None => {
+                        insert
+                            .execute(params![id.as_str(), next, month, body])
+                            .map_err(err)?;
+                        next += 1;
+                        summary.inserted += 1;
+                    }
+                    Some((_, _, stored_body)) if stored_body == *body => summary.unchanged += 1,
+                    Some((version, acked, _)) => {
+                        update
+                            .execute(params![id.as_str(), next, month, body])
+                            .map_err(err)?;
+                        next += 1;
+                        if acked == Some(version) {
+                            summary.reopened += 1;
+                        } else {
+                            summary.updated += 1;
+                        }
+                    }
+                }
+            }
+        }
+        tx.execute("UPDATE sequence SET next = ?1 WHERE id = 1", [next])
+            .map_err(err)?;
+        tx.commit().map_err(err)?;
+        Ok(summary)
+    }
+
+    /// Up to `limit` pending records, oldest first enqueue first.
+    pub fn pending(&self, limit: usize) -> Result<Vec<PendingRecord>, SpoolError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut statement = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT record_id, version, body FROM records WHERE {PENDING}
+                 ORDER BY enqueued LIMIT ?1"
+            ))
+            .map_err(self.sqlite())?;
+        let rows = statement
+            .query_map([limit], |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, i64>(1)?,
+                    row.get::<_, String>(2)?,
+                ))
+            })
+            .map_err(self.sqlite())?;
+        let mut pending = Vec::new();
+        for row in rows {
+            let (id, version, body) = row.map_err(self.sqlite())?;
+            let (id, record) = self.decode(&id, &body)?;
+            pending.push(PendingRecord {
+                id,
+                version,
+                record,
+                bytes: body.len(),
+            });
+        }
+        Ok(pending)
+    }
+
+    /// Marks each acknowledged version sent, in one transaction. An ack whose version is no longer
+    /// the stored one (the record changed since it was read) is ignored: the newer version stays
+    /// pending. Returns how many records were marked.
+    pub fn acknowledge(&mut self, acks: &[Ack]) -> Result<usize, SpoolError> {
+        let path = self.path.clone();
+        let err = |source| SpoolError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let mut marked = 0;
+        {
+            let mut update = tx
+                .prepare_cached(
+                    "UPDATE records SET acked_version = ?2
+                     WHERE record_id = ?1 AND version = ?2 AND acked_version IS NOT ?2",
+                )
+                .map_err(err)?;
+            for ack in acks {
+                marked += update
+                    .execute(params![ack.id.as_str(), ack.version])
+                    .map_err(err)?;
+            }
+        }
+        tx.commit().map_err(err)?;
+        Ok(marked)
+    }
+
+    /// How many records wait for acknowledgement.
+    pub fn depth(&self) -> Result<u64, SpoolError> {
+        let count: i64 = self
+            .conn
+            .query_row(
+                &format!("SELECT count(*) FROM records WHERE {PENDING}"),
+                [],
+                |row| row.get(0),
+            )
+            .map_err(self.sqlite())?;
+        Ok(count.unsigned_abs())
+    }
+
+    /// How many records are stored, acknowledged or not.
+    pub fn len(&self) -> Result<u64, SpoolError> {
+        let count: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM records", [], |row| row.get(0))
+            .map_err(self.sqlite())?;
+        Ok(count.unsigned_abs())
+    }
+
+    pub fn is_empty(&self) -> Result<bool, SpoolError> {
+        self.len().map(|n| n == 0)
+    }
+
+    /// One stored record and its state.
+    pub fn get(&self, id: &RecordId) -> Result<Option<StoredRecord>, SpoolError> {
+        let row: Option<(i64, Option<i64>, String)> = self
+            .conn
+            .query_row(
+                "SELECT version, acked_version, body FROM records WHERE record_id = ?1",
+                [id.as_str()],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+            )
+            .optional()
+            .map_err(self.sqlite())?;
+        row.map(|(version, acked, body)| {
+            let (_, record) = self.decode(id.as_str(), &body)?;
+            Ok(StoredRecord {
+                version,
+                acknowledged: acked == Some(version),
+                record,
+            })
+        })
+        .transpose()
+    }
+
+    fn decode(&self, id: &str, body: &str) -> Result<(RecordId, UsageRecord), SpoolError> {
+        let corrupt = |reason: String| SpoolError::Corrupt {
+            path: self.path.clone(),
+            id: id.to_owned(),
+            reason,
+        };
+        let parsed = RecordId::parse(id).map_err(|e| corrupt(e.to_string()))?;
+        let record: UsageRecord = serde_json::from_str(body).map_err(|e| corrupt(e.to_string()))?;
+        if record.id() != parsed {
+            return Err(corrupt(format!("its body has id {}", record.id())));
+        }
+        Ok((parsed, record))
+    }
+}

@@ -1,0 +1,182 @@
+use accelfed_schemas::gpu::GpuCount;
+use accelfed_schemas::usage::sample::record;
+use accelfed_schemas::usage::{Month, UsageRecord};
+
+use super::*;
+
+fn open() -> (tempfile::TempDir, Spool) {
+    let dir = tempfile::tempdir().unwrap();
+    let spool = Spool::open(dir.path().join("spool.sqlite")).unwrap();
+    (dir, spool)
+}
+
+fn grown(record: &UsageRecord, seconds: u64) -> UsageRecord {
+    let mut r = record.clone();
+    r.available_duration += seconds;
+    r.last_seen += chrono::Duration::seconds(seconds as i64);
+    r
+}
+
+fn ids(pending: &[PendingRecord]) -> Vec<String> {
+    pending
+        .iter()
+        .map(|p| p.record.associated_record.to_string())
+        .collect()
+}
+
+#[test]
+fn a_run_is_stored_and_pending_oldest_first() {
+    let (_dir, mut spool) = open();
+    let summary = spool.write_run(&[record("a"), record("b")]).unwrap();
+    assert_eq!(summary.inserted, 2);
+    spool.write_run(&[record("c"), record("a")]).unwrap();
+    assert_eq!(spool.depth().unwrap(), 3);
+    assert_eq!(spool.len().unwrap(), 3);
+    let pending = spool.pending(10).unwrap();
+    assert_eq!(ids(&pending), ["a", "b", "c"]);
+    assert_eq!(pending[0].record, record("a"));
+    assert_eq!(ids(&spool.pending(2).unwrap()), ["a", "b"]);
+}
+
+#[test]
+fn a_newer_version_of_a_pending_record_replaces_it_in_place() {
+    let (_dir, mut spool) = open();
+    spool.write_run(&[record("a"), record("b")]).unwrap();
+    let before = spool.pending(10).unwrap();
+    let summary = spool.write_run(&[grown(&record("a"), 60)]).unwrap();
+    assert_eq!(summary.updated, 1);
+    let after = spool.pending(10).unwrap();
+    assert_eq!(ids(&after), ["a", "b"], "keeps its place in the queue");
+    assert_eq!(
+        after[0].record.available_duration,
+        record("a").available_duration + 60
+    );
+    assert!(after[0].version > before[0].version);
+    assert_eq!(spool.depth().unwrap(), 2);
+}
+
+#[test]
+fn acknowledged_records_reopen_only_when_their_values_change() {
+    let (_dir, mut spool) = open();
+    spool.write_run(&[record("a"), record("b")]).unwrap();
+    let acks: Vec<Ack> = spool
+        .pending(10)
+        .unwrap()
+        .iter()
+        .map(PendingRecord::ack)
+        .collect();
+    assert_eq!(spool.acknowledge(&acks).unwrap(), 2);
+    assert_eq!(spool.depth().unwrap(), 0);
+
+    let summary = spool.write_run(&[record("a"), record("b")]).unwrap();
+    assert_eq!(summary.unchanged, 2);
+    assert_eq!(spool.depth().unwrap(), 0, "same values stay acknowledged");
+
+    let summary = spool
+        .write_run(&[record("a"), grown(&record("b"), 3_600)])
+        .unwrap();
+    assert_eq!((summary.unchanged, summary.reopened), (1, 1));
+    assert_eq!(
+        ids(&spool.pending(10).unwrap()),
+        ["b"],
+        "the growing month is re-sent"
+    );
+    let stored = spool.get(&record("a").id()).unwrap().unwrap();
+    assert!(stored.acknowledged);
+}
+
+#[test]
+fn an_ack_for_an_older_version_does_not_hide_the_newer_one() {
+    let (_dir, mut spool) = open();
+    spool.write_run(&[record("a")]).unwrap();
+    let sent = spool.pending(10).unwrap()[0].ack();
+    // The meter runs again while the shipper waits for the repository.
+    spool.write_run(&[grown(&record("a"), 60)]).unwrap();
+    assert_eq!(spool.acknowledge(&[sent]).unwrap(), 0);
+    let pending = spool.pending(10).unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(
+        pending[0].record.available_duration,
+        record("a").available_duration + 60
+    );
+    assert_eq!(spool.acknowledge(&[pending[0].ack()]).unwrap(), 1);
+    assert_eq!(spool.depth().unwrap(), 0);
+    // Acks for unknown ids or repeated acks mark nothing.
+    assert_eq!(spool.acknowledge(&[pending[0].ack()]).unwrap(), 0);
+}
+
+#[test]
+fn a_refused_run_stores_nothing() {
+    let (_dir, mut spool) = open();
+    spool.write_run(&[record("a")]).unwrap();
+    let err = spool
+        .write_run(&[grown(&record("a"), 60), record("b"), record("b")])
+        .unwrap_err();
+    assert!(matches!(err, SpoolError::DuplicateRecord { .. }), "{err}");
+    assert!(err.to_string().contains(record("b").id().as_str()), "{err}");
+
+    let mut bad = record("c");
+    bad.count = GpuCount::ZERO;
+    let err = spool.write_run(&[record("d"), bad]).unwrap_err();
+    assert!(matches!(err, SpoolError::InvalidRecord { .. }), "{err}");
+    assert!(err.to_string().contains("Count"), "{err}");
+
+    assert_eq!(ids(&spool.pending(10).unwrap()), ["a"]);
+    assert_eq!(
+        spool.get(&record("a").id()).unwrap().unwrap().record,
+        record("a")
+    );
+}
+
+#[test]
+fn the_spool_survives_reopening_and_refuses_a_newer_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("spool.sqlite");
+    {
+        let mut spool = Spool::open(&path).unwrap();
+        let mut feb = record("a");
+        feb.month = Month::new(2026, 2).unwrap();
+        feb.first_seen = feb.month.start();
+        feb.last_seen = feb.first_seen + chrono::Duration::days(10);
+        spool.write_run(&[record("a"), feb]).unwrap();
+    }
+    let spool = Spool::open(&path).unwrap();
+    assert_eq!(spool.depth().unwrap(), 2);
+    drop(spool);
+
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.pragma_update(None, "user_version", 99).unwrap();
+    drop(conn);
+    let err = Spool::open(&path).unwrap_err();
+    assert!(matches!(err, SpoolError::TooNew { found: 99, .. }), "{err}");
+}
+
+#[test]
+fn a_corrupted_body_is_reported_with_its_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("spool.sqlite");
+    let mut spool = Spool::open(&path).unwrap();
+    spool.write_run(&[record("a")]).unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute("UPDATE records SET body = '{\"count\": 1}'", [])
+        .unwrap();
+    let err = spool.pending(10).unwrap_err();
+    assert!(matches!(err, SpoolError::Corrupt { .. }), "{err}");
+    assert!(err.to_string().contains(record("a").id().as_str()), "{err}");
+}
+
+#[test]
+fn the_file_is_in_wal_mode_with_a_schema_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("spool.sqlite");
+    drop(Spool::open(&path).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 1);
+}

@@ -1,0 +1,97 @@
+//! Command-line arguments.
+
+use std::path::PathBuf;
+
+use accelfed_schemas::render::Format;
+use clap::{Parser, Subcommand};
+
+/// accelfed: which GPUs a research site offers to which VO, published as GLUE2, and their use
+/// accounted per VO.
+#[derive(Debug, Parser)]
+#[command(version, about, long_about = None, propagate_version = true)]
+pub struct Args {
+    /// More log output on standard error (-v debug, -vv trace).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]
+    pub verbose: u8,
+    /// Only errors on standard error.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Gather the site's GPU information from its providers and publish it as GLUE2.
+    ///
+    /// Exit status: 0 all published; 1 published, but a provider or publisher failed; 2 usage or
+    /// configuration error (nothing published).
+    Provide(ProvideArgs),
+    /// Check a configuration file without contacting anything.
+    ///
+    /// Exit status: 0 valid; 2 invalid (the error names file:line:column and the field).
+    Validate(ValidateArgs),
+    /// Report GPU-hours from the accounting repository, per VO, site, GPU model or month.
+    ///
+    /// Reads only the repository's summaries, so it is fast on any number of records. Exit status:
+    /// 0 report written; 1 the repository could not be read; 2 usage error.
+    Report(ReportArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ProvideArgs {
+    /// The site configuration file (TOML).
+    #[arg(short, long, env = "ACCELFED_CONFIG")]
+    pub config: PathBuf,
+    /// Output format: glue21-json, ldif-glue20 (a stock BDII), ldif-glue21 or glue20-xml.
+    #[arg(short, long, default_value = "glue21-json", value_parser = parse_format)]
+    pub format: Format,
+    /// Write to this file (replaced atomically) instead of standard output.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ValidateArgs {
+    /// The site configuration file (TOML).
+    #[arg(short, long, env = "ACCELFED_CONFIG")]
+    pub config: PathBuf,
+}
+
+/// The default repository: the SQLite file `accelfed serve` keeps unless configured otherwise.
+pub const DEFAULT_DATABASE: &str = "/var/lib/accelfed/accounting.sqlite";
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// The repository: a SQLite file path or a postgres:// URL.
+    #[arg(long, env = "ACCELFED_DATABASE", default_value = DEFAULT_DATABASE)]
+    pub database: String,
+    /// Group by: vo, site, model or month.
+    #[arg(long, default_value = "vo")]
+    pub by: accelfed_accounting::repository::Dimension,
+    /// First month to include (YYYY-MM).
+    #[arg(long)]
+    pub from: Option<accelfed_accounting::repository::Period>,
+    /// Last month to include (YYYY-MM).
+    #[arg(long)]
+    pub to: Option<accelfed_accounting::repository::Period>,
+    /// Only this VO.
+    #[arg(long)]
+    pub vo: Option<String>,
+    /// Only this site.
+    #[arg(long)]
+    pub site: Option<String>,
+    /// Only this GPU model.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Output format: table, csv, json or svg (GPU-hours per group per month, stacked bars).
+    #[arg(short, long, default_value = "table")]
+    pub format: accelfed_accounting::report::ReportFormat,
+    /// Write to this file (replaced atomically) instead of standard output.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+}
+
+fn parse_format(value: &str) -> Result<Format, String> {
+    value.parse()
+}

@@ -1,0 +1,89 @@
+//! `accelfed report`: GPU-hours from the accounting repository's summaries, as a table, CSV, JSON
+//! or an SVG chart.
+
+use std::path::Path;
+
+use accelfed_accounting::report::{Report, ReportFormat, render_svg};
+use accelfed_accounting::repository::{Dimension, Repository, SummaryFilter, SummaryQuery};
+use accelfed_publishers::Destination;
+
+use crate::args::ReportArgs;
+use crate::exit::Outcome;
+
+pub fn run(args: &ReportArgs) -> Outcome {
+    if let (Some(from), Some(to)) = (args.from, args.to)
+        && from > to
+    {
+        eprintln!("error: --from {from} is after --to {to}");
+        return Outcome::Config;
+    }
+    // A report must not create an empty SQLite repository where the operator mistyped a path.
+    if !args.database.contains("://") && !Path::new(&args.database).exists() {
+        eprintln!(
+            "error: no accounting repository at {} (give --database a SQLite file or a postgres:// URL)",
+            args.database
+        );
+        return Outcome::Config;
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("error: cannot start the async runtime: {err}");
+            return Outcome::Partial;
+        }
+    };
+    let document = match runtime.block_on(produce(args)) {
+        Ok(document) => document,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return Outcome::Partial;
+        }
+    };
+    let destination = match &args.output {
+        Some(path) => Destination::File(path.clone()),
+        None => Destination::Stdout,
+    };
+    if let Err(err) = accelfed_publishers::publish(document.as_bytes(), &destination) {
+        tracing::error!("{err}");
+        return Outcome::Partial;
+    }
+    Outcome::Ok
+}
+
+async fn produce(
+    args: &ReportArgs,
+) -> Result<String, accelfed_accounting::repository::RepositoryError> {
+    let repo = Repository::open(&args.database).await?;
+    let filter = SummaryFilter {
+        from: args.from,
+        to: args.to,
+        vo: args.vo.clone(),
+        site: args.site.clone(),
+        model: args.model.clone(),
+    };
+    let document = match args.format {
+        ReportFormat::Text(format) => {
+            let rows = repo
+                .summaries(SummaryQuery {
+                    group_by: vec![args.by],
+                    filter,
+                })
+                .await?;
+            Report::from_rows(args.by, args.from, args.to, &rows).render(format)
+        }
+        ReportFormat::Svg => {
+            // The chart always runs along months; its series are the --by groups.
+            let mut group_by = vec![args.by];
+            if args.by != Dimension::Month {
+                group_by.push(Dimension::Month);
+            }
+            let rows = repo.summaries(SummaryQuery { group_by, filter }).await?;
+            render_svg(args.by, &rows, args.from, args.to)
+        }
+    };
+    tracing::info!(by = %args.by, format = %args.format, bytes = document.len(), "report");
+    Ok(document)
+}

@@ -1,0 +1,129 @@
+//! The binary as a cron job or a BDII runs it: arguments, exit statuses, what goes to stdout.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn accelfed(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_accelfed"))
+        .args(args)
+        .env_remove("RUST_LOG")
+        .env_remove("ACCELFED_CONFIG")
+        .output()
+        .expect("the binary runs")
+}
+
+fn example() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/site.toml")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn provide_prints_glue21_json_of_the_example_site_and_nothing_else() {
+    let out = accelfed(&["provide", "--config", example().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    let document: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("stdout is one JSON document");
+    assert_eq!(document["AdminDomain"][0]["ID"], "EXAMPLE-GPU");
+    assert_eq!(
+        document["CloudComputingService"][0]["OtherInfo"]["gocdb_id"],
+        "1234G0"
+    );
+}
+
+#[test]
+fn validate_accepts_the_example_and_reports_on_stderr() {
+    let out = accelfed(&["validate", "--config", example().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+    assert!(
+        text(&out.stderr).contains("valid (site EXAMPLE-GPU, providers: static)"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn a_bad_configuration_exits_2_with_its_location_and_prints_nothing_on_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(&path, "[site]\nname = \"S\"\ncolour = \"blue\"\n").unwrap();
+    for command in ["provide", "validate"] {
+        let out = accelfed(&[command, "--config", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{command}");
+        assert!(out.stdout.is_empty(), "{command}: stdout must stay empty");
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains("bad.toml:3:1: unknown field `colour`"),
+            "{command}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_missing_configuration_file_exits_2_naming_it() {
+    let out = accelfed(&["validate", "--config", "/nonexistent/site.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("/nonexistent/site.toml: cannot read"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(accelfed(&["provide"]).status.code(), Some(2));
+    let out = accelfed(&["provide", "--config", "x.toml", "--format", "yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("unknown format \"yaml\""),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn output_goes_to_a_file_when_asked_and_a_failed_publish_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("site.json");
+    let out = accelfed(&[
+        "provide",
+        "-c",
+        example().to_str().unwrap(),
+        "-o",
+        target.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty());
+    serde_json::from_slice::<serde_json::Value>(&std::fs::read(&target).unwrap()).unwrap();
+
+    let out = accelfed(&[
+        "provide",
+        "-c",
+        example().to_str().unwrap(),
+        "-o",
+        "/nonexistent/dir/site.json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("cannot write /nonexistent/dir/site.json"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn every_command_has_help() {
+    for args in [
+        &["--help"][..],
+        &["provide", "--help"],
+        &["validate", "--help"],
+    ] {
+        let out = accelfed(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(text(&out.stdout).contains("Usage: accelfed"), "{args:?}");
+    }
+}

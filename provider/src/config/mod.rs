@@ -1,0 +1,130 @@
+//! The site configuration file (TOML): the site itself and the providers that describe its services.
+//!
+//! Parsing is strict (unknown keys are errors) and validating needs no network, so `accelfed validate`
+//! can run anywhere. Every error names the file, line and column, and the field.
+
+mod error;
+mod site;
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+pub use error::ConfigError;
+pub use site::{ContactConfig, LocationConfig, SiteConfig};
+
+use crate::kubernetes::KubernetesConfig;
+use crate::openstack::OpenstackConfig;
+use crate::slurm::SlurmConfig;
+use crate::static_site::StaticConfig;
+
+/// A whole configuration file.
+///
+/// Each provider has its own top-level table named after its middleware (`[static]`, later
+/// `[[openstack]]`, `[[slurm]]`, ...) rather than a `type = "..."` tag: serde reads tagged enums
+/// through a buffer that loses TOML's positions, and every configuration error must say
+/// `file:line:column`. The set stays closed: an unknown table is refused with the known names.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The site (GLUE2 AdminDomain).
+    pub site: SiteConfig,
+    /// Services described entirely in this file.
+    #[serde(default, rename = "static")]
+    pub static_site: Option<StaticConfig>,
+    /// OpenStack clouds, read through their APIs.
+    #[serde(default)]
+    pub openstack: Vec<OpenstackConfig>,
+    /// Slurm clusters, read through their JSON CLI output or slurmrestd.
+    #[serde(default)]
+    pub slurm: Vec<SlurmConfig>,
+    /// Kubernetes clusters, read through their API.
+    #[serde(default)]
+    pub kubernetes: Vec<KubernetesConfig>,
+}
+
+/// One configured provider; the closed set of middleware accelfed reads.
+#[derive(Debug, Clone, Copy)]
+pub enum ProviderConfig<'a> {
+    /// Services described entirely in the configuration file.
+    Static(&'a StaticConfig),
+    /// An OpenStack cloud.
+    Openstack(&'a OpenstackConfig),
+    /// A Slurm cluster.
+    Slurm(&'a SlurmConfig),
+    /// A Kubernetes cluster.
+    Kubernetes(&'a KubernetesConfig),
+}
+
+impl ProviderConfig<'_> {
+    /// The provider's table in the configuration file, for messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ProviderConfig::Static(_) => "static",
+            ProviderConfig::Openstack(_) => "openstack",
+            ProviderConfig::Slurm(_) => "slurm",
+            ProviderConfig::Kubernetes(_) => "kubernetes",
+        }
+    }
+}
+
+/// A configuration that parsed and validated, with where it came from.
+#[derive(Debug, Clone)]
+pub struct LoadedConfig {
+    pub path: PathBuf,
+    pub source: String,
+    pub config: Config,
+}
+
+impl Config {
+    /// Reads, parses and validates a configuration file.
+    pub fn load(path: &Path) -> Result<LoadedConfig, ConfigError> {
+        let source = std::fs::read_to_string(path).map_err(|err| ConfigError::Read {
+            path: path.to_owned(),
+            message: err.to_string(),
+        })?;
+        let config = Self::parse(path, &source)?;
+        Ok(LoadedConfig {
+            path: path.to_owned(),
+            source,
+            config,
+        })
+    }
+
+    /// Parses and validates configuration text; `path` is only used in messages.
+    pub fn parse(path: &Path, source: &str) -> Result<Config, ConfigError> {
+        let config: Config =
+            toml::from_str(source).map_err(|err| ConfigError::from_toml(path, source, &err))?;
+        config.site.validate().map_err(|(field, message)| {
+            ConfigError::at(path, source, None, format!("site.{field}: {message}"))
+        })?;
+        for provider in config.providers() {
+            match provider {
+                ProviderConfig::Static(static_config) => static_config
+                    .validate()
+                    .map_err(|problem| problem.into_config_error(path, source, provider.name()))?,
+                ProviderConfig::Openstack(openstack) => openstack
+                    .validate()
+                    .map_err(|problem| problem.into_config_error(path, source, provider.name()))?,
+                ProviderConfig::Slurm(slurm) => slurm
+                    .validate()
+                    .map_err(|problem| problem.into_config_error(path, source, provider.name()))?,
+                ProviderConfig::Kubernetes(kubernetes) => kubernetes
+                    .validate()
+                    .map_err(|problem| problem.into_config_error(path, source, provider.name()))?,
+            }
+        }
+        Ok(config)
+    }
+
+    /// The configured providers, in a fixed order.
+    pub fn providers(&self) -> Vec<ProviderConfig<'_>> {
+        self.static_site
+            .iter()
+            .map(ProviderConfig::Static)
+            .chain(self.openstack.iter().map(ProviderConfig::Openstack))
+            .chain(self.slurm.iter().map(ProviderConfig::Slurm))
+            .chain(self.kubernetes.iter().map(ProviderConfig::Kubernetes))
+            .collect()
+    }
+}

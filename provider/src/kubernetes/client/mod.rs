@@ -1,0 +1,289 @@
+//! The only IO of the Kubernetes backend: the API server through `kube`'s client (kubeconfig or
+//! in-cluster service account, TLS with the configured CA, bearer tokens), and Prometheus
+//! ([`prometheus`]).
+//!
+//! Lists are read in pages (`limit`, `continue`) so a cluster of any size costs one page of text
+//! at a time plus the compact per-object results. A `410 Gone` means the continue token expired
+//! (the API server compacted past it): the list is read again from the start, at most
+//! [`MAX_RESTARTS`] times. Each request has its own timeout.
+
+pub mod prometheus;
+
+use std::time::Duration;
+
+use kube::api::ListParams;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use serde::de::DeserializeOwned;
+
+use super::api::{List, Namespace, Node, Pod, ResourceQuota};
+use super::config::KubernetesConfig;
+use super::error::KubernetesError;
+use super::nodes::{NodeGpus, read_node};
+use super::pods::{PodGpus, read_pod};
+
+/// How often one list may be restarted after its continue token expired.
+pub const MAX_RESTARTS: u32 = 3;
+
+/// What one run reads from the cluster.
+#[derive(Debug, Clone, Default)]
+pub struct Inventory {
+    /// Nodes that advertise GPUs.
+    pub nodes: Vec<NodeGpus>,
+    /// Pods that request GPUs, in every phase.
+    pub pods: Vec<PodGpus>,
+    pub namespaces: Vec<Namespace>,
+    pub quotas: Vec<ResourceQuota>,
+    /// Objects skipped or defaulted while reading, each naming the object.
+    pub warnings: Vec<String>,
+}
+
+/// A connection to one cluster's API server.
+#[derive(Clone)]
+pub struct KubeClient {
+    client: kube::Client,
+    cluster: String,
+    page_size: u32,
+    timeout: Duration,
+    tolerated_taints: Vec<String>,
+}
+
+impl std::fmt::Debug for KubeClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KubeClient")
+            .field("cluster", &self.cluster)
+            .field("page_size", &self.page_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl KubeClient {
+    /// Builds the client from the kubeconfig (or the service account), with the overrides of the
+    /// configuration. Reads local files only; the first request is the first network IO.
+    pub async fn new(config: &KubernetesConfig) -> Result<Self, KubernetesError> {
+        let cluster = config.cluster_name().to_owned();
+        let setup = |message: String| KubernetesError::Setup {
+            cluster: cluster.clone(),
+            message,
+        };
+        let mut kube_config = if config.in_cluster {
+            kube::Config::incluster().map_err(|err| setup(format!("in-cluster: {err}")))?
+        } else {
+            let kubeconfig = match &config.kubeconfig {
+                Some(path) => Kubeconfig::read_from(path)
+                    .map_err(|err| setup(format!("kubeconfig {}: {err}", path.display())))?,
+                None => Kubeconfig::read().map_err(|err| setup(format!("kubeconfig: {err}")))?,
+            };
+            let options = KubeConfigOptions {
+                context: config.context.clone(),
+                ..KubeConfigOptions::default()
+            };
+            kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+                .await
+                .map_err(|err| setup(format!("kubeconfig: {err}")))?
+        };
+        if let Some(ca_file) = &config.ca_file {
+            let pem = std::fs::read_to_string(ca_file)
+                .map_err(|err| setup(format!("ca_file {}: {err}", ca_file.display())))?;
+            let certs = pem_certificates(&pem)
+                .map_err(|err| setup(format!("ca_file {}: {err}", ca_file.display())))?;
+            kube_config.root_cert = Some(certs);
+            kube_config.root_cert_file = None;
+        }
+        if let Some(token_file) = &config.token_file {
+            // Read here rather than handing kube the path: token files written with `echo` end in
+            // a newline, which kube would put into the header verbatim. A cron run is short, so
+            // the token needs no refreshing.
+            let token = std::fs::read_to_string(token_file)
+                .map_err(|err| setup(format!("token_file {}: {err}", token_file.display())))?;
+            let token = token.trim();
+            if token.is_empty() {
+                return Err(setup(format!("token_file {} is empty", token_file.display())));
+            }
+            let auth = &mut kube_config.auth_info;
+            auth.token = Some(token.to_owned().into());
+            auth.token_file = None;
+            auth.exec = None;
+            auth.auth_provider = None;
+            auth.username = None;
+            auth.password = None;
+        }
+        let timeout = Duration::from_secs(config.timeout_s);
+        kube_config.connect_timeout = Some(timeout);
+        kube_config.read_timeout = Some(timeout);
+        kube_config.write_timeout = Some(timeout);
+        let client = kube::Client::try_from(kube_config).map_err(|err| setup(err.to_string()))?;
+        Ok(Self {
+            client,
+            cluster,
+            page_size: *config.page_size.get_ref(),
+            timeout,
+            tolerated_taints: config.tolerated_taints.clone(),
+        })
+    }
+
+    /// Reads nodes, pods, namespaces and quotas, the four lists concurrently.
+    pub async fn inventory(&self) -> Result<Inventory, KubernetesError> {
+        let tolerated = &self.tolerated_taints;
+        let (nodes, pods, namespaces, quotas) = tokio::try_join!(
+            self.list("/api/v1/nodes", |node: Node, warnings| {
+                read_node(&node, tolerated, warnings)
+            }),
+            self.list("/api/v1/pods", |pod: Pod, warnings| read_pod(
+                &pod, warnings
+            )),
+            self.list("/api/v1/namespaces", |ns: Namespace, _| Some(ns)),
+            self.list("/api/v1/resourcequotas", |q: ResourceQuota, _| Some(q)),
+        )?;
+        let mut warnings = nodes.1;
+        warnings.extend(pods.1);
+        Ok(Inventory {
+            nodes: nodes.0,
+            pods: pods.0,
+            namespaces: namespaces.0,
+            quotas: quotas.0,
+            warnings,
+        })
+    }
+
+    /// Reads a whole list page by page, keeping what `read` makes of each item. A `410 Gone`
+    /// starts the list over (dropping what was read, so nothing counts twice).
+    pub async fn list<T, U>(
+        &self,
+        path: &str,
+        mut read: impl FnMut(T, &mut Vec<String>) -> Option<U>,
+    ) -> Result<(Vec<U>, Vec<String>), KubernetesError>
+    where
+        T: DeserializeOwned,
+    {
+        let mut restarts = 0;
+        'restart: loop {
+            let mut kept = Vec::new();
+            let mut warnings = Vec::new();
+            let mut token: Option<String> = None;
+            loop {
+                let page: List<T> = match self.page(path, token.take()).await {
+                    Ok(page) => page,
+                    Err(PageError::Gone) if restarts < MAX_RESTARTS => {
+                        restarts += 1;
+                        tracing::info!(cluster = %self.cluster, path, restarts, "list expired (410 Gone); reading it again");
+                        continue 'restart;
+                    }
+                    Err(PageError::Gone) => {
+                        return Err(KubernetesError::Expired {
+                            cluster: self.cluster.clone(),
+                            path: path.to_owned(),
+                            restarts,
+                        });
+                    }
+                    Err(PageError::Failed(err)) => return Err(err),
+                };
+                kept.extend(
+                    page.items
+                        .into_iter()
+                        .filter_map(|item| read(item, &mut warnings)),
+                );
+                match page.metadata.continue_token.filter(|t| !t.is_empty()) {
+                    Some(next) => token = Some(next),
+                    None => return Ok((kept, warnings)),
+                }
+            }
+        }
+    }
+
+    async fn page<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        token: Option<String>,
+    ) -> Result<List<T>, PageError> {
+        let params = ListParams {
+            limit: Some(self.page_size),
+            continue_token: token,
+            ..ListParams::default()
+        };
+        let request = kube::core::Request::new(path)
+            .list(&params)
+            .map_err(|err| self.failed(path, err.to_string(), false))?;
+        let text = match tokio::time::timeout(self.timeout, self.client.request_text(request)).await
+        {
+            Err(_) => {
+                return Err(PageError::Failed(KubernetesError::Timeout {
+                    cluster: self.cluster.clone(),
+                    path: path.to_owned(),
+                    seconds: self.timeout.as_secs(),
+                }));
+            }
+            Ok(Err(kube::Error::Api(status))) if status.code == 410 => return Err(PageError::Gone),
+            Ok(Err(kube::Error::Api(status))) => {
+                let retryable = status.code == 429 || status.code >= 500;
+                return Err(self.failed(
+                    path,
+                    format!("{} {}: {}", status.code, status.reason, status.message),
+                    retryable,
+                ));
+            }
+            Ok(Err(err)) => return Err(self.failed(path, error_chain(&err), true)),
+            Ok(Ok(text)) => text,
+        };
+        serde_json::from_str(&text).map_err(|err| {
+            PageError::Failed(KubernetesError::Decode {
+                cluster: self.cluster.clone(),
+                path: path.to_owned(),
+                message: err.to_string(),
+            })
+        })
+    }
+
+    fn failed(&self, path: &str, message: String, retryable: bool) -> PageError {
+        PageError::Failed(KubernetesError::Request {
+            cluster: self.cluster.clone(),
+            path: path.to_owned(),
+            message,
+            retryable,
+        })
+    }
+}
+
+enum PageError {
+    /// `410 Gone`: the continue token expired.
+    Gone,
+    Failed(KubernetesError),
+}
+
+/// The error and its causes, so a TLS failure says why.
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// The DER certificates of a PEM bundle.
+fn pem_certificates(pem: &str) -> Result<Vec<Vec<u8>>, String> {
+    use base64::Engine;
+    let mut certs = Vec::new();
+    let mut current: Option<String> = None;
+    for line in pem.lines().map(str::trim) {
+        match (line, current.as_mut()) {
+            ("-----BEGIN CERTIFICATE-----", None) => current = Some(String::new()),
+            ("-----END CERTIFICATE-----", Some(body)) => {
+                let der = base64::engine::general_purpose::STANDARD
+                    .decode(body.as_bytes())
+                    .map_err(|err| {
+                        format!("certificate {} is not base64: {err}", certs.len() + 1)
+                    })?;
+                certs.push(der);
+                current = None;
+            }
+            (_, Some(body)) => body.push_str(line),
+            _ => {}
+        }
+    }
+    if certs.is_empty() {
+        return Err("no PEM certificate in the file".to_owned());
+    }
+    Ok(certs)
+}

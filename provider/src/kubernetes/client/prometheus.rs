@@ -1,0 +1,78 @@
+//! Prometheus instant queries for DCGM utilisation (IO only; [`crate::kubernetes::dcgm`] reads the
+//! answers).
+
+use std::time::Duration;
+
+use super::super::config::PrometheusConfig;
+use super::super::dcgm::{self, Metric, Utilisation};
+use super::super::error::KubernetesError;
+
+/// Mean utilisation per pod over the `window_s` seconds before now, from both DCGM metrics (the
+/// MIG one fills in pods the whole-GPU one lacks). Warnings name the pod and device.
+pub async fn utilisation(
+    config: &PrometheusConfig,
+    window_s: u64,
+    warnings: &mut Vec<String>,
+) -> Result<Utilisation, KubernetesError> {
+    let url = config
+        .url
+        .get_ref()
+        .as_str()
+        .trim_end_matches('/')
+        .to_owned();
+    let failed = |message: String, retryable: bool| KubernetesError::Prometheus {
+        url: url.clone(),
+        message,
+        retryable,
+    };
+    let mut builder = reqwest::Client::builder().timeout(Duration::from_secs(config.timeout_s));
+    if let Some(ca_file) = &config.ca_file {
+        let pem = std::fs::read(ca_file)
+            .map_err(|err| failed(format!("ca_file {}: {err}", ca_file.display()), false))?;
+        for cert in reqwest::Certificate::from_pem_bundle(&pem)
+            .map_err(|err| failed(format!("ca_file {}: {err}", ca_file.display()), false))?
+        {
+            builder = builder.add_root_certificate(cert);
+        }
+    }
+    let token = match &config.token_file {
+        Some(path) => Some(
+            std::fs::read_to_string(path)
+                .map_err(|err| failed(format!("token_file {}: {err}", path.display()), false))?
+                .trim()
+                .to_owned(),
+        ),
+        None => None,
+    };
+    let client = builder
+        .build()
+        .map_err(|err| failed(err.to_string(), false))?;
+    let mut merged = Utilisation::new();
+    for metric in [Metric::GpuUtil, Metric::GrEngineActive] {
+        let query = format!("avg_over_time({}{{pod!=\"\"}}[{window_s}s])", metric.name());
+        let mut request = client
+            .get(format!("{url}/api/v1/query"))
+            .query(&[("query", &query)]);
+        if let Some(token) = &token {
+            request = request.bearer_auth(token);
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|err| failed(format!("{query}: {err}"), true))?;
+        let status = response.status();
+        let body = response
+            .text()
+            .await
+            .map_err(|err| failed(format!("{query}: {err}"), true))?;
+        if status.is_server_error() {
+            return Err(failed(format!("{query}: HTTP {status}"), true));
+        }
+        let read = dcgm::read(&body, metric, warnings)
+            .map_err(|message| failed(format!("{query}: HTTP {status}: {message}"), false))?;
+        for (key, value) in read {
+            merged.entry(key).or_insert(value);
+        }
+    }
+    Ok(merged)
+}

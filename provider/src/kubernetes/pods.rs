@@ -1,0 +1,255 @@
+//! One pod's GPUs: how many of each resource it holds, where, and from when to when.
+//!
+//! The count is the scheduler's own rule for a pod's effective request: the larger of (the regular
+//! containers plus the restartable init containers, i.e. sidecars, that run beside them) and the
+//! peak during initialisation (each ordinary init container plus the sidecars started before it).
+//! For extended resources a request defaults to the limit, so either is read.
+//!
+//! Times: start = `status.startTime`, else the earliest `running.startedAt`; end = the latest
+//! `terminated.finishedAt` of a finished pod, else its `deletionTimestamp`. A finished pod with
+//! neither has no end here; the meter closes it at its last sighting.
+
+use chrono::{DateTime, Utc};
+
+use super::api::{Container, ContainerStatus, Pod};
+use super::quantity::whole;
+
+/// Where a pod is in its life (`status.phase`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Pending,
+    Running,
+    Succeeded,
+    Failed,
+    Unknown,
+}
+
+impl Phase {
+    fn of(text: Option<&str>) -> Self {
+        match text {
+            Some("Pending") => Self::Pending,
+            Some("Running") => Self::Running,
+            Some("Succeeded") => Self::Succeeded,
+            Some("Failed") => Self::Failed,
+            _ => Self::Unknown,
+        }
+    }
+
+    /// Finished pods hold no devices.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Self::Succeeded | Self::Failed)
+    }
+}
+
+/// A pod that holds (or held) GPUs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PodGpus {
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+    /// The node it is bound to; `None` while unscheduled.
+    pub node: Option<String>,
+    pub phase: Phase,
+    /// Resource -> devices, only resources with a non-zero count.
+    pub gpus: Vec<(String, u64)>,
+    pub start: Option<DateTime<Utc>>,
+    pub end: Option<DateTime<Utc>>,
+}
+
+/// Reads a pod; `None` when it requests no GPU. Unreadable quantities and times are reported with
+/// the pod's name; a resource whose quantity cannot be read is left out of the pod's count.
+pub fn read_pod(pod: &Pod, warnings: &mut Vec<String>) -> Option<PodGpus> {
+    let spec = &pod.spec;
+    if spec
+        .containers
+        .iter()
+        .chain(&spec.init_containers)
+        .all(|c| c.resources.requests.is_empty() && c.resources.limits.is_empty())
+    {
+        return None;
+    }
+    let meta = &pod.metadata;
+    let who = format!("pod {}/{}", meta.namespace, meta.name);
+    let mut resources: Vec<&str> = Vec::new();
+    for container in spec.containers.iter().chain(&spec.init_containers) {
+        let named = container
+            .resources
+            .requests
+            .iter()
+            .chain(&container.resources.limits);
+        for (resource, _) in named {
+            if !resources.contains(&resource.as_str()) {
+                resources.push(resource);
+            }
+        }
+    }
+    let mut gpus = Vec::new();
+    for resource in resources {
+        match effective(
+            spec.containers.as_slice(),
+            spec.init_containers.as_slice(),
+            resource,
+        ) {
+            Ok(0) => {}
+            Ok(devices) => gpus.push((resource.to_owned(), devices)),
+            Err(message) => warnings.push(format!(
+                "{who}: {resource}: {message}; resource not counted"
+            )),
+        }
+    }
+    if gpus.is_empty() {
+        return None;
+    }
+    let status = &pod.status;
+    let phase = Phase::of(status.phase.as_deref());
+    let start = match status.start_time.as_deref() {
+        Some(text) => time(text, &who, "status.startTime", warnings),
+        None => earliest_start(&status.container_statuses, &who, warnings),
+    };
+    let finished = latest_finish(
+        status
+            .container_statuses
+            .iter()
+            .chain(&status.init_container_statuses),
+        &who,
+        warnings,
+    );
+    let deleted = meta
+        .deletion_timestamp
+        .as_deref()
+        .and_then(|text| time(text, &who, "metadata.deletionTimestamp", warnings));
+    let end = if phase.is_terminal() {
+        finished.or(deleted)
+    } else {
+        deleted
+    };
+    Some(PodGpus {
+        namespace: meta.namespace.clone(),
+        name: meta.name.clone(),
+        uid: meta.uid.clone(),
+        node: spec.node_name.clone().filter(|node| !node.is_empty()),
+        phase,
+        gpus,
+        start,
+        end,
+    })
+}
+
+/// The pod's effective request of one resource.
+fn effective(containers: &[Container], init: &[Container], resource: &str) -> Result<u64, String> {
+    let mut app = 0_u64;
+    for container in containers {
+        app = app.saturating_add(request(container, resource)?);
+    }
+    let mut sidecars = 0_u64;
+    let mut init_peak = 0_u64;
+    for container in init {
+        let devices = request(container, resource)?;
+        if container.restart_policy.as_deref() == Some("Always") {
+            sidecars = sidecars.saturating_add(devices);
+            init_peak = init_peak.max(sidecars);
+        } else {
+            init_peak = init_peak.max(sidecars.saturating_add(devices));
+        }
+    }
+    Ok(app.saturating_add(sidecars).max(init_peak))
+}
+
+/// One container's request, defaulting to its limit as Kubernetes does for extended resources.
+fn request(container: &Container, resource: &str) -> Result<u64, String> {
+    fn find<'a>(list: &'a [(String, String)], resource: &str) -> Option<&'a str> {
+        list.iter()
+            .find(|(name, _)| name == resource)
+            .map(|(_, value)| value.as_str())
+    }
+    match find(&container.resources.requests, resource)
+        .or_else(|| find(&container.resources.limits, resource))
+    {
+        Some(text) => whole(text).map_err(|err| err.to_string()),
+        None => Ok(0),
+    }
+}
+
+fn time(text: &str, who: &str, field: &str, warnings: &mut Vec<String>) -> Option<DateTime<Utc>> {
+    match DateTime::parse_from_rfc3339(text) {
+        Ok(at) => Some(at.with_timezone(&Utc)),
+        Err(_) => {
+            warnings.push(format!(
+                "{who}: {field} {text:?} is not an RFC 3339 time; ignored"
+            ));
+            None
+        }
+    }
+}
+
+fn earliest_start(
+    statuses: &[ContainerStatus],
+    who: &str,
+    warnings: &mut Vec<String>,
+) -> Option<DateTime<Utc>> {
+    statuses
+        .iter()
+        .filter_map(|s| s.state.running.as_ref()?.started_at.as_deref())
+        .filter_map(|text| time(text, who, "running.startedAt", warnings))
+        .min()
+}
+
+fn latest_finish<'a>(
+    statuses: impl Iterator<Item = &'a ContainerStatus>,
+    who: &str,
+    warnings: &mut Vec<String>,
+) -> Option<DateTime<Utc>> {
+    statuses
+        .filter_map(|s| s.state.terminated.as_ref()?.finished_at.as_deref())
+        .filter_map(|text| time(text, who, "terminated.finishedAt", warnings))
+        .max()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(json: &str) -> Pod {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn init_containers_and_sidecars_follow_the_scheduler_rule() {
+        // app 2 + sidecar 1 = 3; init peak: 4 (ordinary init) -> effective 4.
+        let p = pod(r#"{"metadata":{"name":"p","namespace":"ns","uid":"u"},
+            "spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":"2"}}}],
+                    "initContainers":[
+                      {"restartPolicy":"Always","resources":{"requests":{"nvidia.com/gpu":"1"}}},
+                      {"resources":{"requests":{"nvidia.com/gpu":"3"}}}]},
+            "status":{"phase":"Running","startTime":"2024-05-01T10:00:00Z"}}"#);
+        let read = read_pod(&p, &mut Vec::new()).unwrap();
+        assert_eq!(read.gpus, vec![("nvidia.com/gpu".to_owned(), 4)]);
+        assert_eq!(read.end, None);
+    }
+
+    #[test]
+    fn a_fractional_request_is_reported_and_not_counted() {
+        let p = pod(r#"{"metadata":{"name":"bad","namespace":"ns"},
+            "spec":{"containers":[{"resources":{"requests":{"nvidia.com/gpu":"0.5"}}}]}}"#);
+        let mut warnings = Vec::new();
+        assert_eq!(read_pod(&p, &mut warnings), None);
+        assert_eq!(
+            warnings,
+            vec![
+                "pod ns/bad: nvidia.com/gpu: quantity \"0.5\" is not a whole number of devices; resource not counted"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_finished_pod_ends_at_its_last_container() {
+        let p = pod(r#"{"metadata":{"name":"done","namespace":"ns"},
+            "spec":{"containers":[{"resources":{"requests":{"nvidia.com/gpu":"1"}}}]},
+            "status":{"phase":"Succeeded","containerStatuses":[
+              {"state":{"terminated":{"finishedAt":"2024-05-01T12:00:00Z"}}},
+              {"state":{"terminated":{"finishedAt":"2024-05-01T12:30:00Z"}}}]}}"#);
+        let read = read_pod(&p, &mut Vec::new()).unwrap();
+        assert_eq!(read.end.unwrap().to_rfc3339(), "2024-05-01T12:30:00+00:00");
+        assert_eq!(read.start, None);
+    }
+}

@@ -1,0 +1,98 @@
+//! Pods -> usage observations for the GPU-hours meter. Pure.
+//!
+//! One observation per pod and GPU resource: `AssociatedRecordType = job`, `AssociatedRecord =
+//! <cluster>/<namespace>/<pod uid>`, the model from the labels of the node the pod ran on, the VO of
+//! its namespace. A pod that never started (pending) has no usage. A running pod is open (`end =
+//! None`, metered up to now); a finished pod ends at its last container's finish, or its deletion.
+//! A finished pod with neither time is left out here and closed by the meter at the last time it was
+//! seen running (`accelfed_accounting::meter::kubernetes`).
+
+use std::collections::BTreeMap;
+
+use accelfed_schemas::glue::VoAccess;
+use accelfed_schemas::gpu::{AcceleratorType, GpuModel};
+use accelfed_schemas::names::{LocalId, SiteName};
+use accelfed_schemas::usage::{Observation, RecordType, Source};
+
+use super::client::Inventory;
+use super::dcgm::Utilisation;
+use super::nodes::count;
+use super::pods::Phase;
+
+/// The observations of every GPU pod that started, with a warning per pod left out.
+pub fn observations(
+    site: &SiteName,
+    cluster: &str,
+    inventory: &Inventory,
+    vos: &BTreeMap<String, VoAccess>,
+    utilisation: Option<&Utilisation>,
+    warnings: &mut Vec<String>,
+) -> Vec<Observation> {
+    let models: BTreeMap<(&str, &str), &GpuModel> = inventory
+        .nodes
+        .iter()
+        .flat_map(|node| {
+            node.resources
+                .iter()
+                .map(move |r| ((node.name.as_str(), r.resource.as_str()), &r.gpu.model))
+        })
+        .collect();
+    let mut out = Vec::new();
+    for pod in &inventory.pods {
+        let who = format!("pod {}/{}", pod.namespace, pod.name);
+        let Some(start) = pod.start else {
+            if pod.phase != Phase::Pending {
+                warnings.push(format!("{who}: no start time; not metered"));
+            }
+            continue;
+        };
+        if pod.phase.is_terminal() && pod.end.is_none() {
+            warnings.push(format!(
+                "{who}: finished without a finish or deletion time; closed at its last sighting"
+            ));
+            continue;
+        }
+        let Ok(resource) = LocalId::new(format!("{cluster}/{}/{}", pod.namespace, pod.uid)) else {
+            warnings.push(format!("{who}: unusable uid {:?}; not metered", pod.uid));
+            continue;
+        };
+        let vo = vos.get(&pod.namespace);
+        if vo.is_none() {
+            warnings.push(format!("{who}: namespace has no VO; metered without one"));
+        }
+        for (name, devices) in &pod.gpus {
+            let model = pod
+                .node
+                .as_deref()
+                .and_then(|node| models.get(&(node, name.as_str())))
+                .map(|model| (*model).clone())
+                .unwrap_or_else(|| {
+                    warnings.push(format!(
+                        "{who}: node {:?} does not describe {name}; model recorded as the resource name",
+                        pod.node.as_deref().unwrap_or("")
+                    ));
+                    GpuModel::new(name.clone()).unwrap_or_else(|_| GpuModel::new("GPU").expect("literal model is valid"))
+                });
+            out.push(Observation {
+                site: site.clone(),
+                record_type: RecordType::Job,
+                resource: resource.clone(),
+                model,
+                accelerator_type: AcceleratorType::Gpu,
+                count: count(*devices),
+                vo: vo.map(|access| access.vo.clone()),
+                fqan: vo.and_then(|access| access.fqan.clone()),
+                user: None,
+                source: Source::Kubernetes,
+                cores: None,
+                benchmark: None,
+                utilisation: utilisation
+                    .and_then(|u| u.get(&(pod.namespace.clone(), pod.name.clone())))
+                    .copied(),
+                start,
+                end: pod.end,
+            });
+        }
+    }
+    out
+}

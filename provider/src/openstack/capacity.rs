@@ -1,0 +1,224 @@
+//! GPU capacity from Placement: which resource providers hold GPUs (VGPU children named
+//! `<host>_pci_...`, Nova's PCI device children with `CUSTOM_PCI_*` inventory, configured classes),
+//! what each is, and total / used / free per kind. Placement is the scheduler's truth, so the
+//! published numbers are its numbers: total = inventory x allocation ratio, unavailable = reserved,
+//! used = usages.
+
+use std::collections::BTreeMap;
+
+use accelfed_schemas::gpu::{Capacity, GpuCount, GpuSpec};
+use accelfed_schemas::names::LocalId;
+
+use super::api::{Inventory, ResourceProvider};
+use super::conventions::{self, Devices};
+
+/// What Placement says about one resource provider.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ProviderState {
+    pub inventories: BTreeMap<String, Inventory>,
+    pub usages: BTreeMap<String, u64>,
+    pub traits: Vec<String>,
+}
+
+/// The GPUs of one kind over the whole cloud.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KindCapacity {
+    pub spec: GpuSpec,
+    pub capacity: Capacity,
+    /// The resource classes counted here.
+    pub classes: Vec<String>,
+    /// How many resource providers hold this kind.
+    pub providers: usize,
+}
+
+/// Capacity per GPU kind (see [`kind_id`]), with a warning per provider whose numbers do not add
+/// up (more used than exist), which is then counted as full rather than dropped.
+pub fn gpu_capacity(
+    providers: &[(ResourceProvider, ProviderState)],
+    devices: &Devices,
+) -> (BTreeMap<LocalId, KindCapacity>, Vec<String>) {
+    let mut kinds: BTreeMap<LocalId, KindCapacity> = BTreeMap::new();
+    let mut warnings = Vec::new();
+    for (provider, state) in providers {
+        for (class, inventory) in &state.inventories {
+            if !devices.is_gpu_class(class) {
+                continue;
+            }
+            let spec = if class == "VGPU" {
+                conventions::vgpu_spec(&state.traits, devices)
+            } else {
+                conventions::class_spec(class, devices)
+            };
+            let spec = match spec {
+                Ok(spec) => spec,
+                Err(why) => {
+                    warnings.push(format!("resource provider {:?}: {why}", provider.name));
+                    continue;
+                }
+            };
+            let ratio =
+                if inventory.allocation_ratio.is_finite() && inventory.allocation_ratio > 0.0 {
+                    inventory.allocation_ratio
+                } else {
+                    1.0
+                };
+            let units =
+                |n: u64| GpuCount::new((n as f64 * ratio).floor()).unwrap_or(GpuCount::ZERO);
+            let total = units(inventory.total);
+            let unavailable = units(inventory.reserved.min(inventory.total));
+            let used = GpuCount::whole(
+                u32::try_from(state.usages.get(class).copied().unwrap_or(0)).unwrap_or(u32::MAX),
+            );
+            let capacity = Capacity::from_usage(total, used, unavailable).unwrap_or_else(|_| {
+                warnings.push(format!(
+                    "resource provider {:?}: {used} {class} used of {total} (reserved {unavailable}); counted as full",
+                    provider.name
+                ));
+                Capacity { total, used: total.checked_sub(unavailable).unwrap_or(GpuCount::ZERO), free: GpuCount::ZERO }
+            });
+            let entry = kinds.entry(kind_id(&spec)).or_insert_with(|| KindCapacity {
+                spec,
+                capacity: Capacity::default(),
+                classes: Vec::new(),
+                providers: 0,
+            });
+            entry.capacity = entry.capacity + capacity;
+            entry.providers += 1;
+            if !entry.classes.contains(class) {
+                entry.classes.push(class.clone());
+            }
+        }
+    }
+    (kinds, warnings)
+}
+
+/// The id of a GPU kind: the model's words and the virtualization, so a flavor and the providers
+/// that serve it meet on the same id (`tesla-v100-pcie-32gb.passthrough`).
+pub fn kind_id(spec: &GpuSpec) -> LocalId {
+    let words: Vec<String> = spec
+        .model
+        .as_str()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|part| !part.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let id = format!("{}.{}", words.join("-"), spec.virtualization.as_str());
+    LocalId::new(id).unwrap_or_else(|_| unreachable!("never empty: it holds the virtualization"))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+
+    use super::*;
+    use crate::openstack::api::{Inventories, Traits, Usages};
+    use crate::openstack::config::OpenstackConfig;
+    use crate::openstack::detect::Detector;
+
+    fn fixture<T: for<'de> Deserialize<'de>>(name: &str) -> T {
+        let path = format!(
+            "{}/tests/fixtures/openstack/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    }
+
+    /// The captured cloud: providers with their inventories, usages and traits.
+    pub(crate) fn captured_providers() -> Vec<(ResourceProvider, ProviderState)> {
+        #[derive(Deserialize)]
+        struct List {
+            resource_providers: Vec<ResourceProvider>,
+        }
+        let list: List = fixture("placement-resource_providers-1.39.json");
+        list.resource_providers
+            .into_iter()
+            .map(|rp| {
+                let stem = format!("placement-rp-{}", rp.name.replace(':', "-"));
+                let state = ProviderState {
+                    inventories: fixture::<Inventories>(&format!("{stem}-inventories.json"))
+                        .inventories,
+                    usages: fixture::<Usages>(&format!("{stem}-usages.json")).usages,
+                    traits: fixture::<Traits>(&format!("{stem}-traits.json")).traits,
+                };
+                (rp, state)
+            })
+            .collect()
+    }
+
+    pub(crate) fn devices(source: &str) -> Devices {
+        #[derive(Deserialize)]
+        struct File {
+            openstack: Vec<OpenstackConfig>,
+        }
+        let file: File = toml::from_str(source).unwrap();
+        Detector::new(&file.openstack[0]).devices().clone()
+    }
+
+    #[test]
+    fn captured_cloud_has_four_v100s_and_sixteen_vgpus() {
+        let (kinds, warnings) = gpu_capacity(
+            &captured_providers(),
+            &devices("[[openstack]]\nid = \"c\"\n"),
+        );
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let ids: Vec<&str> = kinds.keys().map(LocalId::as_str).collect();
+        assert_eq!(
+            ids,
+            ["nvidia-a100-4c.vgpu", "tesla-v100-pcie-16gb.passthrough"]
+        );
+        let v100 = &kinds[&LocalId::new("tesla-v100-pcie-16gb.passthrough").unwrap()];
+        // populate.py booted g1.v100x2 and g1.v100x1: three of the four devices are allocated
+        assert_eq!(v100.capacity.total, GpuCount::whole(4));
+        assert_eq!(v100.capacity.used, GpuCount::whole(3));
+        assert_eq!(v100.capacity.free, GpuCount::whole(1));
+        assert_eq!(v100.providers, 4);
+        assert_eq!(v100.classes, ["CUSTOM_PCI_10DE_1DB4"]);
+        let vgpu = &kinds[&LocalId::new("nvidia-a100-4c.vgpu").unwrap()];
+        assert_eq!(vgpu.capacity.total, GpuCount::whole(16));
+        assert_eq!(vgpu.capacity.used, GpuCount::whole(3));
+        assert_eq!(vgpu.capacity.free, GpuCount::whole(13));
+    }
+
+    #[test]
+    fn configured_aliases_name_the_placement_class_like_the_flavor() {
+        let devices = devices(
+            "[[openstack]]\nid = \"c\"\n[openstack.pci_alias.nvidia-v100]\nvendor = \"NVIDIA\"\nmodel = \"Tesla V100-PCIE-32GB\"\nvendor_id = \"10de\"\nproduct_id = \"1db4\"\n",
+        );
+        let (kinds, _) = gpu_capacity(&captured_providers(), &devices);
+        assert!(kinds.contains_key(&LocalId::new("tesla-v100-pcie-32gb.passthrough").unwrap()));
+    }
+
+    #[test]
+    fn reserved_is_unavailable_and_overcommitment_warns() {
+        let rp = ResourceProvider {
+            uuid: "u".into(),
+            name: "node_pci_0000_81_00_0".into(),
+            parent_provider_uuid: Some("p".into()),
+            root_provider_uuid: Some("p".into()),
+        };
+        let inventory = |total, reserved| Inventory {
+            total,
+            reserved,
+            allocation_ratio: 1.0,
+        };
+        let state = |total, reserved, used| ProviderState {
+            inventories: [("VGPU".to_owned(), inventory(total, reserved))].into(),
+            usages: [("VGPU".to_owned(), used)].into(),
+            traits: vec![],
+        };
+        let devices = devices("[[openstack]]\nid = \"c\"\n");
+        let (kinds, warnings) = gpu_capacity(&[(rp.clone(), state(8, 2, 3))], &devices);
+        let capacity = kinds.values().next().unwrap().capacity;
+        assert_eq!(
+            (capacity.total, capacity.used, capacity.free),
+            (GpuCount::whole(8), GpuCount::whole(3), GpuCount::whole(3))
+        );
+        assert!(warnings.is_empty());
+        let (kinds, warnings) = gpu_capacity(&[(rp, state(2, 0, 5))], &devices);
+        assert_eq!(kinds.values().next().unwrap().capacity.free, GpuCount::ZERO);
+        assert!(
+            warnings[0].contains("node_pci_0000_81_00_0"),
+            "{warnings:?}"
+        );
+    }
+}

@@ -1,0 +1,192 @@
+//! The only IO of the OpenStack provider: reading `clouds.yaml` and the environment, and the API
+//! calls. Independent listings run at once (`tokio::join!`), per-object follow-ups fan out under
+//! `concurrency`; a failing optional service (Placement, Glance, a project's quota) degrades the
+//! result instead of failing it, and is reported so the run exits 1.
+//!
+//! reqwest (rustls) rather than `openstack_sdk`: the SDK's generated crates (compute, identity,
+//! placement, image...) take minutes to build on a 2-core machine and accelfed reads about a dozen
+//! GETs; see docs/architecture.md.
+
+mod listing;
+mod session;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use listing::parse_version;
+pub use session::Session;
+
+use super::auth::{self, Credentials};
+use super::config::OpenstackConfig;
+use super::detect::Detector;
+use super::error::OpenstackError;
+use super::map::CloudState;
+
+/// A cloud's listings and what failed while taking them.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    pub state: CloudState,
+    /// Each names the service, URL and whether a retry helps; non-empty means exit status 1.
+    pub failures: Vec<String>,
+}
+
+/// Finds the credentials: the named or `OS_CLOUD` entry of `clouds.yaml` (with `secure.yaml`),
+/// else `OS_*`; then applies the configuration's region and interface.
+pub fn credentials(config: &OpenstackConfig) -> Result<Credentials, OpenstackError> {
+    let env: BTreeMap<String, String> = std::env::vars()
+        .filter(|(k, _)| k.starts_with("OS_"))
+        .collect();
+    let cloud = config
+        .cloud
+        .clone()
+        .or_else(|| env.get("OS_CLOUD").cloned());
+    let mut creds = match cloud {
+        Some(name) => {
+            let candidates: Vec<PathBuf> =
+                match (&config.clouds_file, env.get("OS_CLIENT_CONFIG_FILE")) {
+                    (Some(file), _) => vec![file.clone()],
+                    (None, Some(file)) => vec![PathBuf::from(file)],
+                    (None, None) => {
+                        auth::search_path(std::env::var_os("HOME").as_deref().map(Path::new))
+                    }
+                };
+            let file = candidates
+                .into_iter()
+                .find(|p| p.is_file())
+                .ok_or_else(|| {
+                    OpenstackError::Credentials(format!("cloud {name:?}: no clouds.yaml found"))
+                })?;
+            let read = |path: &Path| {
+                std::fs::read_to_string(path).map_err(|err| {
+                    OpenstackError::Credentials(format!("{}: {err}", path.display()))
+                })
+            };
+            let clouds = read(&file)?;
+            let secure_path = file.with_file_name("secure.yaml");
+            let secure = secure_path
+                .is_file()
+                .then(|| read(&secure_path))
+                .transpose()?;
+            auth::from_clouds_yaml(&clouds, secure.as_deref(), &name, &file)
+                .map_err(OpenstackError::Credentials)?
+        }
+        None => auth::from_env(&env).map_err(OpenstackError::Credentials)?,
+    };
+    if let Some(region) = &config.region {
+        creds.region = Some(region.clone());
+    }
+    if let Some(interface) = &config.interface {
+        creds.interface = interface.clone();
+    }
+    Ok(creds)
+}
+
+/// Lists everything the provider and the meter need. `changes_since` (RFC 3339) adds servers
+/// deleted since then. Fails only when nothing can be published: Keystone refuses, or Nova's
+/// flavors or servers cannot be listed.
+pub async fn fetch(
+    config: &OpenstackConfig,
+    creds: Credentials,
+    changes_since: Option<&str>,
+) -> Result<Fetched, OpenstackError> {
+    let session = Session::connect(
+        creds,
+        Duration::from_secs(config.timeout),
+        config.concurrency,
+    )
+    .await?;
+    fetch_with(config, &session, changes_since).await
+}
+
+/// [`fetch`] on an existing session.
+pub async fn fetch_with(
+    config: &OpenstackConfig,
+    session: &Arc<Session>,
+    changes_since: Option<&str>,
+) -> Result<Fetched, OpenstackError> {
+    let compute = session.endpoint("compute").await?;
+    let detector = Detector::new(config);
+    let mut failures = Vec::new();
+    let mut degraded = Vec::new();
+    let microversion = listing::compute_microversion(session, &compute).await;
+    let mv = microversion.as_deref();
+
+    let placement_url = session.endpoint("placement").await;
+    let image_url = session.endpoint("image").await;
+    let identity_url = session.endpoint("identity").await;
+    let (flavors, servers, providers, projects, images) = tokio::join!(
+        listing::flavors(session, &compute, mv),
+        listing::servers(session, &compute, mv, changes_since),
+        async {
+            match &placement_url {
+                Ok(url) => listing::providers(session, url, detector.devices()).await,
+                Err(err) => Err(err.clone()),
+            }
+        },
+        async {
+            match &identity_url {
+                Ok(url) => listing::projects(session, url).await,
+                Err(err) => Err(err.clone()),
+            }
+        },
+        async {
+            match (&image_url, config.images) {
+                (Ok(url), true) => listing::images(session, url).await,
+                (Err(err), true) => Err(err.clone()),
+                (_, false) => Ok(Vec::new()),
+            }
+        },
+    );
+    let flavors = flavors?;
+    let servers = servers?;
+    let mut optional = |what: &str, err: OpenstackError| {
+        degraded.push(format!("{what}: {err}"));
+        failures.push(err.to_string());
+    };
+    let providers = providers.unwrap_or_else(|err| {
+        optional("placement", err);
+        Vec::new()
+    });
+    let projects = projects.unwrap_or_else(|err| {
+        optional("keystone projects", err);
+        Vec::new()
+    });
+    let images = images.unwrap_or_else(|err| {
+        optional("glance", err);
+        Vec::new()
+    });
+    let flavor_access = match listing::flavor_access(session, &compute, &flavors).await {
+        Ok(access) => access,
+        Err(err) => {
+            optional("flavor access", err);
+            BTreeMap::new()
+        }
+    };
+    let project_ids: Vec<String> = projects
+        .iter()
+        .filter(|p| p.enabled)
+        .map(|p| p.id.clone())
+        .collect();
+    let (quotas, project_errors) = listing::quotas(session, &compute, project_ids).await;
+    for (project, err) in &project_errors {
+        failures.push(format!("project {project}: {err}"));
+    }
+    Ok(Fetched {
+        state: CloudState {
+            compute_url: compute,
+            compute_microversion: microversion,
+            flavors,
+            flavor_access,
+            projects,
+            project_errors,
+            servers,
+            providers,
+            images,
+            quotas,
+            degraded,
+        },
+        failures,
+    })
+}

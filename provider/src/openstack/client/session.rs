@@ -1,0 +1,296 @@
+//! An authenticated session: a Keystone v3 token with its service catalog, GET with microversion
+//! headers, re-authentication once on a 401 (an expired token), and a limit on requests in flight
+//! so fanning out over providers or projects stays polite. The token is a [`Secret`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde_json::json;
+use tokio::sync::{RwLock, Semaphore};
+
+use super::super::api::{CatalogService, catalog_url};
+use super::super::auth::{Credentials, Method, Secret};
+use super::super::error::OpenstackError;
+
+/// A token and the catalog that came with it.
+#[derive(Debug, Clone)]
+struct Token {
+    value: Secret,
+    catalog: Vec<CatalogService>,
+}
+
+/// A session with one cloud; cheap to share behind an `Arc`.
+#[derive(Debug)]
+pub struct Session {
+    http: reqwest::Client,
+    creds: Credentials,
+    token: RwLock<Token>,
+    permits: Semaphore,
+}
+
+fn transport(service: &str, url: &str, err: &reqwest::Error) -> OpenstackError {
+    let message = if err.is_timeout() {
+        "timed out".to_owned()
+    } else if err.is_connect() {
+        "cannot connect".to_owned()
+    } else {
+        "request failed".to_owned()
+    };
+    // reqwest's own text includes the URL and source chain; keep the cause, never a header.
+    let cause = std::error::Error::source(err)
+        .map(|s| format!(": {s}"))
+        .unwrap_or_default();
+    OpenstackError::Transport {
+        service: service.to_owned(),
+        url: url.to_owned(),
+        message: format!("{message}{cause}"),
+    }
+}
+
+/// The first line of an OpenStack error body (`{"computeFault": {"message": ...}}` and friends).
+fn error_message(body: &str) -> String {
+    let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
+    let found = parsed.as_ref().and_then(|value| {
+        value
+            .as_object()?
+            .values()
+            .find_map(|inner| inner.get("message").or_else(|| inner.get("detail")))
+            .or_else(|| value.get("errors")?.get(0)?.get("detail"))
+            .and_then(|m| m.as_str().map(str::to_owned))
+    });
+    let text = found.unwrap_or_else(|| body.to_owned());
+    text.lines()
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(300)
+        .collect()
+}
+
+impl Session {
+    /// Authenticates; fails when Keystone is unreachable or refuses the credentials.
+    pub async fn connect(
+        creds: Credentials,
+        timeout: Duration,
+        concurrency: usize,
+    ) -> Result<Arc<Self>, OpenstackError> {
+        let mut builder = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout.min(Duration::from_secs(10)))
+            .pool_max_idle_per_host(concurrency);
+        if let Some(path) = &creds.ca_file {
+            let pem = std::fs::read(path).map_err(|err| {
+                OpenstackError::Credentials(format!("CA file {}: {err}", path.display()))
+            })?;
+            let cert = reqwest::Certificate::from_pem(&pem).map_err(|err| {
+                OpenstackError::Credentials(format!("CA file {}: {err}", path.display()))
+            })?;
+            builder = builder.add_root_certificate(cert);
+        }
+        let http = builder
+            .build()
+            .map_err(|err| OpenstackError::Credentials(format!("HTTP client: {err}")))?;
+        let token = authenticate(&http, &creds).await?;
+        Ok(Arc::new(Self {
+            http,
+            creds,
+            token: RwLock::new(token),
+            permits: Semaphore::new(concurrency.max(1)),
+        }))
+    }
+
+    /// The catalog URL of a service type (`compute`, `placement`, `image`, `identity`).
+    pub async fn endpoint(&self, kind: &str) -> Result<String, OpenstackError> {
+        let token = self.token.read().await;
+        catalog_url(
+            &token.catalog,
+            kind,
+            &self.creds.interface,
+            self.creds.region.as_deref(),
+        )
+        .map(str::to_owned)
+        .ok_or_else(|| OpenstackError::NoEndpoint {
+            service: kind.to_owned(),
+            interface: self.creds.interface.clone(),
+            region: self.creds.region.clone(),
+        })
+    }
+
+    /// The catalog interface in use.
+    pub fn interface(&self) -> &str {
+        &self.creds.interface
+    }
+
+    /// GETs `url` and parses the JSON body. `microversion` is `("compute", "2.93")`. On a 401 the
+    /// session re-authenticates once and repeats the request.
+    pub async fn get<T: DeserializeOwned>(
+        &self,
+        service: &str,
+        url: &str,
+        microversion: Option<(&str, &str)>,
+    ) -> Result<T, OpenstackError> {
+        let body = self.get_bytes(service, url, microversion).await?;
+        serde_json::from_slice(&body).map_err(|err| OpenstackError::Parse {
+            service: service.to_owned(),
+            url: url.to_owned(),
+            message: err.to_string(),
+        })
+    }
+
+    async fn get_bytes(
+        &self,
+        service: &str,
+        url: &str,
+        microversion: Option<(&str, &str)>,
+    ) -> Result<Vec<u8>, OpenstackError> {
+        let _permit = self
+            .permits
+            .acquire()
+            .await
+            .map_err(|_| OpenstackError::Transport {
+                service: service.to_owned(),
+                url: url.to_owned(),
+                message: "session closed".to_owned(),
+            })?;
+        for attempt in 0..2 {
+            let token = self.token.read().await.value.clone();
+            let mut request = self
+                .http
+                .get(url)
+                .header("X-Auth-Token", token.expose())
+                .header("Accept", "application/json");
+            if let Some((kind, version)) = microversion {
+                request = request.header("OpenStack-API-Version", format!("{kind} {version}"));
+                if kind == "compute" {
+                    request = request.header("X-OpenStack-Nova-API-Version", version);
+                }
+            }
+            let response = request
+                .send()
+                .await
+                .map_err(|e| transport(service, url, &e))?;
+            let status = response.status();
+            if status.as_u16() == 401 && attempt == 0 {
+                tracing::info!(
+                    service,
+                    url,
+                    "token refused (expired?); re-authenticating once"
+                );
+                self.reauthenticate(&token).await?;
+                continue;
+            }
+            let body = response
+                .bytes()
+                .await
+                .map_err(|e| transport(service, url, &e))?;
+            if status.is_success() {
+                return Ok(body.to_vec());
+            }
+            let code = status.as_u16();
+            return Err(OpenstackError::Http {
+                service: service.to_owned(),
+                url: url.to_owned(),
+                status: code,
+                message: error_message(&String::from_utf8_lossy(&body)),
+                retry: code >= 500 || code == 429 || code == 408,
+            });
+        }
+        unreachable!("the second attempt returns")
+    }
+
+    /// Replaces the token, unless another request already did since `stale` was read.
+    async fn reauthenticate(&self, stale: &Secret) -> Result<(), OpenstackError> {
+        let mut token = self.token.write().await;
+        if token.value == *stale {
+            *token = authenticate(&self.http, &self.creds).await?;
+        }
+        Ok(())
+    }
+}
+
+/// `POST /v3/auth/tokens`.
+async fn authenticate(
+    http: &reqwest::Client,
+    creds: &Credentials,
+) -> Result<Token, OpenstackError> {
+    let url = format!("{}/auth/tokens", creds.auth_url);
+    let body = match &creds.method {
+        Method::Password {
+            username,
+            user_domain,
+            password,
+            project,
+            project_is_id,
+            project_domain,
+        } => {
+            let scope = if *project_is_id {
+                json!({"project": {"id": project}})
+            } else {
+                json!({"project": {"name": project, "domain": {"name": project_domain}}})
+            };
+            json!({"auth": {
+                "identity": {"methods": ["password"], "password": {"user": {
+                    "name": username, "domain": {"name": user_domain}, "password": password.expose()}}},
+                "scope": scope}})
+        }
+        Method::ApplicationCredential { id, secret } => json!({"auth": {"identity": {
+            "methods": ["application_credential"],
+            "application_credential": {"id": id, "secret": secret.expose()}}}}),
+    };
+    let fail = |message: String, retry: bool| OpenstackError::Auth {
+        url: url.clone(),
+        message,
+        retry,
+    };
+    let response = http
+        .post(&url)
+        .header("Content-Type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .map_err(|err| {
+            let OpenstackError::Transport { message, .. } = transport("keystone", &url, &err)
+            else {
+                unreachable!()
+            };
+            fail(message, true)
+        })?;
+    let status = response.status();
+    let value = response
+        .headers()
+        .get("X-Subject-Token")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| Secret::new(v.to_owned()));
+    let text = response
+        .text()
+        .await
+        .map_err(|err| fail(err.to_string(), true))?;
+    if !status.is_success() {
+        return Err(fail(
+            format!(
+                "HTTP {}: {} ({})",
+                status.as_u16(),
+                error_message(&text),
+                creds.origin
+            ),
+            status.is_server_error(),
+        ));
+    }
+    #[derive(serde::Deserialize)]
+    struct Body {
+        token: TokenBody,
+    }
+    #[derive(serde::Deserialize)]
+    struct TokenBody {
+        #[serde(default)]
+        catalog: Vec<CatalogService>,
+    }
+    let parsed: Body =
+        serde_json::from_str(&text).map_err(|err| fail(format!("token body: {err}"), false))?;
+    let value = value.ok_or_else(|| fail("no X-Subject-Token header".to_owned(), false))?;
+    Ok(Token {
+        value,
+        catalog: parsed.token.catalog,
+    })
+}

@@ -1,0 +1,238 @@
+//! `[[openstack]]`: one OpenStack cloud, read through its APIs as an admin.
+//!
+//! Credentials never live in this file: it names a `clouds.yaml` entry (or leaves it to `OS_CLOUD`
+//! and the `OS_*` variables), so the same file can be checked into a site's configuration
+//! repository. What the APIs cannot tell (which GPU a PCI alias or a vGPU type is, which VO a
+//! project serves when the project has no property) is said here.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use accelfed_schemas::gpu::{AcceleratorType, GpuModel, MemoryMb, Virtualization};
+use accelfed_schemas::names::{LocalId, Text, VoName};
+
+use crate::static_site::Problem;
+
+/// One OpenStack cloud.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpenstackConfig {
+    /// Unique among the site's services; part of every GLUE2 ID beneath it.
+    pub id: Spanned<LocalId>,
+    /// Human-readable name of the service.
+    pub name: Option<Text>,
+    /// The entry of `clouds.yaml` to use; when absent, `OS_CLOUD`, and without that the `OS_*`
+    /// environment variables (`OS_AUTH_URL`, `OS_USERNAME`, ...).
+    pub cloud: Option<String>,
+    /// A `clouds.yaml` to read instead of the standard search path (`./clouds.yaml`,
+    /// `~/.config/openstack/`, `/etc/openstack/`); a `secure.yaml` beside it is merged in.
+    pub clouds_file: Option<PathBuf>,
+    /// Overrides the region of the `clouds.yaml` entry.
+    pub region: Option<String>,
+    /// Overrides the catalog interface (`public`, `internal`, `admin`).
+    pub interface: Option<String>,
+    /// `production`, `pre-production`, `testing` or `development`.
+    #[serde(default = "production")]
+    pub quality_level: Text,
+    /// The Keystone project property that names a project's VO (cASO's default is `VO`).
+    #[serde(default = "vo_property")]
+    pub vo_property: String,
+    /// Project name or id -> VO, for projects without the property; wins over the property.
+    #[serde(default)]
+    pub vo_map: BTreeMap<String, VoName>,
+    /// The flavor GPU conventions to read, in order of precedence; leave one out to ignore it.
+    #[serde(default = "all_conventions")]
+    pub conventions: Spanned<Vec<Convention>>,
+    /// nova.conf `[pci] alias` names -> the GPU each one is.
+    #[serde(default)]
+    pub pci_alias: BTreeMap<String, DeviceConfig>,
+    /// vGPU types -> the GPU; keyed by the `CUSTOM_*` trait a flavor requires (and the vGPU
+    /// resource providers carry), or `default` for vGPU flavors without a known trait.
+    #[serde(default)]
+    pub vgpu_type: BTreeMap<String, DeviceConfig>,
+    /// Placement resource classes (`CUSTOM_PCI_10DE_20B5`, `CUSTOM_MY_GPU`) -> the GPU.
+    /// `CUSTOM_PCI_<vendor>_<product>` classes not listed here are named from the PCI ids.
+    #[serde(default)]
+    pub resource_class: BTreeMap<String, DeviceConfig>,
+    /// Seconds one HTTP request may take before it counts as failed.
+    #[serde(default = "timeout")]
+    pub timeout: u64,
+    /// How many requests run at once against the cloud.
+    #[serde(default = "concurrency")]
+    pub concurrency: usize,
+    /// Publish Glance images (with their GPU driver and CUDA properties).
+    #[serde(default = "yes")]
+    pub images: bool,
+}
+
+/// A flavor GPU convention (see `detect.rs` for the keys of each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Convention {
+    /// EGI's `Accelerator:Type|Vendor|Model|Number|Memory|VirtualizationType|Version`.
+    Egi,
+    /// `gpu_number`, `gpu_vendor`, `gpu_model`, `gpu_memory`.
+    Legacy,
+    /// `pci_passthrough:alias = alias:count[,alias:count]`.
+    PciAlias,
+    /// `resources[N]:VGPU` with the type from `trait[N]:CUSTOM_*`.
+    Vgpu,
+    /// `resources[N]:CUSTOM_PCI_<VENDOR>_<PRODUCT>` and configured custom classes.
+    ResourceClass,
+}
+
+impl Convention {
+    /// The name used in the configuration file and in messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Convention::Egi => "egi",
+            Convention::Legacy => "legacy",
+            Convention::PciAlias => "pci-alias",
+            Convention::Vgpu => "vgpu",
+            Convention::ResourceClass => "resource-class",
+        }
+    }
+}
+
+/// What a PCI alias, vGPU type or resource class is.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceConfig {
+    /// `GPU` (default), `FPGA`, `MIC` or `Other`.
+    #[serde(default, rename = "type")]
+    pub kind: AcceleratorType,
+    /// `NVIDIA`, `AMD`, `Intel`...
+    pub vendor: Text,
+    /// As the device names itself: `Tesla V100-PCIE-32GB`.
+    pub model: GpuModel,
+    /// Memory per device: `32 GB`, `40960 MiB`, or a number of MB.
+    pub memory: Option<MemoryMb>,
+    /// Overrides the virtualization the convention implies (passthrough for PCI, vgpu for VGPU).
+    pub virtualization: Option<Virtualization>,
+    /// For a PCI alias: the `vendor_id` of its nova.conf definition (`10de`), so the Placement
+    /// class Nova reports the devices under (`CUSTOM_PCI_10DE_1DB4`) is named like the alias.
+    pub vendor_id: Option<String>,
+    /// For a PCI alias: the `product_id` of its nova.conf definition (`1db4`).
+    pub product_id: Option<String>,
+}
+
+impl DeviceConfig {
+    /// The Placement resource class Nova reports this PCI device under, when the ids are known.
+    pub fn pci_class(&self) -> Option<String> {
+        let vendor = self.vendor_id.as_deref()?;
+        let product = self.product_id.as_deref()?;
+        Some(format!(
+            "CUSTOM_PCI_{}_{}",
+            vendor.to_ascii_uppercase(),
+            product.to_ascii_uppercase()
+        ))
+    }
+}
+
+fn production() -> Text {
+    Text::new("production").unwrap_or_else(|_| unreachable!("a non-empty literal"))
+}
+fn vo_property() -> String {
+    "VO".to_owned()
+}
+fn all_conventions() -> Spanned<Vec<Convention>> {
+    Spanned::new(
+        0..0,
+        vec![
+            Convention::Egi,
+            Convention::Legacy,
+            Convention::PciAlias,
+            Convention::Vgpu,
+            Convention::ResourceClass,
+        ],
+    )
+}
+fn timeout() -> u64 {
+    30
+}
+fn concurrency() -> usize {
+    8
+}
+fn yes() -> bool {
+    true
+}
+
+impl OpenstackConfig {
+    /// Checks what serde cannot: no convention twice, sane limits.
+    pub fn validate(&self) -> Result<(), Problem> {
+        let conventions = self.conventions.get_ref();
+        for (index, convention) in conventions.iter().enumerate() {
+            if conventions[..index].contains(convention) {
+                return Err(problem(
+                    &self.conventions,
+                    "conventions",
+                    format!("convention {:?} is listed twice", convention.as_str()),
+                ));
+            }
+        }
+        if self.timeout == 0 {
+            return Err(problem(&self.id, "timeout", "must be at least 1 second"));
+        }
+        if self.concurrency == 0 {
+            return Err(problem(&self.id, "concurrency", "must be at least 1"));
+        }
+        if self.vo_property.trim().is_empty() {
+            return Err(problem(&self.id, "vo_property", "must not be empty"));
+        }
+        Ok(())
+    }
+}
+
+fn problem<T>(at: &Spanned<T>, field: &str, message: impl Into<String>) -> Problem {
+    let span = at.span();
+    Problem {
+        span: (span.end > 0).then_some(span),
+        field: field.to_owned(),
+        message: message.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Deserialize)]
+    struct File {
+        openstack: Vec<OpenstackConfig>,
+    }
+
+    #[test]
+    fn defaults_read_every_convention_and_the_vo_property() {
+        let file: File = toml::from_str("[[openstack]]\nid = \"cloud\"\n").unwrap();
+        let config = &file.openstack[0];
+        assert_eq!(config.vo_property, "VO");
+        assert_eq!(config.conventions.get_ref().len(), 5);
+        assert_eq!(config.conventions.get_ref()[0], Convention::Egi);
+        config.validate().unwrap();
+    }
+
+    #[test]
+    fn a_repeated_convention_is_refused_at_its_value() {
+        let source = "[[openstack]]\nid = \"cloud\"\nconventions = [\"vgpu\", \"egi\", \"vgpu\"]\n";
+        let file: File = toml::from_str(source).unwrap();
+        let problem = file.openstack[0].validate().unwrap_err();
+        assert_eq!(problem.field, "conventions");
+        assert!(problem.message.contains("\"vgpu\" is listed twice"));
+        assert_eq!(
+            &source[problem.span.unwrap()],
+            "[\"vgpu\", \"egi\", \"vgpu\"]"
+        );
+    }
+
+    #[test]
+    fn unknown_keys_and_conventions_are_refused() {
+        assert!(toml::from_str::<File>("[[openstack]]\nid = \"c\"\npassword = \"x\"\n").is_err());
+        assert!(
+            toml::from_str::<File>("[[openstack]]\nid = \"c\"\nconventions = [\"cuda\"]\n")
+                .is_err()
+        );
+    }
+}

@@ -1,0 +1,322 @@
+//! The ways sites write "this flavor has GPUs" into flavor extra specs, one reader each. A reader
+//! answers `None` when the flavor does not use its convention, `Some(Err(why))` when it does but
+//! the value cannot be read (so the caller warns instead of guessing a count), and the GPU
+//! otherwise. Pure; `detect.rs` applies the configured precedence.
+
+use std::collections::BTreeMap;
+
+use accelfed_schemas::gpu::{
+    AcceleratorType, GpuCount, GpuModel, GpuSpec, MemoryMb, Virtualization,
+};
+use accelfed_schemas::names::Text;
+
+use super::config::{Convention, DeviceConfig};
+use super::pci_ids;
+
+/// Extra specs of one flavor.
+pub type Specs = BTreeMap<String, String>;
+
+/// The GPUs one instance of a flavor gets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlavorGpu {
+    pub spec: GpuSpec,
+    /// Per instance; fractional with EGI's `Accelerator:Number = 0.5`.
+    pub count: GpuCount,
+    /// The convention it was read from.
+    pub convention: Convention,
+    /// The Placement resource class the GPUs are allocated from, where the flavor says
+    /// (`VGPU`, `CUSTOM_PCI_10DE_1DB4`); lets capacity and flavors meet.
+    pub resource_class: Option<String>,
+    /// EGI's `Accelerator:Version`, published as OtherInfo.
+    pub version: Option<String>,
+}
+
+/// What a convention reader answers.
+pub type Read = Option<Result<FlavorGpu, String>>;
+
+/// The configured device descriptions the readers consult.
+#[derive(Debug, Clone, Default)]
+pub struct Devices {
+    pub pci_alias: BTreeMap<String, DeviceConfig>,
+    pub vgpu_type: BTreeMap<String, DeviceConfig>,
+    pub resource_class: BTreeMap<String, DeviceConfig>,
+}
+
+impl Devices {
+    /// Whether Placement inventory of `class` is GPUs: `VGPU`, a configured class, the class of a
+    /// configured PCI alias, or a `CUSTOM_PCI_` class of a GPU vendor (NVIDIA, AMD). Other PCI
+    /// classes (NICs, Intel devices) count only when configured.
+    pub fn is_gpu_class(&self, class: &str) -> bool {
+        class == "VGPU"
+            || self.resource_class.contains_key(class)
+            || self
+                .pci_alias
+                .values()
+                .any(|device| device.pci_class().as_deref() == Some(class))
+            || pci_ids::split_class(class)
+                .is_some_and(|(vendor, _)| vendor == "10de" || vendor == "1002")
+    }
+}
+
+fn text(value: &str, key: &str) -> Result<Text, String> {
+    Text::new(value.trim()).map_err(|err| format!("{key}={value:?}: {err}"))
+}
+
+fn model(value: &str, key: &str) -> Result<GpuModel, String> {
+    GpuModel::new(value.trim()).map_err(|err| format!("{key}={value:?}: {err}"))
+}
+
+fn count(value: &str, key: &str) -> Result<GpuCount, String> {
+    value
+        .parse::<GpuCount>()
+        .map_err(|err| format!("{key}={value:?} is not a GPU count ({err})"))
+}
+
+/// A memory value that is GB when it carries no unit (EGI's `Accelerator:Memory`, `gpu_memory`).
+fn memory_gb(value: &str, key: &str) -> Result<MemoryMb, String> {
+    let trimmed = value.trim();
+    let with_unit = if trimmed.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        format!("{trimmed} GB")
+    } else {
+        trimmed.to_owned()
+    };
+    MemoryMb::parse(&with_unit).map_err(|err| format!("{key}={value:?}: {err}"))
+}
+
+fn kind(value: &str) -> AcceleratorType {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "gpu" => AcceleratorType::Gpu,
+        "fpga" => AcceleratorType::Fpga,
+        "mic" => AcceleratorType::Mic,
+        _ => AcceleratorType::Other,
+    }
+}
+
+fn virtualization(value: &str, key: &str) -> Result<Virtualization, String> {
+    match value.trim().to_ascii_lowercase().replace('_', "-").as_str() {
+        "passthrough" | "pci-passthrough" | "pci" | "direct" => Ok(Virtualization::Passthrough),
+        "vgpu" | "mdev" | "virtual" => Ok(Virtualization::Vgpu),
+        "mig" => Ok(Virtualization::Mig),
+        "time-slicing" | "timeslicing" => Ok(Virtualization::TimeSlicing),
+        "none" | "" => Ok(Virtualization::None),
+        _ => Err(format!(
+            "{key}={value:?} is not a known virtualization type"
+        )),
+    }
+}
+
+fn gpu(spec: GpuSpec, count: GpuCount, convention: Convention) -> FlavorGpu {
+    FlavorGpu {
+        spec,
+        count,
+        convention,
+        resource_class: None,
+        version: None,
+    }
+}
+
+fn from_device(device: &DeviceConfig, default_virtualization: Virtualization) -> GpuSpec {
+    let mut spec = GpuSpec::new(device.vendor.clone(), device.model.clone());
+    spec.kind = device.kind;
+    spec.memory = device.memory;
+    spec.virtualization = device.virtualization.unwrap_or(default_virtualization);
+    spec
+}
+
+/// EGI: `Accelerator:Type|Vendor|Model|Number` (cASO needs these four), `Accelerator:Memory` (GB),
+/// `Accelerator:VirtualizationType`, `Accelerator:Version`.
+pub fn egi(specs: &Specs) -> Read {
+    if !specs.keys().any(|key| key.starts_with("Accelerator:")) {
+        return None;
+    }
+    Some((|| {
+        let get = |name: &str| specs.get(&format!("Accelerator:{name}"));
+        let need = |name: &str| get(name).ok_or_else(|| format!("Accelerator:{name} is missing"));
+        let number = count(need("Number")?, "Accelerator:Number")?;
+        let mut spec = GpuSpec::new(
+            text(need("Vendor")?, "Accelerator:Vendor")?,
+            model(need("Model")?, "Accelerator:Model")?,
+        );
+        spec.kind = get("Type").map_or(AcceleratorType::Gpu, |t| kind(t));
+        spec.memory = get("Memory")
+            .map(|m| memory_gb(m, "Accelerator:Memory"))
+            .transpose()?;
+        spec.virtualization = get("VirtualizationType")
+            .map(|v| virtualization(v, "Accelerator:VirtualizationType"))
+            .transpose()?
+            .unwrap_or(Virtualization::Passthrough);
+        let mut found = gpu(spec, number, Convention::Egi);
+        found.version = get("Version").cloned();
+        Ok(found)
+    })())
+}
+
+/// The older `gpu_number`, `gpu_vendor`, `gpu_model`, `gpu_memory` keys.
+pub fn legacy(specs: &Specs) -> Read {
+    let number = specs.get("gpu_number")?;
+    Some((|| {
+        let number = count(number, "gpu_number")?;
+        let vendor = specs.get("gpu_vendor").map_or("unknown", String::as_str);
+        let name = specs
+            .get("gpu_model")
+            .ok_or_else(|| "gpu_number is set but gpu_model is missing".to_owned())?;
+        let mut spec = GpuSpec::new(text(vendor, "gpu_vendor")?, model(name, "gpu_model")?);
+        spec.memory = specs
+            .get("gpu_memory")
+            .map(|m| memory_gb(m, "gpu_memory"))
+            .transpose()?;
+        spec.virtualization = Virtualization::Passthrough;
+        Ok(gpu(spec, number, Convention::Legacy))
+    })())
+}
+
+/// `pci_passthrough:alias = alias:count[,alias:count]`, aliases described in the configuration.
+/// Aliases the configuration does not list are not GPUs as far as accelfed knows (a NIC, say) and
+/// are left out; a flavor whose aliases are all unknown is reported, not counted.
+pub fn pci_alias(specs: &Specs, devices: &Devices) -> Read {
+    let value = specs.get("pci_passthrough:alias")?;
+    Some((|| {
+        let mut found: Option<FlavorGpu> = None;
+        let mut unknown = Vec::new();
+        for item in value.split(',') {
+            let (alias, number) = item.split_once(':').ok_or_else(|| {
+                format!("pci_passthrough:alias={value:?}: {item:?} is not alias:count")
+            })?;
+            let number: u32 = number.trim().parse().map_err(|_| {
+                format!("pci_passthrough:alias={value:?}: count {number:?} is not a whole number")
+            })?;
+            let alias = alias.trim();
+            let Some(device) = devices.pci_alias.get(alias) else {
+                unknown.push(alias.to_owned());
+                continue;
+            };
+            let spec = from_device(device, Virtualization::Passthrough);
+            match &mut found {
+                None => {
+                    let mut first = gpu(spec, GpuCount::whole(number), Convention::PciAlias);
+                    first.resource_class = device.pci_class();
+                    found = Some(first);
+                }
+                Some(first) if first.spec == spec => {
+                    first.count = first.count + GpuCount::whole(number);
+                }
+                Some(_) => {
+                    return Err(format!(
+                        "pci_passthrough:alias={value:?} names GPUs of two models; one instance type carries one"
+                    ));
+                }
+            }
+        }
+        found.ok_or_else(|| {
+            format!(
+                "pci_passthrough:alias={value:?}: alias {} not described under [openstack.pci_alias]",
+                unknown.join(", ")
+            )
+        })
+    })())
+}
+
+/// `resources[N]:CLASS = amount` pairs: the request group suffix, the class and the amount.
+fn resources(specs: &Specs) -> impl Iterator<Item = (&str, &str, &str)> {
+    specs.iter().filter_map(|(key, value)| {
+        let rest = key.strip_prefix("resources")?;
+        let (group, class) = rest.split_once(':')?;
+        Some((group, class, value.as_str()))
+    })
+}
+
+/// `resources[N]:VGPU`, the type from a required `trait[N]:CUSTOM_*` of the same group.
+pub fn vgpu(specs: &Specs, devices: &Devices) -> Read {
+    let groups: Vec<(&str, &str)> = resources(specs)
+        .filter(|(_, class, _)| *class == "VGPU")
+        .map(|(group, _, amount)| (group, amount))
+        .collect();
+    if groups.is_empty() {
+        return None;
+    }
+    Some((|| {
+        let mut total = 0u32;
+        let mut traits = Vec::new();
+        for (group, amount) in &groups {
+            total += amount
+                .trim()
+                .parse::<u32>()
+                .map_err(|_| format!("resources{group}:VGPU={amount:?} is not a whole number"))?;
+            let prefix = format!("trait{group}:CUSTOM_");
+            traits.extend(
+                specs
+                    .iter()
+                    .filter(|(key, value)| key.starts_with(&prefix) && *value == "required")
+                    .map(|(key, _)| key[prefix.len() - "CUSTOM_".len()..].to_owned()),
+            );
+        }
+        let spec = vgpu_spec(&traits, devices)?;
+        let mut found = gpu(spec, GpuCount::whole(total), Convention::Vgpu);
+        found.resource_class = Some("VGPU".to_owned());
+        Ok(found)
+    })())
+}
+
+/// The vGPU type behind a set of `CUSTOM_*` traits (a flavor's required ones, or a VGPU resource
+/// provider's): configured under `[openstack.vgpu_type]`, its `default`, or named after the trait.
+pub fn vgpu_spec(traits: &[String], devices: &Devices) -> Result<GpuSpec, String> {
+    let known = traits.iter().find_map(|t| devices.vgpu_type.get(t));
+    if let Some(device) = known.or_else(|| devices.vgpu_type.get("default")) {
+        return Ok(from_device(device, Virtualization::Vgpu));
+    }
+    let name = traits
+        .iter()
+        .find(|t| t.starts_with("CUSTOM_"))
+        .map_or("VGPU", |t| t.trim_start_matches("CUSTOM_"));
+    let vendor = ["NVIDIA", "AMD", "INTEL"]
+        .into_iter()
+        .find(|v| name.to_ascii_uppercase().contains(v))
+        .unwrap_or("unknown");
+    let mut spec = GpuSpec::new(text(vendor, "vendor")?, model(name, "trait")?);
+    spec.virtualization = Virtualization::Vgpu;
+    Ok(spec)
+}
+
+/// `resources[N]:CUSTOM_PCI_<VENDOR>_<PRODUCT>` (Nova's PCI-in-Placement classes) and custom classes
+/// described under `[openstack.resource_class]`.
+pub fn resource_class(specs: &Specs, devices: &Devices) -> Read {
+    let (group, class, amount) = resources(specs).find(|(_, class, _)| {
+        devices.resource_class.contains_key(*class) || pci_ids::split_class(class).is_some()
+    })?;
+    Some((|| {
+        let number: u32 = amount
+            .trim()
+            .parse()
+            .map_err(|_| format!("resources{group}:{class}={amount:?} is not a whole number"))?;
+        let spec = class_spec(class, devices)?;
+        let mut found = gpu(spec, GpuCount::whole(number), Convention::ResourceClass);
+        found.resource_class = Some(class.to_owned());
+        Ok(found)
+    })())
+}
+
+/// The GPU behind a Placement resource class: configured, or named from its PCI ids.
+pub fn class_spec(class: &str, devices: &Devices) -> Result<GpuSpec, String> {
+    if let Some(device) = devices.resource_class.get(class) {
+        return Ok(from_device(device, Virtualization::Passthrough));
+    }
+    let alias = devices
+        .pci_alias
+        .values()
+        .find(|device| device.pci_class().as_deref() == Some(class));
+    if let Some(device) = alias {
+        return Ok(from_device(device, Virtualization::Passthrough));
+    }
+    let (vendor, product) = pci_ids::split_class(class).ok_or_else(|| {
+        format!("resource class {class} is not described under [openstack.resource_class]")
+    })?;
+    let vendor_name = pci_ids::vendor_name(&vendor).map_or_else(|| vendor.clone(), str::to_owned);
+    let (name, memory) = pci_ids::product(&vendor, &product).map_or_else(
+        || (format!("PCI {vendor}:{product}"), None),
+        |(n, m)| (n.to_owned(), m),
+    );
+    let mut spec = GpuSpec::new(text(&vendor_name, "vendor")?, model(&name, "model")?);
+    spec.memory = memory.map(MemoryMb::new);
+    spec.virtualization = Virtualization::Passthrough;
+    Ok(spec)
+}

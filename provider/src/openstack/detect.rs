@@ -1,0 +1,330 @@
+//! Which GPUs a flavor gives, from its extra specs: every configured convention is read, the first
+//! in the configured order that yields a GPU wins, and the rest are checked against it. A convention
+//! that is present but unreadable, or one that disagrees with the winner, becomes a warning naming
+//! the flavor; nothing here fails or guesses a count.
+
+use super::config::{Convention, OpenstackConfig};
+use super::conventions::{self, Devices, FlavorGpu, Read, Specs};
+
+/// Reads flavor extra specs with the site's conventions and device descriptions.
+#[derive(Debug, Clone)]
+pub struct Detector {
+    order: Vec<Convention>,
+    devices: Devices,
+}
+
+/// The GPUs of one flavor and what was odd about its extra specs.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Detection {
+    pub gpu: Option<FlavorGpu>,
+    /// Each names the flavor.
+    pub warnings: Vec<String>,
+}
+
+impl Detector {
+    pub fn new(config: &OpenstackConfig) -> Self {
+        Self {
+            order: config.conventions.get_ref().clone(),
+            devices: Devices {
+                pci_alias: config.pci_alias.clone(),
+                vgpu_type: config.vgpu_type.clone(),
+                resource_class: config.resource_class.clone(),
+            },
+        }
+    }
+
+    /// The device descriptions, for naming Placement's resource classes the same way.
+    pub fn devices(&self) -> &Devices {
+        &self.devices
+    }
+
+    fn read(&self, convention: Convention, specs: &Specs) -> Read {
+        match convention {
+            Convention::Egi => conventions::egi(specs),
+            Convention::Legacy => conventions::legacy(specs),
+            Convention::PciAlias => conventions::pci_alias(specs, &self.devices),
+            Convention::Vgpu => conventions::vgpu(specs, &self.devices),
+            Convention::ResourceClass => conventions::resource_class(specs, &self.devices),
+        }
+    }
+
+    /// The GPUs of flavor `flavor` (its name, for messages) with extra specs `specs`.
+    pub fn detect(&self, flavor: &str, specs: &Specs) -> Detection {
+        let mut detection = Detection::default();
+        for &convention in &self.order {
+            match self.read(convention, specs) {
+                None => {}
+                Some(Err(why)) => detection.warnings.push(format!(
+                    "flavor {flavor:?}: {} convention unreadable, not counted: {why}",
+                    convention.as_str()
+                )),
+                Some(Ok(found)) => match &mut detection.gpu {
+                    None => detection.gpu = Some(found),
+                    Some(winner) => {
+                        if let Some(conflict) = disagreement(winner, &found) {
+                            detection.warnings.push(format!(
+                                "flavor {flavor:?}: {} and {} conventions disagree ({conflict}); using {}",
+                                winner.convention.as_str(),
+                                convention.as_str(),
+                                winner.convention.as_str()
+                            ));
+                        } else if winner.resource_class.is_none() {
+                            // Same GPU said twice (EGI keys for publishing, a resources: key for
+                            // scheduling): keep the Placement class to meet capacity by.
+                            winner.resource_class = found.resource_class;
+                        }
+                    }
+                },
+            }
+        }
+        if detection
+            .gpu
+            .as_ref()
+            .is_some_and(|gpu| gpu.count.get() == 0.0)
+        {
+            detection.gpu = None;
+        }
+        detection
+    }
+}
+
+/// Why two readings of one flavor are not the same GPUs, if they are not.
+fn disagreement(a: &FlavorGpu, b: &FlavorGpu) -> Option<String> {
+    if (a.count.get() - b.count.get()).abs() > 1e-9 {
+        return Some(format!("{} vs {} GPUs", a.count, b.count));
+    }
+    let same_model = match (a.spec.model.family(), b.spec.model.family()) {
+        (Some(x), Some(y)) => x == y,
+        _ => {
+            a.spec.model.matches(b.spec.model.as_str())
+                || b.spec.model.matches(a.spec.model.as_str())
+        }
+    };
+    (!same_model).then(|| format!("{} vs {}", a.spec.model, b.spec.model))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use accelfed_schemas::gpu::{GpuCount, Virtualization};
+    use serde::Deserialize;
+
+    use super::*;
+    use crate::openstack::api::Flavor;
+
+    const CONFIG: &str = r#"
+        [[openstack]]
+        id = "cloud"
+        [openstack.pci_alias.nvidia-v100]
+        vendor = "NVIDIA"
+        model = "Tesla V100-PCIE-32GB"
+        memory = "32 GB"
+        [openstack.vgpu_type.CUSTOM_NVIDIA_A100_4C]
+        vendor = "NVIDIA"
+        model = "A100-SXM4-40GB"
+        memory = "4 GB"
+    "#;
+
+    fn detector(source: &str) -> Detector {
+        #[derive(Deserialize)]
+        struct File {
+            openstack: Vec<OpenstackConfig>,
+        }
+        let file: File = toml::from_str(source).unwrap();
+        Detector::new(&file.openstack[0])
+    }
+
+    fn specs(pairs: &[(&str, &str)]) -> Specs {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn real_flavors_of_every_captured_kind() {
+        #[derive(Deserialize)]
+        struct Flavors {
+            flavors: Vec<Flavor>,
+        }
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/openstack/nova-flavors-detail-2.61.json"
+        ))
+        .unwrap();
+        let flavors: Flavors = serde_json::from_str(&text).unwrap();
+        let detector = detector(CONFIG);
+        let found: BTreeMap<_, _> = flavors
+            .flavors
+            .iter()
+            .map(|f| {
+                let d = detector.detect(&f.name, f.extra_specs.as_ref().unwrap());
+                assert!(d.warnings.is_empty(), "{:?}", d.warnings);
+                (f.name.as_str(), d.gpu)
+            })
+            .collect();
+        assert_eq!(found["m1.medium"], None);
+        let v100 = found["g1.v100x2"].as_ref().unwrap();
+        assert_eq!(v100.count, GpuCount::whole(2));
+        assert_eq!(v100.spec.model.as_str(), "Tesla V100-PCIE-32GB");
+        assert_eq!(v100.spec.virtualization, Virtualization::Passthrough);
+        assert_eq!(v100.convention, Convention::PciAlias);
+        let vgpu = found["vg1.a100-4c"].as_ref().unwrap();
+        assert_eq!(vgpu.count, GpuCount::whole(1));
+        assert_eq!(vgpu.spec.virtualization, Virtualization::Vgpu);
+        assert_eq!(vgpu.spec.memory.unwrap().get(), 4_000);
+        assert_eq!(vgpu.resource_class.as_deref(), Some("VGPU"));
+    }
+
+    #[test]
+    fn egi_keys_win_and_allow_fractions() {
+        let d = detector(CONFIG).detect(
+            "egi.half",
+            &specs(&[
+                ("Accelerator:Type", "GPU"),
+                ("Accelerator:Vendor", "NVIDIA"),
+                ("Accelerator:Model", "Tesla V100-PCIE-32GB"),
+                ("Accelerator:Number", "0.5"),
+                ("Accelerator:Memory", "16"),
+                ("Accelerator:VirtualizationType", "vgpu"),
+            ]),
+        );
+        let gpu = d.gpu.unwrap();
+        assert_eq!(gpu.count.to_string(), "0.5");
+        assert_eq!(gpu.spec.memory.unwrap().get(), 16_000);
+        assert_eq!(gpu.spec.virtualization, Virtualization::Vgpu);
+        assert!(d.warnings.is_empty());
+    }
+
+    #[test]
+    fn legacy_keys_and_custom_pci_classes() {
+        let d = detector(CONFIG).detect(
+            "legacy",
+            &specs(&[
+                ("gpu_number", "4"),
+                ("gpu_vendor", "AMD"),
+                ("gpu_model", "Instinct MI250X"),
+            ]),
+        );
+        assert_eq!(d.gpu.unwrap().count, GpuCount::whole(4));
+        let d = detector(CONFIG).detect("pci", &specs(&[("resources1:CUSTOM_PCI_10DE_20B5", "2")]));
+        let gpu = d.gpu.unwrap();
+        assert_eq!(gpu.spec.model.as_str(), "A100 80GB PCIe");
+        assert_eq!(gpu.spec.vendor.as_str(), "NVIDIA");
+        assert_eq!(gpu.resource_class.as_deref(), Some("CUSTOM_PCI_10DE_20B5"));
+        assert!(d.warnings.is_empty());
+    }
+
+    #[test]
+    fn agreeing_conventions_are_quiet_and_conflicting_ones_warn_naming_the_flavor() {
+        let both = specs(&[
+            ("Accelerator:Type", "GPU"),
+            ("Accelerator:Vendor", "NVIDIA"),
+            ("Accelerator:Model", "V100"),
+            ("Accelerator:Number", "2"),
+            ("pci_passthrough:alias", "nvidia-v100:2"),
+        ]);
+        let d = detector(CONFIG).detect("g.agree", &both);
+        assert!(d.warnings.is_empty(), "{:?}", d.warnings);
+        assert_eq!(d.gpu.unwrap().convention, Convention::Egi);
+
+        let mut conflict = both.clone();
+        conflict.insert("pci_passthrough:alias".into(), "nvidia-v100:1".into());
+        let d = detector(CONFIG).detect("g.conflict", &conflict);
+        assert_eq!(d.gpu.as_ref().unwrap().count, GpuCount::whole(2));
+        assert_eq!(d.warnings.len(), 1);
+        assert!(
+            d.warnings[0].contains("\"g.conflict\""),
+            "{}",
+            d.warnings[0]
+        );
+        assert!(d.warnings[0].contains("egi and pci-alias conventions disagree (2 vs 1 GPUs)"));
+
+        // precedence is configuration: pci-alias first now wins the same flavor
+        let reordered = format!("{CONFIG}\n").replace(
+            "id = \"cloud\"",
+            "id = \"cloud\"\nconventions = [\"pci-alias\", \"egi\"]",
+        );
+        let d = detector(&reordered).detect("g.conflict", &conflict);
+        assert_eq!(d.gpu.unwrap().count, GpuCount::whole(1));
+    }
+
+    #[test]
+    fn malformed_specs_warn_and_never_count() {
+        let detector = detector(CONFIG);
+        for (specs, expect) in [
+            (
+                specs(&[("pci_passthrough:alias", "garbage")]),
+                "is not alias:count",
+            ),
+            (
+                specs(&[("pci_passthrough:alias", "nvidia-v100:two")]),
+                "not a whole number",
+            ),
+            (
+                specs(&[("pci_passthrough:alias", "mystery-nic:1")]),
+                "mystery-nic not described",
+            ),
+            (
+                specs(&[
+                    ("Accelerator:Vendor", "NVIDIA"),
+                    ("Accelerator:Model", "A100"),
+                    ("Accelerator:Number", "many"),
+                ]),
+                "Accelerator:Number=\"many\" is not a GPU count",
+            ),
+            (
+                specs(&[("Accelerator:Number", "1")]),
+                "Accelerator:Vendor is missing",
+            ),
+            (specs(&[("resources:VGPU", "-1")]), "is not a whole number"),
+        ] {
+            let d = detector.detect("bad.flavor", &specs);
+            assert_eq!(d.gpu, None, "{specs:?}");
+            assert_eq!(d.warnings.len(), 1, "{specs:?}");
+            assert!(
+                d.warnings[0].starts_with("flavor \"bad.flavor\": "),
+                "{}",
+                d.warnings[0]
+            );
+            assert!(
+                d.warnings[0].contains(expect),
+                "{} / {expect}",
+                d.warnings[0]
+            );
+        }
+        // a malformed convention falls through to the next readable one, with the warning
+        let d = detector.detect(
+            "half.bad",
+            &specs(&[
+                ("Accelerator:Number", "many"),
+                ("pci_passthrough:alias", "nvidia-v100:1"),
+            ]),
+        );
+        assert_eq!(d.gpu.unwrap().count, GpuCount::whole(1));
+        assert_eq!(d.warnings.len(), 1);
+    }
+
+    #[test]
+    fn unconfigured_vgpu_types_are_named_from_the_trait() {
+        let d = detector("[[openstack]]\nid = \"c\"\n").detect(
+            "vg",
+            &specs(&[
+                ("resources:VGPU", "2"),
+                ("trait:CUSTOM_NVIDIA_A100_4C", "required"),
+            ]),
+        );
+        let gpu = d.gpu.unwrap();
+        assert_eq!(gpu.spec.model.as_str(), "NVIDIA_A100_4C");
+        assert_eq!(gpu.spec.vendor.as_str(), "NVIDIA");
+        assert_eq!(gpu.count, GpuCount::whole(2));
+    }
+
+    #[test]
+    fn disabled_conventions_are_not_read() {
+        let d = detector("[[openstack]]\nid = \"c\"\nconventions = [\"egi\"]\n")
+            .detect("g", &specs(&[("resources:VGPU", "1")]));
+        assert_eq!(d, Detection::default());
+    }
+}

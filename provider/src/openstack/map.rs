@@ -1,0 +1,407 @@
+//! Pure assembly of a cloud's GLUE2 service from what the client listed once as admin: flavors,
+//! servers and resource providers are partitioned per project here, so the cost of a run grows with
+//! the size of each listing, never with projects x flavors.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use accelfed_schemas::glue::{
+    AcceleratorCapacity, CloudManager, CloudService, CloudShare, Endpoint, Image, InstanceType,
+    VirtualAccelerator, VoAccess,
+};
+use accelfed_schemas::gpu::{Capacity, GpuCount, MemoryMb};
+use accelfed_schemas::names::{LocalId, Text, VoName};
+
+use super::api::{Flavor, GlanceImage, Project, QuotaSet, ResourceProvider, Server};
+use super::capacity::{KindCapacity, ProviderState, gpu_capacity, kind_id};
+use super::config::OpenstackConfig;
+use super::conventions::FlavorGpu;
+use super::detect::Detector;
+use super::usage::{VmUsage, observe};
+use super::vo::project_vo;
+
+/// Everything listed from one cloud.
+#[derive(Debug, Clone, Default)]
+pub struct CloudState {
+    pub compute_url: String,
+    /// The highest compute microversion both sides speak, e.g. `2.93`.
+    pub compute_microversion: Option<String>,
+    pub flavors: Vec<Flavor>,
+    /// Private flavor id -> the projects it is shared with.
+    pub flavor_access: BTreeMap<String, Vec<String>>,
+    pub projects: Vec<Project>,
+    /// Project id -> why something of that project could not be listed.
+    pub project_errors: BTreeMap<String, String>,
+    pub servers: Vec<Server>,
+    pub providers: Vec<(ResourceProvider, ProviderState)>,
+    pub images: Vec<GlanceImage>,
+    pub quotas: BTreeMap<String, QuotaSet>,
+    /// Services that failed while listing (`placement: 503 ...`): the endpoint's health says so.
+    pub degraded: Vec<String>,
+}
+
+/// A cloud's service, its VMs' GPU usage, and what was odd on the way.
+#[derive(Debug, Clone)]
+pub struct Mapped {
+    pub service: CloudService,
+    pub usage: Vec<VmUsage>,
+    pub warnings: Vec<String>,
+}
+
+fn text(value: &str) -> Text {
+    Text::new(value.trim())
+        .unwrap_or_else(|_| Text::new("unnamed").unwrap_or_else(|_| unreachable!()))
+}
+
+fn local_id(value: &str) -> LocalId {
+    LocalId::new(value.trim())
+        .unwrap_or_else(|_| LocalId::new("unnamed").unwrap_or_else(|_| unreachable!()))
+}
+
+/// Statuses of servers that hold no GPU now.
+fn holds_no_gpu(status: &str) -> bool {
+    matches!(
+        status.to_ascii_uppercase().as_str(),
+        "DELETED" | "SOFT_DELETED" | "SHELVED_OFFLOADED"
+    )
+}
+
+/// The GPUs of a server: its embedded flavor (2.47+) wins, as it is what the server was built
+/// with even when the flavor changed or is gone; else the flavor by id.
+pub fn server_gpu(
+    server: &Server,
+    flavors: &BTreeMap<&str, &Flavor>,
+    detector: &Detector,
+    warnings: &mut BTreeSet<String>,
+) -> Option<FlavorGpu> {
+    let (name, specs) = match (&server.flavor.extra_specs, &server.flavor.id) {
+        (Some(specs), _) => (
+            server.flavor.original_name.clone().unwrap_or_default(),
+            specs.clone(),
+        ),
+        (None, Some(id)) => match flavors.get(id.as_str()) {
+            Some(flavor) => (
+                flavor.name.clone(),
+                flavor.extra_specs.clone().unwrap_or_default(),
+            ),
+            None => {
+                warnings.insert(format!(
+                    "server {} ({}): flavor {id} no longer exists and this cloud does not embed flavors; GPUs unknown",
+                    server.name, server.id
+                ));
+                return None;
+            }
+        },
+        (None, None) => return None,
+    };
+    let detection = detector.detect(&name, &specs);
+    warnings.extend(detection.warnings);
+    detection.gpu
+}
+
+/// Builds the service and the usage observations.
+pub fn map(config: &OpenstackConfig, state: &CloudState) -> Mapped {
+    let detector = Detector::new(config);
+    let mut warnings = BTreeSet::new();
+
+    let mut vos: BTreeMap<&str, VoName> = BTreeMap::new();
+    for project in state.projects.iter().filter(|p| p.enabled) {
+        match project_vo(project, &config.vo_property, &config.vo_map) {
+            Ok(Some(vo)) => {
+                vos.insert(project.id.as_str(), vo);
+            }
+            Ok(None) => {}
+            Err(why) => {
+                warnings.insert(why);
+            }
+        }
+    }
+
+    let (kinds, capacity_warnings) = gpu_capacity(&state.providers, detector.devices());
+    warnings.extend(capacity_warnings);
+
+    let flavors_by_id: BTreeMap<&str, &Flavor> =
+        state.flavors.iter().map(|f| (f.id.as_str(), f)).collect();
+    let mut flavor_gpus: BTreeMap<&str, FlavorGpu> = BTreeMap::new();
+    for flavor in state.flavors.iter().filter(|f| !f.disabled) {
+        let detection = detector.detect(
+            &flavor.name,
+            flavor.extra_specs.as_ref().unwrap_or(&BTreeMap::new()),
+        );
+        warnings.extend(detection.warnings);
+        if let Some(gpu) = detection.gpu {
+            flavor_gpus.insert(flavor.id.as_str(), gpu);
+        }
+    }
+
+    // One pass over the servers: usage observations and per-project use.
+    let mut usage = Vec::new();
+    let mut used: BTreeMap<(&str, LocalId), GpuCount> = BTreeMap::new();
+    let mut running: BTreeMap<&str, u32> = BTreeMap::new();
+    for server in &state.servers {
+        let live = !holds_no_gpu(&server.status);
+        if live {
+            *running.entry(server.tenant_id.as_str()).or_default() += 1;
+        }
+        let Some(gpu) = server_gpu(server, &flavors_by_id, &detector, &mut warnings) else {
+            continue;
+        };
+        if live {
+            *used
+                .entry((server.tenant_id.as_str(), kind_id(&gpu.spec)))
+                .or_default() = used
+                .get(&(server.tenant_id.as_str(), kind_id(&gpu.spec)))
+                .copied()
+                .unwrap_or_default()
+                + gpu.count;
+        }
+        match observe(server, gpu, vos.get(server.tenant_id.as_str()).cloned()) {
+            Ok(observation) => usage.push(observation),
+            Err(why) => {
+                warnings.insert(why);
+            }
+        }
+    }
+
+    let shares = shares(state, &vos, &kinds, &flavor_gpus, &used, &running);
+    let instance_types = instance_types(state, &vos, &flavor_gpus);
+    for (id, gpu) in &flavor_gpus {
+        if !kinds.contains_key(&kind_id(&gpu.spec)) && !state.providers.is_empty() {
+            warnings.insert(format!(
+                "flavor {id}: its GPU {} ({}) has no Placement inventory; capacity of that kind is not published",
+                gpu.spec.model,
+                gpu.spec.virtualization.as_str()
+            ));
+        }
+    }
+    let images = if config.images {
+        images(state, &vos)
+    } else {
+        Vec::new()
+    };
+
+    let mut other_info = BTreeMap::new();
+    if !state.project_errors.is_empty() {
+        let failed: Vec<String> = state
+            .project_errors
+            .iter()
+            .map(|(id, why)| format!("{id}: {why}"))
+            .collect();
+        other_info.insert("degraded_shares".to_owned(), failed.join("; "));
+    }
+    let all_vos: BTreeSet<&VoName> = vos.values().collect();
+    let service = CloudService {
+        local_id: config.id.get_ref().clone(),
+        name: config.name.clone(),
+        quality_level: config.quality_level.clone(),
+        capabilities: vec![
+            text("executionmanagement.dynamicvmdeploy"),
+            text("security.accounting"),
+        ],
+        endpoints: vec![endpoint(state, &all_vos)],
+        manager: manager(state, &kinds),
+        shares,
+        instance_types,
+        images,
+        other_info,
+    };
+    Mapped {
+        service,
+        usage,
+        warnings: warnings.into_iter().collect(),
+    }
+}
+
+fn endpoint(state: &CloudState, vos: &BTreeSet<&VoName>) -> Endpoint {
+    let (health, info) = if state.degraded.is_empty() {
+        ("ok", None)
+    } else {
+        ("warning", Some(text(&state.degraded.join("; "))))
+    };
+    Endpoint {
+        local_id: local_id("nova"),
+        url: text(&state.compute_url),
+        interface_name: text("org.openstack.nova"),
+        interface_version: Some(text("2.1")),
+        implementation_name: Some(text("OpenStack Nova")),
+        implementation_version: state.compute_microversion.as_deref().map(text),
+        technology: text("webservice"),
+        quality_level: text("production"),
+        serving_state: text("production"),
+        health_state: text(health),
+        health_state_info: info,
+        capabilities: vec![text("executionmanagement.dynamicvmdeploy")],
+        access: vos.iter().map(|vo| VoAccess::new((*vo).clone())).collect(),
+    }
+}
+
+fn manager(state: &CloudState, kinds: &BTreeMap<LocalId, KindCapacity>) -> CloudManager {
+    let roots = state
+        .providers
+        .iter()
+        .filter(|(rp, _)| rp.parent_provider_uuid.is_none());
+    let (mut cpus, mut ram_mib) = (0u64, 0u64);
+    for (_, provider) in roots {
+        cpus += provider.inventories.get("VCPU").map_or(0, |i| i.total);
+        ram_mib += provider.inventories.get("MEMORY_MB").map_or(0, |i| i.total);
+    }
+    CloudManager {
+        product_name: text("OpenStack"),
+        product_version: None,
+        hypervisor_name: None,
+        total_cpus: u32::try_from(cpus).ok().filter(|c| *c > 0),
+        total_ram: (ram_mib > 0).then(|| MemoryMb::from_mib(ram_mib)),
+        accelerators: kinds
+            .iter()
+            .map(|(id, kind)| AcceleratorCapacity {
+                local_id: id.clone(),
+                gpu: kind.spec.clone(),
+                capacity: kind.capacity,
+                max_per_job: None,
+            })
+            .collect(),
+    }
+}
+
+/// Whether project `project` may use flavor `flavor`.
+fn can_use(state: &CloudState, flavor: &Flavor, project: &str) -> bool {
+    flavor.is_public
+        || state
+            .flavor_access
+            .get(&flavor.id)
+            .is_some_and(|p| p.iter().any(|p| p == project))
+}
+
+fn shares(
+    state: &CloudState,
+    vos: &BTreeMap<&str, VoName>,
+    kinds: &BTreeMap<LocalId, KindCapacity>,
+    flavor_gpus: &BTreeMap<&str, FlavorGpu>,
+    used: &BTreeMap<(&str, LocalId), GpuCount>,
+    running: &BTreeMap<&str, u32>,
+) -> Vec<CloudShare> {
+    let projects: BTreeMap<&str, &Project> =
+        state.projects.iter().map(|p| (p.id.as_str(), p)).collect();
+    vos.iter()
+        .map(|(&project_id, vo)| {
+            let reachable: BTreeSet<LocalId> = state
+                .flavors
+                .iter()
+                .filter(|f| !f.disabled && can_use(state, f, project_id))
+                .filter_map(|f| flavor_gpus.get(f.id.as_str()))
+                .map(|gpu| kind_id(&gpu.spec))
+                .filter(|id| kinds.contains_key(id))
+                .collect();
+            let failed = state.project_errors.contains_key(project_id);
+            let quota = state.quotas.get(project_id);
+            CloudShare {
+                local_id: local_id(project_id),
+                name: projects.get(project_id).map(|p| text(&p.name)),
+                access: VoAccess::new(vo.clone()),
+                project_id: Some(text(project_id)),
+                max_vm: quota
+                    .and_then(|q| q.instances)
+                    .and_then(|n| u32::try_from(n).ok()),
+                running_vm: (!failed).then(|| running.get(project_id).copied().unwrap_or(0)),
+                max_gpus: None,
+                accelerators: reachable
+                    .into_iter()
+                    .map(|id| {
+                        let kind = &kinds[&id];
+                        let mine = used
+                            .get(&(project_id, id.clone()))
+                            .copied()
+                            .unwrap_or_default();
+                        AcceleratorCapacity {
+                            local_id: id,
+                            gpu: kind.spec.clone(),
+                            capacity: Capacity {
+                                total: kind.capacity.total,
+                                used: mine,
+                                free: kind.capacity.free,
+                            },
+                            max_per_job: None,
+                        }
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+fn instance_types(
+    state: &CloudState,
+    vos: &BTreeMap<&str, VoName>,
+    flavor_gpus: &BTreeMap<&str, FlavorGpu>,
+) -> Vec<InstanceType> {
+    state
+        .flavors
+        .iter()
+        .filter(|f| !f.disabled)
+        .filter_map(|flavor| {
+            let shares: Vec<LocalId> = vos
+                .keys()
+                .filter(|p| can_use(state, flavor, p))
+                .map(|p| local_id(p))
+                .collect();
+            if shares.is_empty() {
+                return None;
+            }
+            let gpu = flavor_gpus.get(flavor.id.as_str());
+            let mut other_info = BTreeMap::new();
+            if let Some(version) = gpu.and_then(|g| g.version.clone()) {
+                other_info.insert("accelerator_version".to_owned(), version);
+            }
+            Some(InstanceType {
+                local_id: local_id(&flavor.id),
+                name: text(&flavor.name),
+                platform: text("amd64"),
+                cpu: flavor.vcpus,
+                ram: MemoryMb::from_mib(flavor.ram),
+                disk_gb: flavor.disk,
+                accelerator: gpu.map(|g| VirtualAccelerator {
+                    gpu: g.spec.clone(),
+                    count: g.count,
+                }),
+                shares,
+                other_info,
+            })
+        })
+        .collect()
+}
+
+fn property(image: &GlanceImage, keys: &[&str]) -> Option<Text> {
+    keys.iter()
+        .find_map(|key| image.properties.get(*key).and_then(|v| v.as_str()))
+        .and_then(|v| Text::new(v.trim()).ok())
+}
+
+fn images(state: &CloudState, vos: &BTreeMap<&str, VoName>) -> Vec<Image> {
+    state
+        .images
+        .iter()
+        .filter(|image| image.status.as_deref().is_none_or(|s| s == "active"))
+        .filter_map(|image| {
+            let public = matches!(image.visibility.as_deref(), Some("public" | "community"));
+            let shares: Vec<LocalId> = vos
+                .keys()
+                .filter(|p| public || image.owner.as_deref() == Some(**p))
+                .map(|p| local_id(p))
+                .collect();
+            (!shares.is_empty()).then(|| Image {
+                local_id: local_id(&image.id),
+                name: text(image.name.as_deref().unwrap_or(&image.id)),
+                os_platform: property(image, &["architecture"]),
+                os_name: image.os_distro.as_deref().and_then(|v| Text::new(v).ok()),
+                os_version: image.os_version.as_deref().and_then(|v| Text::new(v).ok()),
+                marketplace_url: property(image, &["ad:appid", "marketplace_url"]),
+                description: property(image, &["description"]),
+                shares,
+                gpu_driver_version: property(
+                    image,
+                    &["gpu_driver_version", "nvidia_driver_version", "gpu_driver"],
+                ),
+                cuda_version: property(image, &["cuda_version", "cuda"]),
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,31 @@
+//! The OpenStack provider and meter: reads a cloud's flavors, Placement resource providers, projects,
+//! servers and images through its APIs, and yields the cloud's GLUE2 service and per-VM GPU usage.
+//!
+//! `config.rs` is `[[openstack]]`; `auth.rs` resolves credentials from `clouds.yaml` and `OS_*`;
+//! `client/` is the only IO; `api.rs` declares the API objects; the rest is pure: `conventions.rs`
+//! and `detect.rs` read GPUs from flavor extra specs, `capacity.rs` reads them from Placement,
+//! `vo.rs` maps projects to VOs, `map.rs` assembles the service, `usage.rs` turns servers into
+//! GPU usage intervals.
+
+pub mod api;
+pub mod auth;
+pub mod capacity;
+pub mod client;
+pub mod config;
+pub mod conventions;
+pub mod detect;
+mod error;
+pub mod map;
+mod pci_ids;
+mod provide;
+pub mod usage;
+pub mod vo;
+
+pub use capacity::{KindCapacity, ProviderState};
+pub use config::{Convention, DeviceConfig, OpenstackConfig};
+pub use conventions::FlavorGpu;
+pub use detect::{Detection, Detector};
+pub use error::OpenstackError;
+pub use map::{CloudState, Mapped, map};
+pub use provide::{Provided, provide};
+pub use usage::VmUsage;

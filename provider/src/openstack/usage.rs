@@ -1,0 +1,210 @@
+//! Servers -> GPU usage intervals, the OpenStack meter's observations. One interval per server:
+//! from `created` (cASO's start, not `launched_at`) to `OS-SRV-USG:terminated_at`, else the
+//! deletion time (`updated` of a DELETED server), else open. A SHELVED_OFFLOADED server holds no
+//! GPU, so its interval ends at its last change (the offload). Splitting into calendar-month records
+//! is the accounting side's job; [`VmUsage::seconds_within`] is the overlap it needs.
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+
+use accelfed_schemas::gpu::GpuCount;
+use accelfed_schemas::names::VoName;
+
+use super::api::Server;
+use super::conventions::FlavorGpu;
+
+/// One VM's hold on GPUs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VmUsage {
+    /// The server's UUID: APEL's `AssociatedRecord` (with `AssociatedRecordType = cloud`).
+    pub server_id: String,
+    pub server_name: String,
+    pub project_id: String,
+    /// APEL's `GlobalUserName` source: the Keystone user id.
+    pub user_id: String,
+    /// The project's VO (FQAN `/<vo>`); `None` for projects that serve no VO.
+    pub vo: Option<VoName>,
+    pub flavor: String,
+    pub gpu: FlavorGpu,
+    pub start: DateTime<Utc>,
+    /// `None` while the server still holds its GPUs.
+    pub end: Option<DateTime<Utc>>,
+    pub status: String,
+}
+
+impl VmUsage {
+    /// Seconds this VM held its GPUs within `[from, to)`, with an open interval closed at `to`.
+    pub fn seconds_within(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> i64 {
+        let start = self.start.max(from);
+        let end = self.end.unwrap_or(to).min(to);
+        (end - start).num_seconds().max(0)
+    }
+
+    /// GPU-seconds within `[from, to)`: count x seconds.
+    pub fn gpu_seconds_within(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> f64 {
+        self.gpu.count.get() * self.seconds_within(from, to) as f64
+    }
+
+    /// APEL's `Model` as cASO writes it: "<Vendor> <Model>".
+    pub fn apel_model(&self) -> String {
+        format!("{} {}", self.gpu.spec.vendor, self.gpu.spec.model)
+    }
+
+    /// APEL's `Count`.
+    pub fn count(&self) -> GpuCount {
+        self.gpu.count
+    }
+}
+
+/// Nova times: RFC 3339 (`created`, `updated`) or naive UTC with microseconds (`OS-SRV-USG:*`).
+pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
+    if let Ok(time) = DateTime::parse_from_rfc3339(text) {
+        return Some(time.with_timezone(&Utc));
+    }
+    NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f")
+        .ok()
+        .map(|naive| naive.and_utc())
+}
+
+/// The GPU interval of `server`, whose flavor gives `gpu`. `Err` names the server when its times
+/// cannot be read (it is then left out of the records, loudly).
+pub fn observe(server: &Server, gpu: FlavorGpu, vo: Option<VoName>) -> Result<VmUsage, String> {
+    let time = |field: &str, text: &str| {
+        parse_time(text).ok_or_else(|| {
+            format!(
+                "server {} ({}): {field} {text:?} is not a time",
+                server.name, server.id
+            )
+        })
+    };
+    let start = time("created", &server.created)?;
+    let status = server.status.to_ascii_uppercase();
+    let end = match (&server.terminated_at, status.as_str()) {
+        (Some(terminated), _) if !terminated.is_empty() => Some(time("terminated_at", terminated)?),
+        (_, "DELETED" | "SOFT_DELETED" | "SHELVED_OFFLOADED") => match &server.updated {
+            Some(updated) => Some(time("updated", updated)?),
+            None => Some(start),
+        },
+        _ => None,
+    };
+    Ok(VmUsage {
+        server_id: server.id.clone(),
+        server_name: server.name.clone(),
+        project_id: server.tenant_id.clone(),
+        user_id: server.user_id.clone(),
+        vo,
+        flavor: server
+            .flavor
+            .original_name
+            .clone()
+            .or_else(|| server.flavor.id.clone())
+            .unwrap_or_default(),
+        gpu,
+        start,
+        end: end.map(|end| end.max(start)),
+        status,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use accelfed_schemas::gpu::{GpuModel, GpuSpec};
+    use accelfed_schemas::names::Text;
+    use serde::Deserialize;
+
+    use super::*;
+    use crate::openstack::config::Convention;
+
+    fn gpu(count: u32) -> FlavorGpu {
+        FlavorGpu {
+            spec: GpuSpec::new(
+                Text::new("NVIDIA").unwrap(),
+                GpuModel::new("Tesla V100").unwrap(),
+            ),
+            count: GpuCount::whole(count),
+            convention: Convention::Egi,
+            resource_class: None,
+            version: None,
+        }
+    }
+
+    fn at(text: &str) -> DateTime<Utc> {
+        parse_time(text).unwrap()
+    }
+
+    fn servers() -> BTreeMap<String, Server> {
+        #[derive(Deserialize)]
+        struct Servers {
+            servers: Vec<Server>,
+        }
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/openstack/nova-servers-detail-alltenants-2.93.json"
+        ))
+        .unwrap();
+        let list: Servers = serde_json::from_str(&text).unwrap();
+        list.servers
+            .into_iter()
+            .map(|s| (s.name.clone(), s))
+            .collect()
+    }
+
+    #[test]
+    fn a_real_running_server_starts_at_created_and_stays_open() {
+        let server = &servers()["atlas-gpu-1"];
+        let usage = observe(server, gpu(2), None).unwrap();
+        assert_eq!(usage.start, at(&server.created));
+        assert_eq!(usage.end, None);
+        let hour_later = usage.start + chrono::Duration::hours(1);
+        assert_eq!(usage.gpu_seconds_within(usage.start, hour_later), 7200.0);
+        assert_eq!(usage.apel_model(), "NVIDIA Tesla V100");
+    }
+
+    #[test]
+    fn deleted_terminated_and_offloaded_servers_are_closed() {
+        let mut server = servers()["cms-gpu-1"].clone();
+        server.status = "DELETED".into();
+        server.updated = Some("2026-11-22T05:00:00Z".into());
+        let usage = observe(&server, gpu(1), None).unwrap();
+        assert_eq!(usage.end, Some(at("2026-11-22T05:00:00Z")));
+
+        server.terminated_at = Some("2026-11-22T04:30:00.000000".into());
+        assert_eq!(
+            observe(&server, gpu(1), None).unwrap().end,
+            Some(at("2026-11-22T04:30:00Z"))
+        );
+
+        server.terminated_at = None;
+        server.status = "SHELVED_OFFLOADED".into();
+        let usage = observe(&server, gpu(1), None).unwrap();
+        assert_eq!(usage.end, Some(at("2026-11-22T05:00:00Z")));
+        let after = at("2026-11-22T06:00:00Z");
+        assert_eq!(
+            usage.seconds_within(after, after + chrono::Duration::hours(1)),
+            0
+        );
+    }
+
+    #[test]
+    fn unreadable_times_name_the_server() {
+        let mut server = servers()["cms-gpu-1"].clone();
+        server.created = "yesterday".into();
+        let err = observe(&server, gpu(1), None).unwrap_err();
+        assert!(
+            err.contains("cms-gpu-1") && err.contains("created \"yesterday\""),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_month_boundary_splits_the_seconds() {
+        let mut server = servers()["cms-gpu-1"].clone();
+        server.created = "2026-10-31T23:00:00Z".into();
+        server.terminated_at = Some("2026-11-01T01:00:00".into());
+        let usage = observe(&server, gpu(1), None).unwrap();
+        let nov = at("2026-11-01T00:00:00Z");
+        assert_eq!(usage.seconds_within(at("2026-10-01T00:00:00Z"), nov), 3600);
+        assert_eq!(usage.seconds_within(nov, at("2026-12-01T00:00:00Z")), 3600);
+    }
+}

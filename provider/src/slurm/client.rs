@@ -1,0 +1,452 @@
+//! The only file that does IO: runs `sinfo`, `scontrol` and `sacct` (each with a timeout, killed when
+//! it passes), or asks slurmrestd with a JWT. Everything it reads goes to the pure parsers.
+
+use std::io::{BufReader, Read};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use super::config::{CliConfig, RestConfig, SlurmConfig};
+use super::documents::{is_sinfo_list, parse_nodes, parse_partitions};
+use super::error::SlurmError;
+use super::jobs::{JobProblem, JobsSummary, SlurmJob, read_jobs};
+use super::nodes::{NodeProblem, SlurmNode};
+use super::partitions::{SlurmPartition, parse_scontrol_text};
+use super::version::DataVersion;
+
+/// What the cluster looks like now.
+#[derive(Debug, Clone)]
+pub struct Inventory {
+    pub version: DataVersion,
+    /// `22.05.8`, where Slurm says.
+    pub release: String,
+    pub nodes: Vec<SlurmNode>,
+    pub partitions: Vec<SlurmPartition>,
+    /// Nodes skipped because their GRES could not be read.
+    pub problems: Vec<NodeProblem>,
+}
+
+/// Reads one configured cluster.
+#[derive(Debug, Clone)]
+pub struct SlurmClient {
+    cli: CliConfig,
+    rest: Option<RestConfig>,
+    cluster: Option<String>,
+}
+
+impl SlurmClient {
+    pub fn new(config: &SlurmConfig) -> Self {
+        Self {
+            cli: config.cli.clone(),
+            rest: config.rest.clone(),
+            cluster: config.cluster.as_ref().map(|c| c.as_str().to_owned()),
+        }
+    }
+
+    /// Nodes and partitions, now.
+    pub async fn inventory(&self) -> Result<Inventory, SlurmError> {
+        match &self.rest {
+            Some(rest) => self.inventory_rest(rest).await,
+            None => self.inventory_cli().await,
+        }
+    }
+
+    async fn inventory_cli(&self) -> Result<Inventory, SlurmError> {
+        let sinfo = self.run("sinfo", &["--json"]).await?;
+        let (nodes_source, nodes_bytes) = if is_sinfo_list(&sinfo.1) {
+            // 23.02+: `sinfo --json` groups nodes; `scontrol show nodes --json` lists them.
+            self.run("scontrol", &["show", "nodes", "--json"]).await?
+        } else {
+            sinfo
+        };
+        let nodes = parse_nodes(&nodes_bytes).map_err(|error| SlurmError::Document {
+            source_name: nodes_source.clone(),
+            error,
+        })?;
+        let partitions = if nodes.version == DataVersion::V0038 {
+            let (_, text) = self
+                .run("scontrol", &["-a", "-o", "show", "partition"])
+                .await?;
+            parse_scontrol_text(&String::from_utf8_lossy(&text))
+        } else {
+            let (source_name, bytes) = self
+                .run("scontrol", &["-a", "show", "partitions", "--json"])
+                .await?;
+            parse_partitions(&bytes).map_err(|error| SlurmError::Document { source_name, error })?
+        };
+        Ok(Inventory {
+            version: nodes.version,
+            release: nodes.release,
+            nodes: nodes.nodes,
+            partitions,
+            problems: nodes.problems,
+        })
+    }
+
+    async fn inventory_rest(&self, rest: &RestConfig) -> Result<Inventory, SlurmError> {
+        let version = rest.api_version.get_ref().as_str();
+        let (nodes_source, nodes_bytes) = self.get(rest, &format!("slurm/{version}/nodes")).await?;
+        let nodes = parse_nodes(&nodes_bytes).map_err(|error| SlurmError::Document {
+            source_name: nodes_source,
+            error,
+        })?;
+        let (source_name, bytes) = self
+            .get(rest, &format!("slurm/{version}/partitions"))
+            .await?;
+        let partitions = parse_partitions(&bytes)
+            .map_err(|error| SlurmError::Document { source_name, error })?;
+        Ok(Inventory {
+            version: nodes.version,
+            release: nodes.release,
+            nodes: nodes.nodes,
+            partitions,
+            problems: nodes.problems,
+        })
+    }
+
+    fn command_path(&self, name: &str) -> PathBuf {
+        match &self.cli.bin_dir {
+            Some(dir) => dir.join(name),
+            None => PathBuf::from(name),
+        }
+    }
+
+    fn command(&self, name: &str, args: &[&str]) -> (Command, String) {
+        let mut command = Command::new(self.command_path(name));
+        command.args(args);
+        // sacct reads and prints times in the local zone; accelfed works in UTC.
+        command.env("TZ", "UTC");
+        if let Some(conf) = &self.cli.slurm_conf {
+            command.env("SLURM_CONF", conf);
+        }
+        let shown = format!("{} {}", self.command_path(name).display(), args.join(" "));
+        (command, shown)
+    }
+
+    /// Runs a command to completion; its stdout, or an error naming it with status and stderr.
+    async fn run(&self, name: &str, args: &[&str]) -> Result<(String, Vec<u8>), SlurmError> {
+        let (command, shown) = self.command(name, args);
+        let mut command = tokio::process::Command::from(command);
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let child = command.spawn().map_err(|err| SlurmError::Spawn {
+            command: shown.clone(),
+            message: err.to_string(),
+        })?;
+        let timeout = Duration::from_secs(self.cli.timeout_s);
+        let output = match tokio::time::timeout(timeout, child.wait_with_output()).await {
+            Ok(output) => output.map_err(|err| SlurmError::Spawn {
+                command: shown.clone(),
+                message: err.to_string(),
+            })?,
+            Err(_) => {
+                return Err(SlurmError::Timeout {
+                    command: shown,
+                    timeout_s: self.cli.timeout_s,
+                    stderr: String::new(),
+                });
+            }
+        };
+        if !output.status.success() {
+            return Err(SlurmError::Failed {
+                command: shown,
+                status: output.status.to_string(),
+                stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+            });
+        }
+        Ok((shown, output.stdout))
+    }
+
+    async fn get(&self, rest: &RestConfig, path: &str) -> Result<(String, Vec<u8>), SlurmError> {
+        let response = self.request(rest, path, &[]).await?;
+        let endpoint = response.url().to_string();
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|err| http_error(&endpoint, &err))?;
+        Ok((format!("GET {endpoint}"), bytes.to_vec()))
+    }
+
+    async fn request(
+        &self,
+        rest: &RestConfig,
+        path: &str,
+        query: &[(&str, String)],
+    ) -> Result<reqwest::Response, SlurmError> {
+        let endpoint = format!(
+            "{}/{path}",
+            rest.url.get_ref().as_str().trim_end_matches('/')
+        );
+        let token = std::fs::read_to_string(&rest.token_file).map_err(|err| SlurmError::Token {
+            path: rest.token_file.display().to_string(),
+            message: err.to_string(),
+        })?;
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(rest.timeout_s))
+            .build()
+            .map_err(|err| http_error(&endpoint, &err))?;
+        let response = client
+            .get(&endpoint)
+            .query(query)
+            .header("X-SLURM-USER-NAME", rest.user.as_str())
+            .header("X-SLURM-USER-TOKEN", token.trim())
+            .send()
+            .await
+            .map_err(|err| http_error(&endpoint, &err))?;
+        let status = response.status();
+        if !status.is_success() {
+            let body = response.text().await.unwrap_or_default();
+            return Err(SlurmError::Http {
+                endpoint: format!("GET {endpoint}"),
+                message: format!(
+                    "HTTP {status}: {}",
+                    body.chars().take(500).collect::<String>()
+                ),
+                retryable: status.is_server_error() || status.as_u16() == 429,
+            });
+        }
+        Ok(response)
+    }
+
+    /// Reads the jobs that ran in `[start, end)`, passing each to `on_job` as it is read, so memory
+    /// does not grow with the number of jobs. Blocking: call it from a thread that may block (the
+    /// REST path runs its own small runtime for the download). The jobs are provisional until this
+    /// returns `Ok` (see [`read_jobs`]); on an error, write nothing from this run.
+    pub fn jobs_blocking(
+        &self,
+        start: DateTime<Utc>,
+        end: DateTime<Utc>,
+        on_job: &mut dyn FnMut(Result<SlurmJob, JobProblem>),
+    ) -> Result<JobsSummary, SlurmError> {
+        match &self.rest {
+            Some(rest) => self.jobs_rest(rest, start, end, on_job),
+            None => self.jobs_cli(start, end, on_job),
+        }
+    }
+
+    fn jobs_cli(
+        &self,
+        start: DateTime<Utc>,
+        end: DateTime<Utc>,
+        on_job: &mut dyn FnMut(Result<SlurmJob, JobProblem>),
+    ) -> Result<JobsSummary, SlurmError> {
+        let start = start.format("%Y-%m-%dT%H:%M:%S").to_string();
+        let end = end.format("%Y-%m-%dT%H:%M:%S").to_string();
+        let mut args = vec![
+            "--json",
+            "--allusers",
+            "--starttime",
+            &start,
+            "--endtime",
+            &end,
+        ];
+        if let Some(cluster) = &self.cluster {
+            args.extend(["--clusters", cluster]);
+        }
+        let (mut command, shown) = self.command("sacct", &args);
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let mut child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|err| SlurmError::Spawn {
+                command: shown.clone(),
+                message: err.to_string(),
+            })?;
+        let (Some(stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
+            let _ = child.kill();
+            return Err(SlurmError::Spawn {
+                command: shown,
+                message: "no pipes to the child".to_owned(),
+            });
+        };
+        let stderr_reader = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            text
+        });
+        let watchdog = Watchdog::start(child, Duration::from_secs(self.cli.timeout_s));
+        let parsed = read_jobs(BufReader::with_capacity(1 << 16, stdout), on_job);
+        let (status, timed_out) = watchdog.finish();
+        let stderr = stderr_reader.join().unwrap_or_default().trim().to_owned();
+        if timed_out {
+            return Err(SlurmError::Timeout {
+                command: shown,
+                timeout_s: self.cli.timeout_s,
+                stderr,
+            });
+        }
+        match status {
+            Some(status) if status.success() => {}
+            status => {
+                return Err(SlurmError::Failed {
+                    command: shown,
+                    status: status.map_or_else(|| "no exit status".to_owned(), |s| s.to_string()),
+                    stderr,
+                });
+            }
+        }
+        parsed.map_err(|error| SlurmError::Jobs {
+            source_name: shown,
+            error,
+        })
+    }
+
+    fn jobs_rest(
+        &self,
+        rest: &RestConfig,
+        start: DateTime<Utc>,
+        end: DateTime<Utc>,
+        on_job: &mut dyn FnMut(Result<SlurmJob, JobProblem>),
+    ) -> Result<JobsSummary, SlurmError> {
+        let version = rest.api_version.get_ref().as_str().to_owned();
+        let path = format!("slurmdb/{version}/jobs");
+        // Slurm's own time syntax, which every API version parses (v0.0.38 refuses epoch
+        // seconds). slurmrestd reads it in its host's zone: pad windows on hosts not in UTC.
+        let time = |t: DateTime<Utc>| t.format("%Y-%m-%dT%H:%M:%S").to_string();
+        let mut query = vec![("start_time", time(start)), ("end_time", time(end))];
+        if let Some(cluster) = &self.cluster {
+            query.push(("cluster", cluster.clone()));
+        }
+        let (sender, receiver) = mpsc::sync_channel::<Result<Vec<u8>, SlurmError>>(16);
+        let this = self.clone();
+        let rest_config = rest.clone();
+        let downloader = std::thread::spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => runtime,
+                Err(err) => {
+                    let _ = sender.send(Err(SlurmError::Http {
+                        endpoint: path,
+                        message: format!("cannot start the HTTP runtime: {err}"),
+                        retryable: false,
+                    }));
+                    return;
+                }
+            };
+            runtime.block_on(async move {
+                let query: Vec<(&str, String)> =
+                    query.iter().map(|(k, v)| (*k, v.clone())).collect();
+                let mut response = match this.request(&rest_config, &path, &query).await {
+                    Ok(response) => response,
+                    Err(err) => {
+                        let _ = sender.send(Err(err));
+                        return;
+                    }
+                };
+                let endpoint = response.url().to_string();
+                loop {
+                    match response.chunk().await {
+                        Ok(Some(chunk)) => {
+                            if sender.send(Ok(chunk.to_vec())).is_err() {
+                                return;
+                            }
+                        }
+                        Ok(None) => return,
+                        Err(err) => {
+                            let _ = sender.send(Err(http_error(&endpoint, &err)));
+                            return;
+                        }
+                    }
+                }
+            });
+        });
+        let mut reader = ChannelReader {
+            receiver,
+            current: Vec::new(),
+            position: 0,
+            error: None,
+        };
+        let parsed = read_jobs(&mut reader, on_job);
+        drop(reader.receiver);
+        let _ = downloader.join();
+        if let Some(error) = reader.error {
+            return Err(error);
+        }
+        parsed.map_err(|error| SlurmError::Jobs {
+            source_name: format!("GET {}/slurmdb/{version}/jobs", rest.url.get_ref()),
+            error,
+        })
+    }
+}
+
+fn http_error(endpoint: &str, err: &reqwest::Error) -> SlurmError {
+    SlurmError::Http {
+        endpoint: format!("GET {endpoint}"),
+        message: err.to_string(),
+        retryable: err.is_timeout() || err.is_connect() || err.is_request(),
+    }
+}
+
+/// Feeds downloaded chunks to the synchronous JSON reader.
+struct ChannelReader {
+    receiver: mpsc::Receiver<Result<Vec<u8>, SlurmError>>,
+    current: Vec<u8>,
+    position: usize,
+    error: Option<SlurmError>,
+}
+
+impl Read for ChannelReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.position == self.current.len() {
+            match self.receiver.recv() {
+                Ok(Ok(chunk)) => {
+                    self.current = chunk;
+                    self.position = 0;
+                }
+                Ok(Err(error)) => {
+                    let message = error.to_string();
+                    self.error = Some(error);
+                    return Err(std::io::Error::other(message));
+                }
+                Err(_) => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.current.len() - self.position);
+        buf[..n].copy_from_slice(&self.current[self.position..self.position + n]);
+        self.position += n;
+        Ok(n)
+    }
+}
+
+/// Kills a child that runs past its time; reaps it either way.
+struct Watchdog {
+    done: mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<(Option<std::process::ExitStatus>, bool)>,
+}
+
+impl Watchdog {
+    fn start(mut child: std::process::Child, timeout: Duration) -> Self {
+        let (done, finished) = mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let timed_out = matches!(
+                finished.recv_timeout(timeout),
+                Err(mpsc::RecvTimeoutError::Timeout)
+            );
+            if timed_out {
+                // The command runs in its own process group: a wrapper script's children (which
+                // hold the output pipe open) go with it.
+                let group = format!("-{}", child.id());
+                let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+                let _ = child.kill();
+            }
+            (child.wait().ok(), timed_out)
+        });
+        Self { done, thread }
+    }
+
+    /// Called once the output has been read to its end.
+    fn finish(self) -> (Option<std::process::ExitStatus>, bool) {
+        let _ = self.done.send(());
+        self.thread.join().unwrap_or((None, false))
+    }
+}

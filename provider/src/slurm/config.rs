@@ -1,0 +1,171 @@
+//! `[[slurm]]`: a Slurm cluster read through its JSON CLI output or slurmrestd, with the facts Slurm
+//! does not know (what a GRES type is, which VO an account belongs to) given here.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use accelfed_schemas::gpu::{GpuModel, MemoryMb};
+use accelfed_schemas::names::{LocalId, Text};
+
+use super::version::DataVersion;
+use crate::static_site::{Problem, VoConfig};
+
+/// One Slurm cluster, published as one GLUE2 ComputingService.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlurmConfig {
+    /// Unique among the site's services; part of every GLUE2 ID beneath it.
+    pub id: Spanned<LocalId>,
+    /// Human-readable name.
+    pub name: Option<Text>,
+    /// The cluster whose jobs are metered (sacct `--clusters`); default: slurm.conf's ClusterName.
+    pub cluster: Option<Text>,
+    /// `production`, `pre-production`, `testing` or `development`.
+    #[serde(default = "production")]
+    pub quality_level: Text,
+    /// How the commands are run when slurmrestd is not configured.
+    #[serde(default)]
+    pub cli: CliConfig,
+    /// Read through slurmrestd instead of the commands.
+    pub rest: Option<RestConfig>,
+    /// What each GRES type is, by its Slurm name: `a100 = { model = "NVIDIA A100-SXM4-80GB",
+    /// memory_mb = 81920 }`. Untyped GPUs (`gpu:4`) are looked up as `gpu`. A type missing here is
+    /// published with its Slurm name as the model and a warning.
+    #[serde(default)]
+    pub gpu_types: BTreeMap<String, GpuTypeConfig>,
+    /// VO of each Slurm account: `"vo.atlas" = "atlas"` or `{ vo = "atlas", fqan = "/atlas" }`.
+    /// Checked first when metering a job.
+    #[serde(default)]
+    pub accounts: BTreeMap<String, VoConfig>,
+    /// VO of each QOS, for sites that separate VOs by QOS; checked after accounts.
+    #[serde(default)]
+    pub qos: BTreeMap<String, VoConfig>,
+    /// VO of each partition dedicated to one VO; checked last.
+    #[serde(default)]
+    pub partitions: BTreeMap<String, VoConfig>,
+    /// VO of each Unix group named in partitions' AllowGroups (publishing only; jobs carry no group).
+    #[serde(default)]
+    pub groups: BTreeMap<String, VoConfig>,
+}
+
+/// Running `sinfo`, `scontrol` and `sacct`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CliConfig {
+    /// Folder holding the commands; default: found on `PATH`.
+    pub bin_dir: Option<PathBuf>,
+    /// slurm.conf to use (sets `SLURM_CONF`); default: the commands' own default.
+    pub slurm_conf: Option<PathBuf>,
+    /// Seconds one command may run before it is killed and the run fails.
+    #[serde(default = "sixty")]
+    pub timeout_s: u64,
+}
+
+impl Default for CliConfig {
+    fn default() -> Self {
+        Self {
+            bin_dir: None,
+            slurm_conf: None,
+            timeout_s: sixty(),
+        }
+    }
+}
+
+/// slurmrestd with JWT authentication.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RestConfig {
+    /// Base URL, e.g. `http://slurm-rest.example.org:6820`.
+    pub url: Spanned<Text>,
+    /// Sent as `X-SLURM-USER-NAME`.
+    pub user: Text,
+    /// File holding the JWT (from `scontrol token`), sent as `X-SLURM-USER-TOKEN`. Read on every
+    /// run, so a cron job that refreshes it needs no restart.
+    pub token_file: PathBuf,
+    /// The API version in the paths (`v0.0.38` for Slurm 22.05, `v0.0.40` for 23.11...).
+    #[serde(default = "v0038")]
+    pub api_version: Spanned<Text>,
+    /// Seconds one request may take.
+    #[serde(default = "sixty")]
+    pub timeout_s: u64,
+}
+
+/// What a GRES type is.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuTypeConfig {
+    /// The model as the device names itself, e.g. `NVIDIA A100-SXM4-80GB`.
+    pub model: GpuModel,
+    /// Device memory (of a MIG slice: the slice's), MB or a string with unit (`"80 GB"`).
+    pub memory_mb: Option<MemoryMb>,
+    /// `NVIDIA` (default), `AMD`, `Intel`.
+    #[serde(default = "nvidia")]
+    pub vendor: Text,
+    /// CUDA compute capability or the vendor's equivalent.
+    pub compute_capability: Option<Text>,
+}
+
+fn production() -> Text {
+    Text::literal("production")
+}
+fn nvidia() -> Text {
+    Text::literal("NVIDIA")
+}
+fn sixty() -> u64 {
+    60
+}
+fn v0038() -> Spanned<Text> {
+    Spanned::new(0..0, Text::literal("v0.0.38"))
+}
+
+impl SlurmConfig {
+    /// Checks what serde cannot: URL scheme, API version, timeouts.
+    pub fn validate(&self) -> Result<(), Problem> {
+        if self.cli.timeout_s == 0 {
+            return Err(unlocated("cli.timeout_s", "must be at least 1 second"));
+        }
+        if let Some(rest) = &self.rest {
+            let url = rest.url.get_ref().as_str();
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(located(
+                    &rest.url,
+                    "rest.url",
+                    format!("{url:?} is not an http:// or https:// URL"),
+                ));
+            }
+            DataVersion::parse(rest.api_version.get_ref().as_str())
+                .map_err(|message| located(&rest.api_version, "rest.api_version", message))?;
+            if rest.timeout_s == 0 {
+                return Err(unlocated("rest.timeout_s", "must be at least 1 second"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The VO a job belongs to: by account, then QOS, then partition.
+    pub fn vo_of(&self, account: &str, qos: &str, partition: &str) -> Option<&VoConfig> {
+        self.accounts
+            .get(account)
+            .or_else(|| self.qos.get(qos))
+            .or_else(|| self.partitions.get(partition))
+    }
+}
+
+fn located<T>(at: &Spanned<T>, field: &str, message: impl Into<String>) -> Problem {
+    Problem {
+        span: Some(at.span()).filter(|span| !span.is_empty()),
+        field: field.to_owned(),
+        message: message.into(),
+    }
+}
+
+fn unlocated(field: &str, message: impl Into<String>) -> Problem {
+    Problem {
+        span: None,
+        field: field.to_owned(),
+        message: message.into(),
+    }
+}

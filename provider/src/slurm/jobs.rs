@@ -1,0 +1,342 @@
+//! Jobs from Slurm's accounting (`sacct --json`, slurmrestd `GET /slurmdb/v0.0.NN/jobs`), read one
+//! at a time from a stream: a month of a large site is millions of jobs and gigabytes of JSON, so
+//! memory must not grow with it.
+//!
+//! Each job becomes a [`SlurmJob`]: the allocation (not its steps), its GPUs from the allocated TRES,
+//! its times, and `gres/gpuutil` from the steps' `TRESUsageInTot` where Slurm recorded it.
+
+use std::fmt;
+use std::io::Read;
+
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use super::json::{Num, States, opt_string};
+use super::tres_json::TresList;
+use super::version::{DataVersion, Meta};
+
+/// One job's allocation, as the meter needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlurmJob {
+    pub cluster: String,
+    /// As Slurm prints it: `1234`, `1230_4` (array task), `1240+1` (heterogeneous component).
+    pub job_id: String,
+    pub account: String,
+    pub user: String,
+    pub partition: String,
+    pub qos: String,
+    /// The first state: `COMPLETED`, `RUNNING`, `FAILED`...
+    pub state: String,
+    /// `None` when the job never started.
+    pub start: Option<DateTime<Utc>>,
+    /// `None` while it runs.
+    pub end: Option<DateTime<Utc>>,
+    pub elapsed_s: u64,
+    /// Allocated GPUs (`gres/gpu`); 0 for CPU jobs.
+    pub gpus: u64,
+    /// The GPU type when the allocation names exactly one (`gres/gpu:a100`).
+    pub gpu_type: Option<String>,
+    /// The largest `gres/gpuutil` of the job's steps' `TRESUsageInTot`.
+    pub gpuutil: Option<u64>,
+}
+
+impl SlurmJob {
+    pub fn is_running(&self) -> bool {
+        self.end.is_none() && self.start.is_some()
+    }
+}
+
+/// A job that was skipped, with why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("job {job_id} of cluster {cluster}: {reason}")]
+pub struct JobProblem {
+    pub cluster: String,
+    pub job_id: String,
+    pub reason: String,
+}
+
+/// Why a whole jobs document could not be read: no job of it may be used.
+#[derive(Debug, thiserror::Error)]
+pub enum JobsError {
+    #[error("unreadable JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("{0}")]
+    Version(String),
+    #[error("Slurm reported errors: {}", .0.join("; "))]
+    Slurm(Vec<String>),
+}
+
+/// What the document said about itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobsSummary {
+    pub version: DataVersion,
+    pub release: String,
+    /// Jobs read, including skipped ones.
+    pub jobs: u64,
+}
+
+/// Reads a jobs document from `reader`, calling `on_job` for each job in the order printed.
+///
+/// The `meta` block decides whether the document is accepted: where it comes first (22.05) an
+/// unknown version stops before any job; where it comes last (24.05+ put data first) the jobs have
+/// already been passed on, so callers must treat them as provisional until this returns `Ok`. The
+/// job reader accepts the field shapes of every known version (see [`super::json`]).
+pub fn read_jobs<R: Read>(
+    reader: R,
+    on_job: &mut dyn FnMut(Result<SlurmJob, JobProblem>),
+) -> Result<JobsSummary, JobsError> {
+    let mut state = DocState {
+        on_job,
+        meta: None,
+        version_error: None,
+        slurm_errors: Vec::new(),
+        jobs: 0,
+    };
+    let mut deserializer = serde_json::Deserializer::from_reader(reader);
+    let outcome = (&mut state).deserialize(&mut deserializer);
+    if let Some(message) = state.version_error {
+        return Err(JobsError::Version(message));
+    }
+    outcome?;
+    deserializer.end()?;
+    if !state.slurm_errors.is_empty() {
+        return Err(JobsError::Slurm(state.slurm_errors));
+    }
+    let meta = state
+        .meta
+        .ok_or_else(|| JobsError::Version("the document has no meta block".to_owned()))?;
+    let version = meta.version().map_err(JobsError::Version)?;
+    Ok(JobsSummary {
+        version,
+        release: meta.slurm.release,
+        jobs: state.jobs,
+    })
+}
+
+struct DocState<'a> {
+    on_job: &'a mut dyn FnMut(Result<SlurmJob, JobProblem>),
+    meta: Option<Meta>,
+    version_error: Option<String>,
+    slurm_errors: Vec<String>,
+    jobs: u64,
+}
+
+impl<'de> DeserializeSeed<'de> for &mut DocState<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for &mut DocState<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a Slurm jobs document")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "meta" => {
+                    let meta: Meta = map.next_value()?;
+                    if let Err(message) = meta.version() {
+                        self.version_error = Some(message.clone());
+                        return Err(de::Error::custom(message));
+                    }
+                    self.meta = Some(meta);
+                }
+                "errors" => {
+                    let errors: Vec<serde_json::Value> = map.next_value()?;
+                    self.slurm_errors.extend(errors.iter().map(describe_error));
+                }
+                "jobs" => map.next_value_seed(JobsSeed(&mut *self))?,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn describe_error(error: &serde_json::Value) -> String {
+    let field = |name: &str| error.get(name).and_then(|v| v.as_str()).unwrap_or("");
+    let (description, source) = (field("description"), field("source"));
+    let number = error.get("error_number").or_else(|| error.get("errno"));
+    match number {
+        Some(n) => format!("{description} ({source}, error {n})"),
+        None => error.to_string(),
+    }
+}
+
+struct JobsSeed<'s, 'a>(&'s mut DocState<'a>);
+
+impl<'de> DeserializeSeed<'de> for JobsSeed<'_, '_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for JobsSeed<'_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list of jobs")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(raw) = seq.next_element::<RawJob>()? {
+            self.0.jobs += 1;
+            (self.0.on_job)(raw.read());
+        }
+        Ok(())
+    }
+}
+
+/// A job as the JSON carries it; only the fields the meter reads.
+#[derive(Deserialize)]
+struct RawJob {
+    #[serde(default, deserialize_with = "opt_string")]
+    account: String,
+    #[serde(default, deserialize_with = "opt_string")]
+    cluster: String,
+    #[serde(default, deserialize_with = "opt_string")]
+    user: String,
+    #[serde(default, deserialize_with = "opt_string")]
+    partition: String,
+    #[serde(default, deserialize_with = "opt_string")]
+    qos: String,
+    #[serde(default)]
+    job_id: Num,
+    #[serde(default)]
+    array: Option<RawArray>,
+    #[serde(default)]
+    het: Option<RawHet>,
+    #[serde(default)]
+    state: Option<RawState>,
+    #[serde(default)]
+    time: RawTime,
+    #[serde(default)]
+    tres: Option<RawTres>,
+    #[serde(default)]
+    steps: Option<Vec<RawStep>>,
+}
+
+#[derive(Deserialize)]
+struct RawArray {
+    #[serde(default)]
+    job_id: Num,
+    #[serde(default)]
+    task_id: Num,
+}
+
+#[derive(Deserialize)]
+struct RawHet {
+    #[serde(default)]
+    job_id: Num,
+    #[serde(default)]
+    job_offset: Num,
+}
+
+#[derive(Deserialize)]
+struct RawState {
+    #[serde(default)]
+    current: States,
+}
+
+#[derive(Deserialize, Default)]
+struct RawTime {
+    #[serde(default)]
+    elapsed: Num,
+    #[serde(default)]
+    start: Num,
+    #[serde(default)]
+    end: Num,
+}
+
+#[derive(Deserialize)]
+struct RawTres {
+    #[serde(default)]
+    allocated: TresList,
+}
+
+#[derive(Deserialize)]
+struct RawStep {
+    #[serde(default)]
+    tres: Option<RawStepTres>,
+}
+
+#[derive(Deserialize)]
+struct RawStepTres {
+    /// TRESUsageIn*: `total` is TRESUsageInTot.
+    #[serde(default)]
+    requested: Option<RawUsage>,
+}
+
+#[derive(Deserialize)]
+struct RawUsage {
+    #[serde(default)]
+    total: TresList,
+}
+
+impl RawJob {
+    fn read(self) -> Result<SlurmJob, JobProblem> {
+        let job_id = self.printed_id();
+        let problem = |reason: String| JobProblem {
+            cluster: self.cluster.clone(),
+            job_id: job_id.clone(),
+            reason,
+        };
+        let allocated = self.tres.map(|t| t.allocated).unwrap_or_default();
+        if let Some(reason) = allocated.problem {
+            return Err(problem(format!("allocated TRES: {reason}")));
+        }
+        let gpuutil = self
+            .steps
+            .iter()
+            .flatten()
+            .filter_map(|s| s.tres.as_ref()?.requested.as_ref()?.total.gpus.gpuutil)
+            .max();
+        let time = |n: Num| n.as_time().and_then(|s| DateTime::from_timestamp(s, 0));
+        let start = time(self.time.start);
+        let end = time(self.time.end);
+        if let (Some(start), Some(end)) = (start, end)
+            && end < start
+        {
+            return Err(problem(format!("ends ({end}) before it starts ({start})")));
+        }
+        Ok(SlurmJob {
+            state: self
+                .state
+                .and_then(|s| s.current.0.into_iter().next())
+                .unwrap_or_default(),
+            start,
+            end,
+            elapsed_s: self.time.elapsed.as_u64().unwrap_or(0),
+            gpus: allocated.gpus.count.unwrap_or(0),
+            gpu_type: allocated.gpus.gpu_type,
+            gpuutil,
+            cluster: self.cluster,
+            job_id,
+            account: self.account,
+            user: self.user,
+            partition: self.partition,
+            qos: self.qos,
+        })
+    }
+
+    /// The id as `sacct` prints it: `het_job_id+offset`, `array_job_id_task`, or the job id.
+    fn printed_id(&self) -> String {
+        let positive = |n: Num| n.as_u64().filter(|v| *v > 0);
+        if let Some(het) = &self.het
+            && let Some(leader) = positive(het.job_id)
+        {
+            return format!("{leader}+{}", het.job_offset.as_u64().unwrap_or(0));
+        }
+        if let Some(array) = &self.array
+            && let (Some(parent), Some(task)) = (positive(array.job_id), array.task_id.as_u64())
+        {
+            return format!("{parent}_{task}");
+        }
+        self.job_id.as_u64().unwrap_or(0).to_string()
+    }
+}

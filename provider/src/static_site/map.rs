@@ -1,0 +1,396 @@
+//! Pure mapping from a validated static description to GLUE2 services.
+
+use std::collections::BTreeMap;
+
+use accelfed_schemas::glue::{
+    AcceleratorCapacity, AcceleratorEnvironment, CloudManager, CloudService, CloudShare,
+    ComputingManager, ComputingService, ComputingShare, Endpoint, ExecutionEnvironment, Image,
+    InstanceType, Service, VirtualAccelerator, VoAccess,
+};
+use accelfed_schemas::gpu::{Capacity, GpuCount, GpuSpec};
+use accelfed_schemas::names::{LocalId, Text};
+
+use super::config::{
+    BatchConfig, CloudConfig, EndpointConfig, GpuConfig, NodeTypeConfig, StaticConfig, VoConfig,
+};
+
+impl StaticConfig {
+    /// The services this description declares. Call [`StaticConfig::validate`] first.
+    pub fn services(&self) -> Vec<Service> {
+        let batch = self
+            .batch
+            .iter()
+            .map(|b| Service::Computing(batch_service(b)));
+        let cloud = self.cloud.iter().map(|c| Service::Cloud(cloud_service(c)));
+        batch.chain(cloud).collect()
+    }
+}
+
+fn spec(gpu: &GpuConfig) -> GpuSpec {
+    GpuSpec {
+        kind: gpu.kind,
+        vendor: gpu.vendor.clone(),
+        model: gpu.model.clone(),
+        memory: gpu.memory,
+        compute_capability: gpu.compute_capability.clone(),
+        virtualization: gpu.virtualization,
+        mig_profile: gpu.mig_profile.clone(),
+        driver_version: gpu.driver_version.clone(),
+        cuda_version: gpu.cuda_version.clone(),
+        clock_speed_mhz: gpu.clock_speed,
+    }
+}
+
+fn count(value: &Option<toml::Spanned<GpuCount>>) -> GpuCount {
+    value.as_ref().map_or(GpuCount::ZERO, |v| *v.get_ref())
+}
+
+fn access(vo: &VoConfig) -> VoAccess {
+    VoAccess {
+        vo: vo.vo.clone(),
+        fqan: vo.fqan.clone(),
+    }
+}
+
+/// The id of an accelerator kind aggregated over node types or pools: same vendor, model,
+/// virtualization and MIG profile means the same kind.
+fn kind_id(gpu: &GpuSpec) -> LocalId {
+    let mut id = gpu
+        .model
+        .as_str()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|part| !part.is_empty())
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join("-");
+    id.push('.');
+    id.push_str(gpu.virtualization.as_str());
+    if let Some(profile) = &gpu.mig_profile {
+        id.push('.');
+        id.push_str(profile.as_str());
+    }
+    LocalId::new(id).unwrap_or_else(|_| unreachable!("a model name has at least one character"))
+}
+
+/// Capacity of each accelerator kind over some node types.
+fn by_kind<'a>(
+    nodes: impl Iterator<Item = &'a NodeTypeConfig>,
+) -> BTreeMap<LocalId, (GpuSpec, Capacity)> {
+    let mut kinds: BTreeMap<LocalId, (GpuSpec, Capacity)> = BTreeMap::new();
+    for node in nodes {
+        for gpu in &node.gpus {
+            let spec = spec(gpu);
+            let capacity = node_gpu_capacity(node, gpu);
+            kinds
+                .entry(kind_id(&spec))
+                .and_modify(|(_, sum)| *sum = *sum + capacity)
+                .or_insert((spec, capacity));
+        }
+    }
+    kinds
+}
+
+fn slices_per_node(gpu: &GpuConfig) -> GpuCount {
+    gpu.slices
+        .as_ref()
+        .map_or(count(&gpu.count), |s| *s.get_ref())
+}
+
+fn node_gpu_capacity(node: &NodeTypeConfig, gpu: &GpuConfig) -> Capacity {
+    let slices = slices_per_node(gpu);
+    Capacity::from_usage(
+        slices * node.count,
+        count(&gpu.used),
+        slices * node.unavailable,
+    )
+    .unwrap_or_else(|_| unreachable!("validated: used GPUs fit"))
+}
+
+fn endpoints(configs: &[EndpointConfig], default_access: &[VoAccess]) -> Vec<Endpoint> {
+    configs
+        .iter()
+        .map(|e| Endpoint {
+            local_id: e.id.clone(),
+            url: e.url.clone(),
+            interface_name: e.interface.clone(),
+            interface_version: e.interface_version.clone(),
+            implementation_name: e.implementation.clone(),
+            implementation_version: e.implementation_version.clone(),
+            technology: e.technology.clone(),
+            quality_level: e.quality_level.clone(),
+            serving_state: Text::literal("production"),
+            health_state: e.health.clone(),
+            health_state_info: None,
+            capabilities: e.capabilities.clone(),
+            access: match &e.vos {
+                Some(vos) => vos.iter().map(access).collect(),
+                None => default_access.to_vec(),
+            },
+        })
+        .collect()
+}
+
+fn sorted_unique(mut access: Vec<VoAccess>) -> Vec<VoAccess> {
+    access.sort();
+    access.dedup();
+    access
+}
+
+fn batch_service(batch: &BatchConfig) -> ComputingService {
+    let environments = batch.node_types.iter().map(environment).collect();
+    let accelerators = by_kind(batch.node_types.iter())
+        .into_iter()
+        .map(|(local_id, (gpu, capacity))| AcceleratorCapacity {
+            local_id,
+            gpu,
+            capacity,
+            max_per_job: None,
+        })
+        .collect();
+    let shares: Vec<ComputingShare> = batch
+        .shares
+        .iter()
+        .map(|share| {
+            let nodes = batch.node_types.iter().filter(|n| {
+                share
+                    .node_types
+                    .iter()
+                    .any(|id| id.get_ref() == n.id.get_ref())
+            });
+            ComputingShare {
+                local_id: share.id.get_ref().clone(),
+                name: share.name.clone(),
+                mapping_queue: share
+                    .queue
+                    .clone()
+                    .or_else(|| Text::new(share.id.get_ref().as_str()).ok()),
+                serving_state: share.serving_state.clone(),
+                max_wall_time_s: share.max_wall_time,
+                access: share.vos.iter().map(access).collect(),
+                environments: share
+                    .node_types
+                    .iter()
+                    .map(|id| id.get_ref().clone())
+                    .collect(),
+                accelerators: by_kind(nodes)
+                    .into_iter()
+                    .map(|(local_id, (gpu, capacity))| AcceleratorCapacity {
+                        local_id,
+                        gpu,
+                        capacity,
+                        max_per_job: share.max_gpus_per_job,
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    let all_vos = sorted_unique(
+        shares
+            .iter()
+            .flat_map(|s| s.access.iter().cloned())
+            .collect(),
+    );
+    ComputingService {
+        local_id: batch.id.get_ref().clone(),
+        name: batch.name.clone(),
+        quality_level: batch.quality_level.clone(),
+        capabilities: vec![Text::literal("executionmanagement.jobexecution")],
+        endpoints: endpoints(&batch.endpoints, &all_vos),
+        manager: ComputingManager {
+            product_name: batch.manager.clone(),
+            product_version: batch.manager_version.clone(),
+            environments,
+            accelerators,
+        },
+        shares,
+        other_info: BTreeMap::new(),
+    }
+}
+
+fn environment(node: &NodeTypeConfig) -> ExecutionEnvironment {
+    ExecutionEnvironment {
+        local_id: node.id.get_ref().clone(),
+        name: node.name.clone(),
+        platform: node.platform.clone(),
+        total_instances: node.count,
+        used_instances: node.busy,
+        unavailable_instances: node.unavailable,
+        physical_cpus: node.sockets,
+        logical_cpus: node.cpus,
+        main_memory: node.memory,
+        os_family: node.os.family.clone(),
+        os_name: node.os.name.clone(),
+        os_version: node.os.version.clone(),
+        accelerators: node
+            .gpus
+            .iter()
+            .map(|gpu| AcceleratorEnvironment {
+                local_id: gpu.id.get_ref().clone(),
+                gpu: spec(gpu),
+                physical_per_instance: count(&gpu.count),
+                logical_per_instance: slices_per_node(gpu),
+                capacity: node_gpu_capacity(node, gpu),
+            })
+            .collect(),
+    }
+}
+
+fn pool_capacity(pool: &GpuConfig) -> Capacity {
+    Capacity::from_usage(
+        count(&pool.total),
+        count(&pool.used),
+        count(&pool.unavailable),
+    )
+    .unwrap_or_else(|_| unreachable!("validated: used GPUs fit"))
+}
+
+/// Every project, or the listed ones.
+fn share_ids(cloud: &CloudConfig, listed: &Option<Vec<toml::Spanned<LocalId>>>) -> Vec<LocalId> {
+    match listed {
+        Some(ids) => ids.iter().map(|id| id.get_ref().clone()).collect(),
+        None => cloud
+            .projects
+            .iter()
+            .map(|p| p.id.get_ref().clone())
+            .collect(),
+    }
+}
+
+fn cloud_service(cloud: &CloudConfig) -> CloudService {
+    let pools: BTreeMap<&LocalId, &GpuConfig> = cloud
+        .gpu_pools
+        .iter()
+        .map(|p| (p.id.get_ref(), p))
+        .collect();
+    let shares: Vec<CloudShare> = cloud
+        .projects
+        .iter()
+        .map(|project| {
+            let used_by_project: GpuCount = project.used_gpus.values().copied().sum();
+            let quota_left = project.max_gpus.map(|max| max - used_by_project);
+            // The pools this project reaches through the flavors it may use.
+            let mut reachable: Vec<&GpuConfig> = cloud
+                .flavors
+                .iter()
+                .filter(|f| share_ids(cloud, &f.projects).contains(project.id.get_ref()))
+                .filter_map(|f| {
+                    f.gpu_pool
+                        .as_ref()
+                        .and_then(|id| pools.get(id.get_ref()).copied())
+                })
+                .collect();
+            reachable.sort_by(|a, b| a.id.get_ref().cmp(b.id.get_ref()));
+            reachable.dedup_by(|a, b| a.id.get_ref() == b.id.get_ref());
+            let accelerators = reachable
+                .into_iter()
+                .map(|pool| {
+                    let whole = pool_capacity(pool);
+                    let used = project
+                        .used_gpus
+                        .get(pool.id.get_ref().as_str())
+                        .copied()
+                        .unwrap_or_default();
+                    let cap = |value: GpuCount| match project.max_gpus {
+                        Some(max) if max < value => max,
+                        _ => value,
+                    };
+                    let free = match quota_left {
+                        Some(left) if left < whole.free => left,
+                        _ => whole.free,
+                    };
+                    AcceleratorCapacity {
+                        local_id: pool.id.get_ref().clone(),
+                        gpu: spec(pool),
+                        capacity: Capacity {
+                            total: cap(whole.total),
+                            used,
+                            free,
+                        },
+                        max_per_job: None,
+                    }
+                })
+                .collect();
+            CloudShare {
+                local_id: project.id.get_ref().clone(),
+                name: Text::new(project.id.get_ref().as_str()).ok(),
+                access: VoAccess {
+                    vo: project.vo.clone(),
+                    fqan: project.fqan.clone(),
+                },
+                project_id: project.project_id.clone(),
+                max_vm: project.max_vm,
+                running_vm: project.running_vm,
+                max_gpus: project.max_gpus,
+                accelerators,
+            }
+        })
+        .collect();
+    let all_vos = sorted_unique(shares.iter().map(|s| s.access.clone()).collect());
+    let instance_types = cloud
+        .flavors
+        .iter()
+        .map(|flavor| InstanceType {
+            local_id: flavor.id.get_ref().clone(),
+            name: flavor.name.clone(),
+            platform: flavor.platform.clone(),
+            cpu: flavor.cpus,
+            ram: flavor.ram,
+            disk_gb: flavor.disk,
+            accelerator: match (&flavor.gpu_pool, &flavor.gpus) {
+                (Some(pool), Some(gpus)) => {
+                    pools.get(pool.get_ref()).map(|pool| VirtualAccelerator {
+                        gpu: spec(pool),
+                        count: *gpus.get_ref(),
+                    })
+                }
+                _ => None,
+            },
+            shares: share_ids(cloud, &flavor.projects),
+            other_info: BTreeMap::new(),
+        })
+        .collect();
+    let images = cloud
+        .images
+        .iter()
+        .map(|image| Image {
+            local_id: image.id.get_ref().clone(),
+            name: image.name.clone(),
+            os_platform: Some(image.platform.clone()),
+            os_name: image.os_name.clone(),
+            os_version: image.os_version.clone(),
+            marketplace_url: image.marketplace_url.clone(),
+            description: image.description.clone(),
+            shares: share_ids(cloud, &image.projects),
+            gpu_driver_version: image.gpu_driver_version.clone(),
+            cuda_version: image.cuda_version.clone(),
+        })
+        .collect();
+    CloudService {
+        local_id: cloud.id.get_ref().clone(),
+        name: cloud.name.clone(),
+        quality_level: cloud.quality_level.clone(),
+        capabilities: vec![Text::literal("executionmanagement.dynamicvmdeploy")],
+        endpoints: endpoints(&cloud.endpoints, &all_vos),
+        manager: CloudManager {
+            product_name: cloud.manager.clone(),
+            product_version: cloud.manager_version.clone(),
+            hypervisor_name: cloud.hypervisor.clone(),
+            total_cpus: cloud.total_cpus,
+            total_ram: cloud.total_ram,
+            accelerators: cloud
+                .gpu_pools
+                .iter()
+                .map(|pool| AcceleratorCapacity {
+                    local_id: pool.id.get_ref().clone(),
+                    gpu: spec(pool),
+                    capacity: pool_capacity(pool),
+                    max_per_job: None,
+                })
+                .collect(),
+        },
+        shares,
+        instance_types,
+        images,
+        other_info: BTreeMap::new(),
+    }
+}

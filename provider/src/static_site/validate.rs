@@ -1,0 +1,319 @@
+//! Checks a static description hangs together before anything is built from it: ids unique,
+//! references resolve, counts add up. Each problem names the field path and points at the value.
+
+use std::collections::HashSet;
+use std::ops::Range;
+use std::path::Path;
+
+use toml::Spanned;
+
+use accelfed_schemas::gpu::{Capacity, GpuCount, Virtualization};
+use accelfed_schemas::names::LocalId;
+
+use super::config::{BatchConfig, CloudConfig, GpuConfig, StaticConfig};
+use crate::config::ConfigError;
+
+/// One thing wrong with a static description.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub span: Option<Range<usize>>,
+    /// The field path, e.g. `batch[0].node_type[1].gpu[0].used`.
+    pub field: String,
+    pub message: String,
+}
+
+impl Problem {
+    fn new<T>(at: &Spanned<T>, field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            span: Some(at.span()),
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    /// Locates the problem in the file it came from; `prefix` is the provider's own path.
+    pub fn into_config_error(self, path: &Path, source: &str, prefix: &str) -> ConfigError {
+        ConfigError::at(
+            path,
+            source,
+            self.span,
+            format!("{prefix}.{}: {}", self.field, self.message),
+        )
+    }
+}
+
+type Checked = Result<(), Problem>;
+
+impl StaticConfig {
+    /// Checks ids, references and counts.
+    pub fn validate(&self) -> Checked {
+        let mut services = Unique::default();
+        for (index, batch) in self.batch.iter().enumerate() {
+            let field = format!("batch[{index}]");
+            services.insert(&batch.id, &format!("{field}.id"), "service")?;
+            validate_batch(batch, &field)?;
+        }
+        for (index, cloud) in self.cloud.iter().enumerate() {
+            let field = format!("cloud[{index}]");
+            services.insert(&cloud.id, &format!("{field}.id"), "service")?;
+            validate_cloud(cloud, &field)?;
+        }
+        Ok(())
+    }
+}
+
+/// Remembers ids to find repeats.
+#[derive(Default)]
+struct Unique(HashSet<String>);
+
+impl Unique {
+    fn insert(&mut self, id: &Spanned<LocalId>, field: &str, what: &str) -> Checked {
+        if self.0.insert(id.get_ref().to_string()) {
+            Ok(())
+        } else {
+            Err(Problem::new(
+                id,
+                field,
+                format!("{what} id {:?} is used twice", id.get_ref().as_str()),
+            ))
+        }
+    }
+
+    fn contains(&self, id: &LocalId) -> bool {
+        self.0.contains(id.as_str())
+    }
+}
+
+fn validate_batch(batch: &BatchConfig, field: &str) -> Checked {
+    let mut node_types = Unique::default();
+    for (index, node) in batch.node_types.iter().enumerate() {
+        let field = format!("{field}.node_type[{index}]");
+        node_types.insert(&node.id, &format!("{field}.id"), "node type")?;
+        if node.busy + node.unavailable > node.count {
+            return Err(Problem::new(
+                &node.id,
+                format!("{field}.busy"),
+                format!(
+                    "{} busy plus {} unavailable nodes exceed the {} nodes of node type {:?}",
+                    node.busy,
+                    node.unavailable,
+                    node.count,
+                    node.id.get_ref().as_str()
+                ),
+            ));
+        }
+        let mut gpus = Unique::default();
+        for (gpu_index, gpu) in node.gpus.iter().enumerate() {
+            let field = format!("{field}.gpu[{gpu_index}]");
+            gpus.insert(&gpu.id, &format!("{field}.id"), "GPU")?;
+            validate_gpu_spec(gpu, &field)?;
+            let per_node = gpu.count.as_ref().ok_or_else(|| {
+                Problem::new(
+                    &gpu.id,
+                    format!("{field}.count"),
+                    "node GPUs need `count`, the devices per node",
+                )
+            })?;
+            for (name, value) in [("total", &gpu.total), ("unavailable", &gpu.unavailable)] {
+                if let Some(value) = value {
+                    return Err(Problem::new(
+                        value,
+                        format!("{field}.{name}"),
+                        format!(
+                            "`{name}` belongs to cloud GPU pools; node GPUs use `count` and the node type's `unavailable`"
+                        ),
+                    ));
+                }
+            }
+            let slices = gpu
+                .slices
+                .as_ref()
+                .map_or(*per_node.get_ref(), |s| *s.get_ref());
+            let total = slices * node.count;
+            let unavailable = slices * node.unavailable;
+            let used = gpu.used.as_ref().map_or(GpuCount::ZERO, |u| *u.get_ref());
+            if let Err(err) = Capacity::from_usage(total, used, unavailable) {
+                let at = gpu
+                    .used
+                    .as_ref()
+                    .map_or(Problem::new(&gpu.id, "", ""), |u| Problem::new(u, "", ""));
+                return Err(Problem {
+                    field: format!("{field}.used"),
+                    message: err.to_string(),
+                    ..at
+                });
+            }
+        }
+    }
+    let mut shares = Unique::default();
+    for (index, share) in batch.shares.iter().enumerate() {
+        let field = format!("{field}.share[{index}]");
+        shares.insert(&share.id, &format!("{field}.id"), "share")?;
+        if share.vos.is_empty() {
+            return Err(Problem::new(
+                &share.id,
+                format!("{field}.vos"),
+                "a share needs at least one VO",
+            ));
+        }
+        for (node_index, node) in share.node_types.iter().enumerate() {
+            if !node_types.contains(node.get_ref()) {
+                return Err(Problem::new(
+                    node,
+                    format!("{field}.node_types[{node_index}]"),
+                    format!(
+                        "node type {:?} is not defined in this service",
+                        node.get_ref().as_str()
+                    ),
+                ));
+            }
+        }
+    }
+    validate_endpoints(&batch.endpoints, &batch.id, field)
+}
+
+fn validate_endpoints(
+    endpoints: &[super::config::EndpointConfig],
+    service: &Spanned<LocalId>,
+    field: &str,
+) -> Checked {
+    let mut seen = HashSet::new();
+    for (index, endpoint) in endpoints.iter().enumerate() {
+        if !seen.insert(endpoint.id.as_str()) {
+            return Err(Problem::new(
+                service,
+                format!("{field}.endpoint[{index}].id"),
+                format!("endpoint id {:?} is used twice", endpoint.id.as_str()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn validate_gpu_spec(gpu: &GpuConfig, field: &str) -> Checked {
+    if gpu.mig_profile.is_some() && gpu.virtualization != Virtualization::Mig {
+        return Err(Problem::new(
+            &gpu.id,
+            format!("{field}.mig_profile"),
+            "a MIG profile needs `virtualization = \"mig\"`",
+        ));
+    }
+    Ok(())
+}
+
+fn validate_cloud(cloud: &CloudConfig, field: &str) -> Checked {
+    let mut pools = Unique::default();
+    for (index, pool) in cloud.gpu_pools.iter().enumerate() {
+        let field = format!("{field}.gpu_pool[{index}]");
+        pools.insert(&pool.id, &format!("{field}.id"), "GPU pool")?;
+        validate_gpu_spec(pool, &field)?;
+        let total = pool.total.as_ref().ok_or_else(|| {
+            Problem::new(
+                &pool.id,
+                format!("{field}.total"),
+                "GPU pools need `total`, the devices that exist",
+            )
+        })?;
+        for (name, value) in [("count", &pool.count), ("slices", &pool.slices)] {
+            if let Some(value) = value {
+                return Err(Problem::new(
+                    value,
+                    format!("{field}.{name}"),
+                    format!(
+                        "`{name}` belongs to node GPUs; GPU pools use `total`, `used` and `unavailable`"
+                    ),
+                ));
+            }
+        }
+        let used = pool.used.as_ref().map_or(GpuCount::ZERO, |u| *u.get_ref());
+        let unavailable = pool
+            .unavailable
+            .as_ref()
+            .map_or(GpuCount::ZERO, |u| *u.get_ref());
+        if let Err(err) = Capacity::from_usage(*total.get_ref(), used, unavailable) {
+            return Err(Problem::new(
+                total,
+                format!("{field}.used"),
+                err.to_string(),
+            ));
+        }
+    }
+    let mut projects = Unique::default();
+    for (index, project) in cloud.projects.iter().enumerate() {
+        let field = format!("{field}.project[{index}]");
+        projects.insert(&project.id, &format!("{field}.id"), "project")?;
+        for pool in project.used_gpus.keys() {
+            if !pools.0.contains(pool) {
+                return Err(Problem::new(
+                    &project.id,
+                    format!("{field}.used_gpus"),
+                    format!("GPU pool {pool:?} is not defined in this cloud"),
+                ));
+            }
+        }
+    }
+    let mut flavors = Unique::default();
+    for (index, flavor) in cloud.flavors.iter().enumerate() {
+        let field = format!("{field}.flavor[{index}]");
+        flavors.insert(&flavor.id, &format!("{field}.id"), "flavor")?;
+        match (&flavor.gpu_pool, &flavor.gpus) {
+            (Some(pool), Some(_)) if !pools.contains(pool.get_ref()) => {
+                return Err(Problem::new(
+                    pool,
+                    format!("{field}.gpu_pool"),
+                    format!(
+                        "GPU pool {:?} is not defined in this cloud",
+                        pool.get_ref().as_str()
+                    ),
+                ));
+            }
+            (Some(pool), None) => {
+                return Err(Problem::new(
+                    pool,
+                    format!("{field}.gpus"),
+                    "a flavor with a `gpu_pool` needs `gpus`",
+                ));
+            }
+            (None, Some(gpus)) => {
+                return Err(Problem::new(
+                    gpus,
+                    format!("{field}.gpu_pool"),
+                    "a flavor with `gpus` needs a `gpu_pool`",
+                ));
+            }
+            _ => {}
+        }
+        check_refs(
+            flavor.projects.as_deref(),
+            &projects,
+            &format!("{field}.projects"),
+        )?;
+    }
+    let mut images = Unique::default();
+    for (index, image) in cloud.images.iter().enumerate() {
+        let field = format!("{field}.image[{index}]");
+        images.insert(&image.id, &format!("{field}.id"), "image")?;
+        check_refs(
+            image.projects.as_deref(),
+            &projects,
+            &format!("{field}.projects"),
+        )?;
+    }
+    validate_endpoints(&cloud.endpoints, &cloud.id, field)
+}
+
+fn check_refs(refs: Option<&[Spanned<LocalId>]>, projects: &Unique, field: &str) -> Checked {
+    for (index, project) in refs.unwrap_or_default().iter().enumerate() {
+        if !projects.contains(project.get_ref()) {
+            return Err(Problem::new(
+                project,
+                format!("{field}[{index}]"),
+                format!(
+                    "project {:?} is not defined in this cloud",
+                    project.get_ref().as_str()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

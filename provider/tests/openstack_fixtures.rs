@@ -1,0 +1,263 @@
+//! The OpenStack provider's pure mapping over real responses of a small cloud
+//! (`fixtures/openstack/`, captured from the cloud `scripts/openstack/` starts): the GPU flavors
+//! per VO, Placement's total / used / free, per-project use, and IDs unique in the rendered document.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use accelfed_provider::openstack::api::{
+    Flavor, Inventories, Project, ResourceProvider, Server, Traits, Usages,
+};
+use accelfed_provider::openstack::{CloudState, OpenstackConfig, ProviderState, map};
+use accelfed_schemas::glue::{AdminDomain, Service, SiteSnapshot};
+use accelfed_schemas::gpu::{GpuCount, Virtualization};
+use accelfed_schemas::names::SiteName;
+use serde::Deserialize;
+
+fn fixture<T: for<'de> Deserialize<'de>>(name: &str) -> T {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/openstack")
+        .join(name);
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+#[derive(Deserialize)]
+struct Flavors {
+    flavors: Vec<Flavor>,
+}
+#[derive(Deserialize)]
+struct Servers {
+    servers: Vec<Server>,
+}
+#[derive(Deserialize)]
+struct Projects {
+    projects: Vec<Project>,
+}
+#[derive(Deserialize)]
+struct Providers {
+    resource_providers: Vec<ResourceProvider>,
+}
+
+const CONFIG: &str = r#"
+[[openstack]]
+id = "cloud"
+[openstack.vo_map]
+vo-atlas = "atlas"
+vo-cms = "cms"
+[openstack.pci_alias.nvidia-v100]
+vendor = "NVIDIA"
+model = "Tesla V100-PCIE-16GB"
+memory = "16 GB"
+vendor_id = "10de"
+product_id = "1db4"
+[openstack.vgpu_type.CUSTOM_NVIDIA_A100_4C]
+vendor = "NVIDIA"
+model = "A100-SXM4-40GB"
+"#;
+
+pub fn config() -> OpenstackConfig {
+    #[derive(Deserialize)]
+    struct File {
+        openstack: Vec<OpenstackConfig>,
+    }
+    toml::from_str::<File>(CONFIG).unwrap().openstack.remove(0)
+}
+
+pub fn captured_state(servers_file: &str) -> CloudState {
+    let providers = fixture::<Providers>("placement-resource_providers-1.39.json")
+        .resource_providers
+        .into_iter()
+        .map(|rp| {
+            let stem = format!("placement-rp-{}", rp.name.replace(':', "-"));
+            let state = ProviderState {
+                inventories: fixture::<Inventories>(&format!("{stem}-inventories.json"))
+                    .inventories,
+                usages: fixture::<Usages>(&format!("{stem}-usages.json")).usages,
+                traits: fixture::<Traits>(&format!("{stem}-traits.json")).traits,
+            };
+            (rp, state)
+        })
+        .collect();
+    CloudState {
+        compute_url: "http://127.0.0.1:8774/v2.1".into(),
+        compute_microversion: Some("2.93".into()),
+        flavors: fixture::<Flavors>("nova-flavors-detail-2.61.json").flavors,
+        projects: fixture::<Projects>("keystone-projects.json").projects,
+        servers: fixture::<Servers>(servers_file).servers,
+        providers,
+        ..CloudState::default()
+    }
+}
+
+fn snapshot(service: Service) -> SiteSnapshot {
+    SiteSnapshot {
+        domain: AdminDomain {
+            name: SiteName::new("TEST-SITE").unwrap(),
+            description: None,
+            www: None,
+            gocdb_id: None,
+            location: None,
+            contacts: vec![],
+            other_info: BTreeMap::new(),
+        },
+        services: vec![service],
+        creation_time: chrono::DateTime::parse_from_rfc3339("2026-11-22T06:00:00Z")
+            .unwrap()
+            .into(),
+        validity_s: 3600,
+    }
+}
+
+#[test]
+fn captured_cloud_publishes_placement_truth_per_vo() {
+    let mapped = map(
+        &config(),
+        &captured_state("nova-servers-detail-alltenants-2.93.json"),
+    );
+    assert!(mapped.warnings.is_empty(), "{:?}", mapped.warnings);
+    let service = &mapped.service;
+
+    let manager: BTreeMap<&str, _> = service
+        .manager
+        .accelerators
+        .iter()
+        .map(|a| (a.local_id.as_str(), a.capacity))
+        .collect();
+    let v100 = manager["tesla-v100-pcie-16gb.passthrough"];
+    assert_eq!(
+        (v100.total, v100.used, v100.free),
+        (GpuCount::whole(4), GpuCount::whole(3), GpuCount::whole(1))
+    );
+    let vgpu = manager["a100-sxm4-40gb.vgpu"];
+    assert_eq!(
+        (vgpu.total, vgpu.used, vgpu.free),
+        (GpuCount::whole(16), GpuCount::whole(3), GpuCount::whole(13))
+    );
+
+    let shares: BTreeMap<&str, _> = service
+        .shares
+        .iter()
+        .map(|s| (s.access.vo.as_str(), s))
+        .collect();
+    assert_eq!(shares.len(), 2);
+    let used = |vo: &str, kind: &str| {
+        shares[vo]
+            .accelerators
+            .iter()
+            .find(|a| a.local_id.as_str() == kind)
+            .unwrap()
+            .capacity
+            .used
+    };
+    // atlas: g1.v100x2 + one vGPU (and a CPU-only VM); cms: g1.v100x1 + two vGPUs
+    assert_eq!(
+        used("atlas", "tesla-v100-pcie-16gb.passthrough"),
+        GpuCount::whole(2)
+    );
+    assert_eq!(used("atlas", "a100-sxm4-40gb.vgpu"), GpuCount::whole(1));
+    assert_eq!(
+        used("cms", "tesla-v100-pcie-16gb.passthrough"),
+        GpuCount::whole(1)
+    );
+    assert_eq!(used("cms", "a100-sxm4-40gb.vgpu"), GpuCount::whole(2));
+    assert_eq!(shares["atlas"].running_vm, Some(3));
+
+    let gpu_flavors: BTreeMap<&str, _> = service
+        .instance_types
+        .iter()
+        .filter_map(|t| {
+            t.accelerator.as_ref().map(|a| {
+                (
+                    t.name.as_str(),
+                    (a.count, a.gpu.virtualization, t.shares.len()),
+                )
+            })
+        })
+        .collect();
+    assert_eq!(gpu_flavors.len(), 3);
+    assert_eq!(
+        gpu_flavors["g1.v100x2"],
+        (GpuCount::whole(2), Virtualization::Passthrough, 2)
+    );
+    assert_eq!(
+        gpu_flavors["vg1.a100-4c"],
+        (GpuCount::whole(1), Virtualization::Vgpu, 2)
+    );
+
+    // the GPU VMs are observed, the CPU-only one is not
+    assert_eq!(mapped.usage.len(), 5);
+    let gpus: f64 = mapped.usage.iter().map(|u| u.count().get()).sum();
+    assert_eq!(gpus, 6.0);
+
+    // every flavor appears once, in both shares, and the whole document has unique IDs
+    let snapshot = snapshot(Service::Cloud(mapped.service.clone()));
+    snapshot.validate().unwrap();
+    let json =
+        accelfed_schemas::render::render(&snapshot, accelfed_schemas::render::Format::Glue21Json);
+    let doc: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(
+        doc["CloudComputingVirtualAccelerator"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+}
+
+#[test]
+fn old_clouds_without_embedded_flavors_count_through_the_flavor_list() {
+    let new = map(
+        &config(),
+        &captured_state("nova-servers-detail-alltenants-2.93.json"),
+    );
+    let old = map(
+        &config(),
+        &captured_state("nova-servers-detail-alltenants-2.1.json"),
+    );
+    assert!(old.warnings.is_empty(), "{:?}", old.warnings);
+    let total = |m: &accelfed_provider::openstack::Mapped| {
+        m.usage.iter().map(|u| u.count().get()).sum::<f64>()
+    };
+    assert_eq!(total(&old), total(&new));
+}
+
+#[test]
+fn private_flavors_reach_only_the_projects_they_are_shared_with() {
+    let mut state = captured_state("nova-servers-detail-alltenants-2.93.json");
+    let flavor = state
+        .flavors
+        .iter_mut()
+        .find(|f| f.name == "g1.v100x2")
+        .unwrap();
+    flavor.is_public = false;
+    let id = flavor.id.clone();
+    state
+        .flavor_access
+        .insert(id, vec!["d4c2c49480524bd1b0c937dd2cd459d0".into()]);
+    state.project_errors.insert(
+        "390d564ccd6c4875a2cd4d698a7bc9d0".into(),
+        "quota: 503".into(),
+    );
+    let mapped = map(&config(), &state);
+    let flavor = mapped
+        .service
+        .instance_types
+        .iter()
+        .find(|t| t.name.as_str() == "g1.v100x2")
+        .unwrap();
+    assert_eq!(flavor.shares.len(), 1);
+    assert_eq!(
+        flavor.shares[0].as_str(),
+        "d4c2c49480524bd1b0c937dd2cd459d0"
+    );
+    let atlas = mapped
+        .service
+        .shares
+        .iter()
+        .find(|s| s.access.vo.as_str() == "atlas")
+        .unwrap();
+    assert_eq!(atlas.running_vm, None);
+    assert!(mapped.service.other_info["degraded_shares"].contains("quota: 503"));
+}

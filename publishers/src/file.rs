@@ -1,0 +1,49 @@
+//! A file replaced atomically: the document is written to a temporary file in the same directory,
+//! synced, then renamed over the target. A reader (a BDII, a web server) sees the old document or the
+//! new one, never a half-written one, and a failed run leaves the old one in place.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::PublishError;
+
+pub fn replace(path: &Path, document: &[u8]) -> Result<(), PublishError> {
+    let error = |source| PublishError::File {
+        path: path.to_owned(),
+        source,
+    };
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(error)?;
+    temp.write_all(document).map_err(error)?;
+    temp.as_file().sync_all().map_err(error)?;
+    temp.persist(path).map_err(|err| error(err.error))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_the_whole_file_and_leaves_no_temporary_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("site.ldif");
+        std::fs::write(&path, b"old contents that are longer").unwrap();
+        replace(&path, b"new").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_missing_directory_is_an_error_naming_the_path() {
+        let err = replace(Path::new("/nonexistent-dir/x/site.ldif"), b"x").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("cannot write /nonexistent-dir/x/site.ldif"),
+            "{err}"
+        );
+    }
+}

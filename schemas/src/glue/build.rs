@@ -1,0 +1,666 @@
+//! Builds the entity list of a snapshot (see [`super::entity`]).
+
+use std::collections::BTreeMap;
+
+use super::entity::{Class, Entity, Value};
+use super::ids::{Ids, Kind};
+use super::{
+    AcceleratorCapacity, AdminDomain, CloudService, ComputingService, Endpoint,
+    ExecutionEnvironment, Service, SiteSnapshot, VoAccess,
+};
+use crate::gpu::{Capacity, GpuSpec};
+use crate::names::Text;
+
+impl SiteSnapshot {
+    /// The GLUE2 entities of this snapshot, parents before children.
+    pub fn entities(&self) -> Vec<Entity> {
+        let mut builder = Builder {
+            ids: Ids::new(&self.domain.name),
+            out: Vec::new(),
+        };
+        let site = builder.domain(&self.domain);
+        for service in &self.services {
+            match service {
+                Service::Computing(service) => builder.computing(site, service),
+                Service::Cloud(service) => builder.cloud(site, service),
+            }
+        }
+        builder.out
+    }
+}
+
+struct Builder {
+    ids: Ids,
+    out: Vec<Entity>,
+}
+
+/// Collects attributes, leaving out the absent ones.
+#[derive(Default)]
+struct Attrs(Vec<(&'static str, Value)>);
+
+impl Attrs {
+    fn text(mut self, key: &'static str, value: impl AsRef<str>) -> Self {
+        self.0.push((key, Value::Text(value.as_ref().to_owned())));
+        self
+    }
+    fn opt_text(self, key: &'static str, value: Option<&Text>) -> Self {
+        match value {
+            Some(value) => self.text(key, value),
+            None => self,
+        }
+    }
+    fn int(mut self, key: &'static str, value: impl Into<u64>) -> Self {
+        self.0.push((key, Value::Int(value.into())));
+        self
+    }
+    fn opt_int(self, key: &'static str, value: Option<impl Into<u64>>) -> Self {
+        match value {
+            Some(value) => self.int(key, value),
+            None => self,
+        }
+    }
+    fn value(mut self, key: &'static str, value: Value) -> Self {
+        self.0.push((key, value));
+        self
+    }
+    fn list(mut self, key: &'static str, values: &[Text]) -> Self {
+        if !values.is_empty() {
+            self.0.push((
+                key,
+                Value::List(values.iter().map(|v| v.as_str().to_owned()).collect()),
+            ));
+        }
+        self
+    }
+    /// The attributes every accelerator class shares: what the device is.
+    fn gpu(self, gpu: &GpuSpec) -> Self {
+        self.text("Type", gpu.kind.as_str())
+            .text("Vendor", &gpu.vendor)
+            .text("Model", &gpu.model)
+            .opt_int("Memory", gpu.memory.map(|m| m.get()))
+            .opt_text("ComputeCapability", gpu.compute_capability.as_ref())
+            .opt_int("ClockSpeed", gpu.clock_speed_mhz)
+            .text("VirtualizationType", gpu.virtualization.as_str())
+            .opt_text("MIGProfile", gpu.mig_profile.as_ref())
+            .opt_text("DriverVersion", gpu.driver_version.as_ref())
+            .opt_text("CUDAVersion", gpu.cuda_version.as_ref())
+    }
+    /// Capacity under the names a class family uses (`AcceleratorSlots` in batch, `Accelerators` in
+    /// clouds).
+    fn capacity(self, names: [&'static str; 3], capacity: &Capacity) -> Self {
+        self.value(names[0], Value::Count(capacity.total))
+            .value(names[1], Value::Count(capacity.used))
+            .value(names[2], Value::Count(capacity.free))
+    }
+}
+
+const BATCH_CAPACITY: [&str; 3] = [
+    "TotalAcceleratorSlots",
+    "UsedAcceleratorSlots",
+    "FreeAcceleratorSlots",
+];
+const CLOUD_CAPACITY: [&str; 3] = ["TotalAccelerators", "UsedAccelerators", "FreeAccelerators"];
+
+fn sorted(map: &BTreeMap<String, String>) -> Vec<(String, String)> {
+    map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+impl Builder {
+    fn push(
+        &mut self,
+        class: Class,
+        id: String,
+        parent: Option<usize>,
+        attrs: Attrs,
+        other_info: Vec<(String, String)>,
+        associations: Vec<(Class, String)>,
+    ) -> usize {
+        self.out.push(Entity {
+            class,
+            id,
+            parent,
+            attributes: attrs.0,
+            other_info,
+            associations,
+        });
+        self.out.len() - 1
+    }
+
+    fn id_of(&self, index: usize) -> String {
+        self.out[index].id.clone()
+    }
+
+    fn domain(&mut self, domain: &AdminDomain) -> usize {
+        let mut other = sorted(&domain.other_info);
+        if let Some(gocdb) = &domain.gocdb_id {
+            other.push(("gocdb_id".into(), gocdb.to_string()));
+            other.sort();
+        }
+        let attrs = Attrs::default()
+            .text("Name", &domain.name)
+            .opt_text("Description", domain.description.as_ref())
+            .opt_text("WWW", domain.www.as_ref());
+        // The AdminDomain ID is the site name itself, as BDIIs and cloud-info-api expect.
+        let site = self.push(
+            Class::AdminDomain,
+            domain.name.to_string(),
+            None,
+            attrs,
+            other,
+            vec![],
+        );
+        let site_id = self.id_of(site);
+        if let Some(location) = &domain.location {
+            let mut attrs = Attrs::default()
+                .opt_text("Place", location.place.as_ref())
+                .opt_text("Country", location.country.as_ref());
+            if let Some(latitude) = location.latitude {
+                attrs = attrs.value("Latitude", Value::Float(latitude));
+            }
+            if let Some(longitude) = location.longitude {
+                attrs = attrs.value("Longitude", Value::Float(longitude));
+            }
+            let id = self.ids.id(Kind::Location, &[domain.name.as_str()]);
+            self.push(
+                Class::Location,
+                id,
+                Some(site),
+                attrs,
+                vec![],
+                vec![(Class::AdminDomain, site_id.clone())],
+            );
+        }
+        for (index, contact) in domain.contacts.iter().enumerate() {
+            let attrs = Attrs::default()
+                .text("Detail", &contact.detail)
+                .text("Type", &contact.kind);
+            let id = self.ids.id(Kind::Contact, &[&index.to_string()]);
+            self.push(
+                Class::Contact,
+                id,
+                Some(site),
+                attrs,
+                vec![],
+                vec![(Class::AdminDomain, site_id.clone())],
+            );
+        }
+        site
+    }
+
+    fn endpoint(&mut self, class: Class, service: usize, svc: &str, endpoint: &Endpoint) {
+        let id = self
+            .ids
+            .id(Kind::Endpoint, &[svc, endpoint.local_id.as_str()]);
+        let attrs = Attrs::default()
+            .text("URL", &endpoint.url)
+            .list("Capability", &endpoint.capabilities)
+            .text("Technology", &endpoint.technology)
+            .text("InterfaceName", &endpoint.interface_name)
+            .opt_text("InterfaceVersion", endpoint.interface_version.as_ref())
+            .opt_text("ImplementationName", endpoint.implementation_name.as_ref())
+            .opt_text(
+                "ImplementationVersion",
+                endpoint.implementation_version.as_ref(),
+            )
+            .text("QualityLevel", &endpoint.quality_level)
+            .text("HealthState", &endpoint.health_state)
+            .opt_text("HealthStateInfo", endpoint.health_state_info.as_ref())
+            .text("ServingState", &endpoint.serving_state);
+        let service_class = self.out[service].class;
+        let service_id = self.id_of(service);
+        let index = self.push(
+            class,
+            id,
+            Some(service),
+            attrs,
+            vec![],
+            vec![(service_class, service_id)],
+        );
+        if endpoint.access.is_empty() {
+            return;
+        }
+        let endpoint_id = self.id_of(index);
+        let rules = endpoint.access.iter().flat_map(VoAccess::rules).collect();
+        let attrs = Attrs::default()
+            .text("Scheme", "org.glite.standard")
+            .value("Rule", Value::List(rules));
+        let mut associations = vec![(Class::ComputingEndpoint, endpoint_id)];
+        if class == Class::CloudComputingEndpoint {
+            associations[0].0 = Class::CloudComputingEndpoint;
+        }
+        associations.extend(
+            endpoint
+                .access
+                .iter()
+                .map(|a| (Class::UserDomain, a.vo.to_string())),
+        );
+        let id = self
+            .ids
+            .id(Kind::AccessPolicy, &[svc, endpoint.local_id.as_str()]);
+        self.push(
+            Class::AccessPolicy,
+            id,
+            Some(index),
+            attrs,
+            vec![],
+            associations,
+        );
+    }
+
+    /// One MappingPolicy per VO of a share: cloud-info-api reads exactly one VO per policy.
+    fn mapping_policies(
+        &mut self,
+        share: usize,
+        share_class: Class,
+        svc: &str,
+        local: &str,
+        access: &[VoAccess],
+    ) {
+        let share_id = self.id_of(share);
+        for vo in access {
+            let attrs = Attrs::default()
+                .text("Scheme", "org.glite.standard")
+                .value("Rule", Value::List(vo.rules()));
+            let id = self
+                .ids
+                .id(Kind::MappingPolicy, &[svc, local, vo.vo.as_str()]);
+            let associations = vec![
+                (share_class, share_id.clone()),
+                (Class::UserDomain, vo.vo.to_string()),
+            ];
+            self.push(
+                Class::MappingPolicy,
+                id,
+                Some(share),
+                attrs,
+                vec![],
+                associations,
+            );
+        }
+    }
+
+    fn accelerator_capacity(
+        &mut self,
+        class: Class,
+        kind: Kind,
+        parent: usize,
+        path: &[&str],
+        names: [&'static str; 3],
+        accelerator: &AcceleratorCapacity,
+    ) {
+        let parent_class = self.out[parent].class;
+        let parent_id = self.id_of(parent);
+        let mut parts = path.to_vec();
+        parts.push(accelerator.local_id.as_str());
+        let id = self.ids.id(kind, &parts);
+        let mut attrs = Attrs::default()
+            .gpu(&accelerator.gpu)
+            .capacity(names, &accelerator.capacity);
+        if let Some(max) = accelerator.max_per_job {
+            let key = if names == BATCH_CAPACITY {
+                "MaxAcceleratorSlotsPerJob"
+            } else {
+                "MaxAccelerators"
+            };
+            attrs = attrs.value(key, Value::Count(max));
+        }
+        self.push(
+            class,
+            id,
+            Some(parent),
+            attrs,
+            vec![],
+            vec![(parent_class, parent_id)],
+        );
+    }
+
+    fn computing(&mut self, site: usize, service: &ComputingService) {
+        let svc = service.local_id.as_str();
+        let site_id = self.id_of(site);
+        let attrs = Attrs::default()
+            .opt_text("Name", service.name.as_ref())
+            .text("Type", "org.ogf.glue.computing.batch")
+            .text("QualityLevel", &service.quality_level)
+            .list("Capability", &service.capabilities);
+        let id = self.ids.id(Kind::Service, &[svc]);
+        let other = sorted(&service.other_info);
+        let service_index = self.push(
+            Class::ComputingService,
+            id,
+            None,
+            attrs,
+            other,
+            vec![(Class::AdminDomain, site_id)],
+        );
+        let service_id = self.id_of(service_index);
+        for endpoint in &service.endpoints {
+            self.endpoint(Class::ComputingEndpoint, service_index, svc, endpoint);
+        }
+
+        let manager = &service.manager;
+        let logical_cpus: u64 = manager
+            .environments
+            .iter()
+            .filter_map(|ee| {
+                ee.logical_cpus
+                    .map(|cpus| u64::from(cpus) * u64::from(ee.total_instances))
+            })
+            .sum();
+        let attrs = Attrs::default()
+            .text("ProductName", &manager.product_name)
+            .opt_text("ProductVersion", manager.product_version.as_ref())
+            .opt_int(
+                "TotalLogicalCPUs",
+                (logical_cpus > 0).then_some(logical_cpus),
+            );
+        let id = self.ids.id(Kind::Manager, &[svc]);
+        let manager_index = self.push(
+            Class::ComputingManager,
+            id,
+            Some(service_index),
+            attrs,
+            vec![],
+            vec![(Class::ComputingService, service_id.clone())],
+        );
+        for accelerator in &manager.accelerators {
+            self.accelerator_capacity(
+                Class::ComputingManagerAccelerator,
+                Kind::ManagerAccelerator,
+                manager_index,
+                &[svc],
+                BATCH_CAPACITY,
+                accelerator,
+            );
+        }
+        for environment in &manager.environments {
+            self.environment(manager_index, svc, service, environment);
+        }
+
+        for share in &service.shares {
+            let id = self.ids.id(Kind::Share, &[svc, share.local_id.as_str()]);
+            let attrs = Attrs::default()
+                .opt_text("Name", share.name.as_ref())
+                .opt_text("MappingQueue", share.mapping_queue.as_ref())
+                .text("ServingState", &share.serving_state)
+                .opt_int("MaxWallTime", share.max_wall_time_s);
+            let mut associations = vec![(Class::ComputingService, service_id.clone())];
+            associations.extend(share.environments.iter().map(|ee| {
+                (
+                    Class::ExecutionEnvironment,
+                    self.ids.id(Kind::ExecutionEnvironment, &[svc, ee.as_str()]),
+                )
+            }));
+            let share_index = self.push(
+                Class::ComputingShare,
+                id,
+                Some(service_index),
+                attrs,
+                vec![],
+                associations,
+            );
+            self.mapping_policies(
+                share_index,
+                Class::ComputingShare,
+                svc,
+                share.local_id.as_str(),
+                &share.access,
+            );
+            for accelerator in &share.accelerators {
+                self.accelerator_capacity(
+                    Class::ComputingShareAccelerator,
+                    Kind::ShareAccelerator,
+                    share_index,
+                    &[svc, share.local_id.as_str()],
+                    BATCH_CAPACITY,
+                    accelerator,
+                );
+            }
+        }
+    }
+
+    fn environment(
+        &mut self,
+        manager: usize,
+        svc: &str,
+        service: &ComputingService,
+        ee: &ExecutionEnvironment,
+    ) {
+        let local = ee.local_id.as_str();
+        let id = self.ids.id(Kind::ExecutionEnvironment, &[svc, local]);
+        let attrs = Attrs::default()
+            .opt_text("Name", ee.name.as_ref())
+            .text("Platform", &ee.platform)
+            .int("TotalInstances", ee.total_instances)
+            .int("UsedInstances", ee.used_instances)
+            .int("UnavailableInstances", ee.unavailable_instances)
+            .opt_int("PhysicalCPUs", ee.physical_cpus)
+            .opt_int("LogicalCPUs", ee.logical_cpus)
+            .opt_int("MainMemorySize", ee.main_memory.map(|m| m.get()))
+            .text("OSFamily", &ee.os_family)
+            .opt_text("OSName", ee.os_name.as_ref())
+            .opt_text("OSVersion", ee.os_version.as_ref());
+        let mut associations = vec![(Class::ComputingManager, self.id_of(manager))];
+        associations.extend(
+            service
+                .shares
+                .iter()
+                .filter(|share| share.environments.contains(&ee.local_id))
+                .map(|share| {
+                    (
+                        Class::ComputingShare,
+                        self.ids.id(Kind::Share, &[svc, share.local_id.as_str()]),
+                    )
+                }),
+        );
+        let ee_index = self.push(
+            Class::ExecutionEnvironment,
+            id,
+            Some(manager),
+            attrs,
+            vec![],
+            associations,
+        );
+        let ee_id = self.id_of(ee_index);
+        for accelerator in &ee.accelerators {
+            let id = self.ids.id(
+                Kind::AcceleratorEnvironment,
+                &[svc, local, accelerator.local_id.as_str()],
+            );
+            let attrs = Attrs::default()
+                .value(
+                    "PhysicalAccelerators",
+                    Value::Count(accelerator.physical_per_instance),
+                )
+                .value(
+                    "LogicalAccelerators",
+                    Value::Count(accelerator.logical_per_instance),
+                )
+                .gpu(&accelerator.gpu)
+                .capacity(BATCH_CAPACITY, &accelerator.capacity);
+            self.push(
+                Class::AcceleratorEnvironment,
+                id,
+                Some(ee_index),
+                attrs,
+                vec![],
+                vec![(Class::ExecutionEnvironment, ee_id.clone())],
+            );
+        }
+    }
+
+    fn cloud(&mut self, site: usize, service: &CloudService) {
+        let svc = service.local_id.as_str();
+        let site_id = self.id_of(site);
+        let attrs = Attrs::default()
+            .opt_text("Name", service.name.as_ref())
+            .text("Type", "org.cloud.iaas")
+            .text("QualityLevel", &service.quality_level)
+            .list("Capability", &service.capabilities);
+        let id = self.ids.id(Kind::Service, &[svc]);
+        let other = sorted(&service.other_info);
+        let service_index = self.push(
+            Class::CloudComputingService,
+            id,
+            None,
+            attrs,
+            other,
+            vec![(Class::AdminDomain, site_id)],
+        );
+        let service_id = self.id_of(service_index);
+        for endpoint in &service.endpoints {
+            self.endpoint(Class::CloudComputingEndpoint, service_index, svc, endpoint);
+        }
+
+        let manager = &service.manager;
+        let attrs = Attrs::default()
+            .text("ProductName", &manager.product_name)
+            .opt_text("ProductVersion", manager.product_version.as_ref())
+            .opt_text("HypervisorName", manager.hypervisor_name.as_ref())
+            .opt_int("TotalCPUs", manager.total_cpus)
+            .opt_int("TotalRAM", manager.total_ram.map(|m| m.get()));
+        let id = self.ids.id(Kind::Manager, &[svc]);
+        let manager_index = self.push(
+            Class::CloudComputingManager,
+            id,
+            Some(service_index),
+            attrs,
+            vec![],
+            vec![(Class::CloudComputingService, service_id.clone())],
+        );
+        for accelerator in &manager.accelerators {
+            self.accelerator_capacity(
+                Class::CloudComputingManagerAccelerator,
+                Kind::ManagerAccelerator,
+                manager_index,
+                &[svc],
+                CLOUD_CAPACITY,
+                accelerator,
+            );
+        }
+
+        let share_id = |ids: &Ids, local: &str| ids.id(Kind::Share, &[svc, local]);
+        for share in &service.shares {
+            let id = share_id(&self.ids, share.local_id.as_str());
+            let attrs = Attrs::default()
+                .opt_text("Name", share.name.as_ref())
+                .opt_text("ProjectID", share.project_id.as_ref())
+                .opt_int("MaxVM", share.max_vm)
+                .opt_int("RunningVM", share.running_vm);
+            let attrs = match share.max_gpus {
+                Some(max) => attrs.value("MaxAccelerators", Value::Count(max)),
+                None => attrs,
+            };
+            let share_index = self.push(
+                Class::CloudComputingShare,
+                id,
+                Some(service_index),
+                attrs,
+                vec![],
+                vec![(Class::CloudComputingService, service_id.clone())],
+            );
+            let access = std::slice::from_ref(&share.access);
+            self.mapping_policies(
+                share_index,
+                Class::CloudComputingShare,
+                svc,
+                share.local_id.as_str(),
+                access,
+            );
+            for accelerator in &share.accelerators {
+                self.accelerator_capacity(
+                    Class::CloudComputingShareAccelerator,
+                    Kind::ShareAccelerator,
+                    share_index,
+                    &[svc, share.local_id.as_str()],
+                    CLOUD_CAPACITY,
+                    accelerator,
+                );
+            }
+        }
+
+        for flavor in &service.instance_types {
+            let local = flavor.local_id.as_str();
+            let id = self.ids.id(Kind::InstanceType, &[svc, local]);
+            let attrs = Attrs::default()
+                .text("Name", &flavor.name)
+                .text("Platform", &flavor.platform)
+                .int("CPU", flavor.cpu)
+                .int("RAM", flavor.ram.get())
+                .int("Disk", flavor.disk_gb);
+            let mut associations = vec![(Class::CloudComputingManager, self.id_of(manager_index))];
+            associations.extend(
+                flavor
+                    .shares
+                    .iter()
+                    .map(|s| (Class::CloudComputingShare, share_id(&self.ids, s.as_str()))),
+            );
+            let accelerator_id = self.ids.id(Kind::VirtualAccelerator, &[svc, local]);
+            if flavor.accelerator.is_some() {
+                associations.push((
+                    Class::CloudComputingVirtualAccelerator,
+                    accelerator_id.clone(),
+                ));
+            }
+            let flavor_index = self.push(
+                Class::CloudComputingInstanceType,
+                id,
+                Some(manager_index),
+                attrs,
+                sorted(&flavor.other_info),
+                associations,
+            );
+            if let Some(accelerator) = &flavor.accelerator {
+                let attrs = Attrs::default()
+                    .text(
+                        "Name",
+                        format!("{} x {}", accelerator.count, accelerator.gpu.model),
+                    )
+                    .value("Number", Value::Count(accelerator.count))
+                    .gpu(&accelerator.gpu);
+                let flavor_id = self.id_of(flavor_index);
+                self.push(
+                    Class::CloudComputingVirtualAccelerator,
+                    accelerator_id,
+                    Some(flavor_index),
+                    attrs,
+                    vec![],
+                    vec![(Class::CloudComputingInstanceType, flavor_id)],
+                );
+            }
+        }
+
+        for image in &service.images {
+            let id = self.ids.id(Kind::Image, &[svc, image.local_id.as_str()]);
+            let attrs = Attrs::default()
+                .text("Name", &image.name)
+                .opt_text("MarketPlaceURL", image.marketplace_url.as_ref())
+                .opt_text("OSPlatform", image.os_platform.as_ref())
+                .opt_text("OSName", image.os_name.as_ref())
+                .opt_text("OSVersion", image.os_version.as_ref())
+                .opt_text("Description", image.description.as_ref())
+                .text("AccessInfo", "none");
+            let mut other = Vec::new();
+            if let Some(cuda) = &image.cuda_version {
+                other.push(("cuda_version".to_owned(), cuda.to_string()));
+            }
+            if let Some(driver) = &image.gpu_driver_version {
+                other.push(("gpu_driver_version".to_owned(), driver.to_string()));
+            }
+            let mut associations = vec![(Class::CloudComputingManager, self.id_of(manager_index))];
+            associations.extend(
+                image
+                    .shares
+                    .iter()
+                    .map(|s| (Class::CloudComputingShare, share_id(&self.ids, s.as_str()))),
+            );
+            self.push(
+                Class::CloudComputingImage,
+                id,
+                Some(manager_index),
+                attrs,
+                other,
+                associations,
+            );
+        }
+    }
+}

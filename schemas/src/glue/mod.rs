@@ -1,0 +1,25 @@
+//! The GLUE2 entities a site publishes, as one tree rooted at the site ([`SiteSnapshot`]).
+//!
+//! Providers build the tree; [`crate::render`] turns it into documents. Identifiers are not stored
+//! here: entities carry a [`LocalId`](crate::names::LocalId) and [`ids`] derives the globally unique
+//! GLUE2 ID from the site, the entity kind and the local id, so every rendering agrees on them.
+
+mod build;
+mod capacity;
+mod cloud;
+mod computing;
+pub mod entity;
+pub mod ids;
+#[cfg(any(test, feature = "test-support"))]
+pub mod sample;
+mod site;
+mod validate;
+
+pub use capacity::AcceleratorCapacity;
+pub use cloud::{CloudManager, CloudService, CloudShare, Image, InstanceType, VirtualAccelerator};
+pub use computing::{
+    AcceleratorEnvironment, ComputingManager, ComputingService, ComputingShare,
+    ExecutionEnvironment,
+};
+pub use site::{AdminDomain, Contact, Endpoint, Location, Service, SiteSnapshot, VoAccess};
+pub use validate::SnapshotError;

@@ -1,0 +1,14 @@
+//! accelfed's model, with no IO.
+//!
+//! * [`names`]: validated names (site, VO, FQAN, local ids) that every other type builds on.
+//! * [`gpu`]: the GPU vocabulary: type, vendor, model with aliases, memory in MB, fractional counts,
+//!   virtualization, and capacity (total, used, free).
+//! * [`glue`]: the GLUE2 entities a site publishes (`SiteSnapshot`), batch and cloud alike.
+//! * [`render`]: pure, deterministic renderings of a snapshot (GLUE 2.1 JSON, LDIF GLUE 2.0 and 2.1,
+//!   GLUE 2.0 XML).
+
+pub mod glue;
+pub mod gpu;
+pub mod names;
+pub mod render;
+pub mod usage;

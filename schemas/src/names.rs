@@ -1,0 +1,204 @@
+//! Validated names. Every name that ends up in an identifier, a DN or a filter passes through here, so
+//! the renderers can rely on "non-empty, no control characters" and only have to escape.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// Why a name was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    #[error("{what} must not be empty")]
+    Empty { what: &'static str },
+    #[error("{what} {value:?} contains a control character")]
+    Control { what: &'static str, value: String },
+    #[error("{what} {value:?} must not start or end with white space")]
+    Padded { what: &'static str, value: String },
+    #[error("FQAN {value:?} must start with '/' (e.g. /atlas/Role=production)")]
+    FqanSlash { value: String },
+}
+
+fn check(what: &'static str, value: &str) -> Result<(), NameError> {
+    if value.is_empty() {
+        return Err(NameError::Empty { what });
+    }
+    if value.chars().any(char::is_control) {
+        return Err(NameError::Control {
+            what,
+            value: value.to_owned(),
+        });
+    }
+    if value.trim() != value {
+        return Err(NameError::Padded {
+            what,
+            value: value.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+macro_rules! name_type {
+    ($(#[$doc:meta])* $name:ident, $what:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        #[serde(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            /// Validates and wraps `value`.
+            pub fn new(value: impl Into<String>) -> Result<Self, NameError> {
+                let value = value.into();
+                Self::validate(&value)?;
+                Ok(Self(value))
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl TryFrom<&str> for $name {
+            type Error = NameError;
+            fn try_from(value: &str) -> Result<Self, NameError> {
+                Self::new(value)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let value = String::deserialize(deserializer)?;
+                Self::new(value).map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+name_type!(
+    /// A site's name as the federation knows it (GOCDB short name), e.g. `CESNET-MCC`.
+    SiteName,
+    "site name"
+);
+name_type!(
+    /// A virtual organisation, e.g. `atlas` or `vo.access.egi.eu`.
+    VoName,
+    "VO name"
+);
+name_type!(
+    /// A VOMS fully qualified attribute name, e.g. `/atlas/Role=production`.
+    Fqan,
+    "FQAN"
+);
+name_type!(
+    /// An identifier local to one site and one kind of entity (a flavor id, a partition, a node type).
+    /// The global GLUE2 id is derived from it (see [`crate::glue::ids`]).
+    LocalId,
+    "local id"
+);
+name_type!(
+    /// A free-text name or value that must still be non-empty and printable.
+    Text,
+    "text"
+);
+
+impl SiteName {
+    fn validate(value: &str) -> Result<(), NameError> {
+        check("site name", value)
+    }
+}
+
+impl VoName {
+    fn validate(value: &str) -> Result<(), NameError> {
+        check("VO name", value)
+    }
+}
+
+impl LocalId {
+    fn validate(value: &str) -> Result<(), NameError> {
+        check("local id", value)
+    }
+}
+
+impl Text {
+    /// A text known to be valid when the program is written (a default, a fixed attribute value).
+    ///
+    /// # Panics
+    /// On an empty or padded literal: a programming error caught by any test that reaches it.
+    pub fn literal(value: &'static str) -> Self {
+        match Self::new(value) {
+            Ok(text) => text,
+            Err(err) => panic!("invalid text literal {value:?}: {err}"),
+        }
+    }
+
+    fn validate(value: &str) -> Result<(), NameError> {
+        check("text", value)
+    }
+}
+
+impl Fqan {
+    fn validate(value: &str) -> Result<(), NameError> {
+        check("FQAN", value)?;
+        if !value.starts_with('/') {
+            return Err(NameError::FqanSlash {
+                value: value.to_owned(),
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_and_padded_names_are_refused_with_the_reason() {
+        assert_eq!(
+            SiteName::new("").unwrap_err(),
+            NameError::Empty { what: "site name" }
+        );
+        assert!(matches!(
+            VoName::new(" atlas"),
+            Err(NameError::Padded { .. })
+        ));
+        assert!(matches!(
+            VoName::new("atlas "),
+            Err(NameError::Padded { .. })
+        ));
+        assert!(matches!(
+            LocalId::new("a\nb"),
+            Err(NameError::Control { .. })
+        ));
+        assert!(matches!(
+            Fqan::new("atlas/Role=x"),
+            Err(NameError::FqanSlash { .. })
+        ));
+    }
+
+    #[test]
+    fn special_and_non_ascii_characters_are_kept_for_the_renderers_to_escape() {
+        let name = SiteName::new("#Ünï,+\"\\<>;=").unwrap();
+        assert_eq!(name.as_str(), "#Ünï,+\"\\<>;=");
+    }
+
+    #[test]
+    fn deserializing_validates() {
+        let err = serde_json::from_str::<VoName>("\"\"").unwrap_err();
+        assert!(
+            err.to_string().contains("VO name must not be empty"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,182 @@
+//! Distinguished names: RFC 4514 escaping of attribute values and the DN of each entry.
+//!
+//! Site names and IDs come from operators and middleware, so any of `,+"\<>;=` may appear in them;
+//! an unescaped comma would silently move an entry to another place in the DIT (or make ldapadd
+//! refuse it). Non-ASCII characters are kept as UTF-8, which RFC 4514 allows: the LDIF writer then
+//! base64-encodes the whole `dn` line, as RFC 2849 requires.
+
+/// The DN every rendering hangs the services under (the LDIF does not create it; a BDII does).
+pub const SUFFIX: &str = "o=glue";
+
+/// The group entry the services live in, as BDII's GLUE2 layout has it.
+pub const RESOURCE_GROUP: &str = "GLUE2GroupID=resource,o=glue";
+
+/// Escapes one attribute value for use in an RDN (RFC 4514, section 2.4).
+///
+/// `=` is not required to be escaped by the RFC but is escaped anyway: some older LDAP tools split
+/// RDNs on the first unescaped `=` and this keeps them right.
+pub fn escape_value(value: &str) -> String {
+    let mut out = String::with_capacity(value.len() + 8);
+    let last = value.chars().count().saturating_sub(1);
+    for (index, ch) in value.chars().enumerate() {
+        match ch {
+            ',' | '+' | '"' | '\\' | '<' | '>' | ';' | '=' => {
+                out.push('\\');
+                out.push(ch);
+            }
+            '\0' => out.push_str("\\00"),
+            '#' if index == 0 => out.push_str("\\#"),
+            ' ' if index == 0 || index == last => out.push_str("\\ "),
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+/// `attr=escaped value,parent`.
+pub fn child(attribute: &str, value: &str, parent: &str) -> String {
+    format!("{attribute}={},{parent}", escape_value(value))
+}
+
+/// Why [`unescape_value`] refused its input.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DnError {
+    #[error("DN value {0:?} ends in a lone backslash")]
+    TrailingBackslash(String),
+    #[error("DN value {0:?} has an invalid hex escape")]
+    BadHex(String),
+    #[error("DN value {0:?} decodes to invalid UTF-8")]
+    NotUtf8(String),
+}
+
+/// Reverses [`escape_value`] (and any RFC 4514 escaping: `\XX` hex pairs included), so tests and
+/// consumers can read a site's name back from a DN.
+pub fn unescape_value(value: &str) -> Result<String, DnError> {
+    let bytes = value.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        if bytes[index] != b'\\' {
+            out.push(bytes[index]);
+            index += 1;
+            continue;
+        }
+        let Some(&next) = bytes.get(index + 1) else {
+            return Err(DnError::TrailingBackslash(value.to_owned()));
+        };
+        if next.is_ascii_hexdigit() {
+            let pair = bytes
+                .get(index + 1..index + 3)
+                .ok_or_else(|| DnError::BadHex(value.to_owned()))?;
+            let text = std::str::from_utf8(pair).map_err(|_| DnError::BadHex(value.to_owned()))?;
+            let byte =
+                u8::from_str_radix(text, 16).map_err(|_| DnError::BadHex(value.to_owned()))?;
+            out.push(byte);
+            index += 3;
+        } else {
+            out.push(next);
+            index += 2;
+        }
+    }
+    String::from_utf8(out).map_err(|_| DnError::NotUtf8(value.to_owned()))
+}
+
+/// The value of a DN's first RDN, unescaped (`GLUE2DomainID=a\,b,o=glue` gives `a,b`).
+pub fn first_rdn_value(dn: &str) -> Result<String, DnError> {
+    let mut escaped = false;
+    let mut start = None;
+    let mut end = dn.len();
+    for (index, ch) in dn.char_indices() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match ch {
+            '\\' => escaped = true,
+            '=' if start.is_none() => start = Some(index + 1),
+            ',' | '+' if start.is_some() => {
+                end = index;
+                break;
+            }
+            _ => {}
+        }
+    }
+    unescape_value(&dn[start.unwrap_or(0)..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_special_character_is_escaped() {
+        assert_eq!(
+            escape_value(r#"a,b+c"d\e<f>g;h=i"#),
+            r#"a\,b\+c\"d\\e\<f\>g\;h\=i"#
+        );
+    }
+
+    #[test]
+    fn leading_hash_and_space_and_trailing_space_are_escaped_only_at_the_ends() {
+        assert_eq!(escape_value("#a#b"), "\\#a#b");
+        assert_eq!(escape_value(" a b "), "\\ a b\\ ");
+        assert_eq!(escape_value(" "), "\\ ");
+        assert_eq!(escape_value("a  b"), "a  b");
+    }
+
+    #[test]
+    fn nul_becomes_a_hex_pair() {
+        assert_eq!(escape_value("a\0b"), "a\\00b");
+        assert_eq!(
+            unescape_value("a\\00b").expect("valid in this test"),
+            "a\0b"
+        );
+    }
+
+    #[test]
+    fn non_ascii_is_kept_as_utf8() {
+        assert_eq!(escape_value("Ünï-Site"), "Ünï-Site");
+        assert_eq!(escape_value("サイト"), "サイト");
+    }
+
+    #[test]
+    fn unescape_reverses_escape_for_awkward_values() {
+        for value in [
+            "#Ünï, \"site\"+<x>;=\\",
+            " lead",
+            "trail ",
+            "#",
+            "a\\b",
+            "=",
+            "plain",
+            "ä\0ö",
+        ] {
+            assert_eq!(
+                unescape_value(&escape_value(value)).expect("valid in this test"),
+                value,
+                "{value:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn unescape_reads_hex_pairs_and_refuses_broken_escapes() {
+        assert_eq!(
+            unescape_value("\\C3\\9Cx").expect("valid in this test"),
+            "Üx"
+        );
+        assert_eq!(
+            unescape_value("x\\").expect_err("invalid in this test"),
+            DnError::TrailingBackslash("x\\".into())
+        );
+        assert!(matches!(unescape_value("\\C"), Err(DnError::BadHex(_))));
+        assert!(matches!(unescape_value("\\FF"), Err(DnError::NotUtf8(_))));
+    }
+
+    #[test]
+    fn child_dns_and_first_rdn_round_trip() {
+        let dn = child("GLUE2DomainID", "a,b=c\\", SUFFIX);
+        assert_eq!(dn, "GLUE2DomainID=a\\,b\\=c\\\\,o=glue");
+        assert_eq!(first_rdn_value(&dn).expect("valid in this test"), "a,b=c\\");
+    }
+}

@@ -1,0 +1,138 @@
+//! GLUE 2.0 mode: only classes and attributes of the official GLUE20.schema, so the output loads
+//! into a stock BDII.
+//!
+//! Cloud classes map the way EGI's cloud-info-provider published clouds in GLUE 2.0:
+//!
+//! | GLUE 2.1 | GLUE 2.0 entry | notes |
+//! |---|---|---|
+//! | CloudComputingService | GLUE2ComputingService | `GLUE2ServiceType: org.cloud.iaas` |
+//! | CloudComputingEndpoint | GLUE2ComputingEndpoint | |
+//! | CloudComputingManager | GLUE2ComputingManager | `TotalCPUs` -> `TotalLogicalCPUs`; hypervisor, RAM in OtherInfo |
+//! | CloudComputingShare | GLUE2ComputingShare | `ServingState: production`; `MaxVM`/`RunningVM` -> `MaxRunningJobs`/`RunningJobs` (a VM is the cloud's job); its instance types as `GLUE2ShareResourceForeignKey` |
+//! | CloudComputingInstanceType | GLUE2ExecutionEnvironment | `CPU` -> `LogicalCPUs`, `RAM` -> `MainMemorySize`, `VirtualMachine: TRUE`, `OSFamily: UNDEFINEDVALUE`; `Disk` in OtherInfo |
+//! | CloudComputingImage | GLUE2ApplicationEnvironment | `Name` -> `AppName`, `MarketPlaceURL` -> `Repository`; OS facts in OtherInfo |
+//!
+//! GPU facts are folded into OtherInfo of the parent entry ([`super::gpu_info`]); anything else
+//! without a 2.0 attribute goes to OtherInfo under its GLUE 2.1 name ([`super::mapping`]).
+
+use crate::glue::SiteSnapshot;
+use crate::glue::entity::{Class, Entity};
+
+use super::classes20::{self, execution_environment};
+use super::entry::LdapEntry;
+use super::gpu_info;
+use super::mapping::{Extra, Mapping, UNKNOWN_TEXT};
+use super::tree;
+
+/// The entries of `snapshot` in GLUE 2.0 mode.
+pub fn entries(snapshot: &SiteSnapshot) -> Vec<LdapEntry> {
+    let entities = snapshot.entities();
+    let extras = extras(&entities);
+    tree::entries(&entities, &tree::stamp(snapshot), &extras, mapping)
+}
+
+/// GPU facts for each parent, and each cloud share's instance types (the model links them from the
+/// instance type; GLUE 2.0 only has the share -> resource key).
+fn extras(entities: &[Entity]) -> Vec<Extra> {
+    let mut extras = vec![Extra::default(); entities.len()];
+    for entity in entities {
+        if gpu_info::is_accelerator(entity.class)
+            && let Some(parent) = entity.parent.and_then(|parent| extras.get_mut(parent))
+        {
+            parent.other_info.extend(gpu_info::fold(entity));
+        }
+        if entity.class == Class::CloudComputingInstanceType {
+            for (class, target) in &entity.associations {
+                if *class != Class::CloudComputingShare {
+                    continue;
+                }
+                let share = entities
+                    .iter()
+                    .position(|e| e.class == Class::CloudComputingShare && &e.id == target);
+                if let Some(share) = share.and_then(|share| extras.get_mut(share)) {
+                    share
+                        .associations
+                        .push((Class::CloudComputingInstanceType, entity.id.clone()));
+                }
+            }
+        }
+    }
+    extras
+}
+
+/// The GLUE 2.0 mapping of a class; `None` for the accelerator classes (folded into OtherInfo).
+fn mapping(class: Class) -> Option<Mapping> {
+    if let Some(mapping) = classes20::mapping(class) {
+        return Some(mapping);
+    }
+    let mapping = match class {
+        Class::CloudComputingService => classes20::service("GLUE2ComputingService"),
+        Class::CloudComputingEndpoint => {
+            classes20::endpoint("GLUE2ComputingEndpoint", Class::CloudComputingService)
+        }
+        Class::CloudComputingManager => {
+            Mapping::new(&["GLUE2Manager", "GLUE2ComputingManager"], "GLUE2ManagerID")
+                .attr("Name", "GLUE2EntityName")
+                .attrs("GLUE2Manager", &["ProductName", "ProductVersion"])
+                .attr("TotalCPUs", "GLUE2ComputingManagerTotalLogicalCPUs")
+                .fk(
+                    Class::CloudComputingService,
+                    &[
+                        "GLUE2ManagerServiceForeignKey",
+                        "GLUE2ComputingManagerComputingServiceForeignKey",
+                    ],
+                )
+        }
+        Class::CloudComputingShare => {
+            Mapping::new(&["GLUE2Share", "GLUE2ComputingShare"], "GLUE2ShareID")
+                .attr("Name", "GLUE2EntityName")
+                .attr("MaxVM", "GLUE2ComputingShareMaxRunningJobs")
+                .attr("RunningVM", "GLUE2ComputingShareRunningJobs")
+                .placeholder("GLUE2ComputingShareServingState", "production")
+                .fk(
+                    Class::CloudComputingService,
+                    &[
+                        "GLUE2ShareServiceForeignKey",
+                        "GLUE2ComputingShareComputingServiceForeignKey",
+                    ],
+                )
+                .fk(
+                    Class::CloudComputingInstanceType,
+                    &[
+                        "GLUE2ShareResourceForeignKey",
+                        "GLUE2ComputingShareExecutionEnvironmentForeignKey",
+                    ],
+                )
+        }
+        Class::CloudComputingInstanceType => execution_environment()
+            .attr("Platform", "GLUE2ExecutionEnvironmentPlatform")
+            .attr("CPU", "GLUE2ExecutionEnvironmentLogicalCPUs")
+            .attr("RAM", "GLUE2ExecutionEnvironmentMainMemorySize")
+            .placeholder("GLUE2ExecutionEnvironmentOSFamily", UNKNOWN_TEXT)
+            .placeholder("GLUE2ExecutionEnvironmentVirtualMachine", "TRUE")
+            .fk(
+                Class::CloudComputingManager,
+                &[
+                    "GLUE2ResourceManagerForeignKey",
+                    "GLUE2ExecutionEnvironmentComputingManagerForeignKey",
+                ],
+            )
+            // The share entry carries this link; the accelerator is folded into this entry.
+            .fk(Class::CloudComputingShare, &[])
+            .fk(Class::CloudComputingVirtualAccelerator, &[]),
+        Class::CloudComputingImage => Mapping::new(
+            &["GLUE2ApplicationEnvironment"],
+            "GLUE2ApplicationEnvironmentID",
+        )
+        .attr("Name", "GLUE2EntityName")
+        .attr("Name", "GLUE2ApplicationEnvironmentAppName")
+        .attr("Description", "GLUE2ApplicationEnvironmentDescription")
+        .attr("MarketPlaceURL", "GLUE2ApplicationEnvironmentRepository")
+        .fk(
+            Class::CloudComputingManager,
+            &["GLUE2ApplicationEnvironmentComputingManagerForeignKey"],
+        ),
+        _ => return None,
+    };
+    Some(mapping)
+}

@@ -1,0 +1,224 @@
+//! How one entity becomes one LDAP entry: which object classes, which attribute carries the ID,
+//! where each GLUE 2.1 attribute and association goes.
+//!
+//! Both GLUE modes describe their classes with a [`Mapping`] and share [`Mapping::apply`], so the
+//! rules that keep the output loadable and lossless live in one place:
+//! * an attribute or association the mapping has no LDAP attribute for is not dropped: it goes into
+//!   `GLUE2EntityOtherInfo` as `<Attribute>=<value>` (associations as `<Class>ForeignKey=<id>`);
+//! * a fractional count (0.5 GPU) never goes into an LDAP attribute (they are integers): it goes into
+//!   `GLUE2EntityOtherInfo` as `<Attribute>=0.5` instead, never rounded;
+//! * a MUST attribute the model has no value for gets its documented placeholder ([`Mapping::placeholder`]).
+
+use crate::glue::entity::{Class, Entity, Value};
+
+use super::entry::{self, LdapEntry};
+
+/// The GLUE2 placeholder for an unknown integer that the schema requires (GLUE 2.0 profile).
+pub const UNKNOWN_INT: &str = "999999999";
+/// The GLUE2 placeholder for an unknown string that the schema requires.
+pub const UNKNOWN_TEXT: &str = "UNDEFINEDVALUE";
+/// GLUE2's ExtendedBoolean_t value for "not known".
+pub const UNKNOWN_BOOL: &str = "undefined";
+
+/// Where the parts of one entity class go.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Mapping {
+    pub object_classes: Vec<&'static str>,
+    /// The attribute holding the entity's ID; also the RDN attribute of its DN.
+    pub id: String,
+    /// GLUE 2.1 attribute name -> LDAP attribute; one attribute may go to several.
+    pub attributes: Vec<(&'static str, String)>,
+    /// Association target class -> LDAP attributes (empty: another entry carries the link).
+    pub foreign_keys: Vec<(Class, Vec<String>)>,
+    /// Values for MUST attributes the entity does not provide.
+    pub defaults: Vec<(String, &'static str)>,
+}
+
+/// What entries share: when the data was gathered and for how long it is valid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stamp {
+    pub creation_time: String,
+    pub validity: String,
+}
+
+/// Additions to an entity that its mode computes from other entities.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Extra {
+    /// More `OtherInfo` pairs (folded GPU facts in GLUE 2.0 mode).
+    pub other_info: Vec<(String, String)>,
+    /// Associations stored on this side in LDAP although the model keeps them on the other.
+    pub associations: Vec<(Class, String)>,
+}
+
+impl Mapping {
+    pub fn new(object_classes: &[&'static str], id: impl Into<String>) -> Self {
+        Self {
+            object_classes: object_classes.to_vec(),
+            id: id.into(),
+            ..Self::default()
+        }
+    }
+
+    pub fn attr(mut self, name: &'static str, ldap: impl Into<String>) -> Self {
+        self.attributes.push((name, ldap.into()));
+        self
+    }
+
+    /// Maps several attributes that share a prefix: `("GLUE2Endpoint", &["URL"])` maps `URL` to
+    /// `GLUE2EndpointURL`.
+    pub fn attrs(mut self, prefix: &str, names: &[&'static str]) -> Self {
+        for name in names {
+            self.attributes.push((name, format!("{prefix}{name}")));
+        }
+        self
+    }
+
+    pub fn fk(mut self, target: Class, ldap: &[&str]) -> Self {
+        self.foreign_keys
+            .push((target, ldap.iter().map(|name| (*name).to_owned()).collect()));
+        self
+    }
+
+    pub fn placeholder(mut self, ldap: impl Into<String>, value: &'static str) -> Self {
+        self.defaults.push((ldap.into(), value));
+        self
+    }
+
+    /// The entry for `entity` at `dn`.
+    pub fn apply(&self, entity: &Entity, dn: String, stamp: &Stamp, extra: &Extra) -> LdapEntry {
+        let mut out = LdapEntry::new(dn, &self.object_classes);
+        out.add(self.id.as_str(), entity.id.as_str());
+        let mut other: Vec<(String, String)> = entity.other_info.clone();
+
+        for (name, value) in &entity.attributes {
+            let targets: Vec<&String> = self
+                .attributes
+                .iter()
+                .filter(|(key, _)| key == name)
+                .map(|(_, ldap)| ldap)
+                .collect();
+            match value {
+                _ if targets.is_empty() => other.push(((*name).to_owned(), entry::text(value))),
+                Value::Count(count) if !count.is_whole() => {
+                    other.push(((*name).to_owned(), count.to_string()))
+                }
+                _ => targets.iter().for_each(|ldap| out.add_value(ldap, value)),
+            }
+        }
+        for (ldap, value) in &self.defaults {
+            if out.values(ldap).next().is_none() {
+                out.add(ldap.as_str(), *value);
+            }
+        }
+        for (class, target) in entity.associations.iter().chain(&extra.associations) {
+            match self.foreign_keys.iter().find(|(key, _)| key == class) {
+                Some((_, attributes)) => {
+                    for ldap in attributes {
+                        if !out.values(ldap).any(|existing| existing == target) {
+                            out.add(ldap.as_str(), target.as_str());
+                        }
+                    }
+                }
+                None => other.push((format!("{}ForeignKey", class.name()), target.clone())),
+            }
+        }
+
+        other.extend(extra.other_info.iter().cloned());
+        other.retain(|(key, value)| !key.is_empty() && !value.is_empty());
+        other.sort();
+        other.dedup();
+        for (key, value) in other {
+            out.add("GLUE2EntityOtherInfo", format!("{key}={value}"));
+        }
+        out.add("GLUE2EntityCreationTime", stamp.creation_time.as_str());
+        out.add("GLUE2EntityValidity", stamp.validity.as_str());
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::GpuCount;
+
+    fn stamp() -> Stamp {
+        Stamp {
+            creation_time: "2026-01-01T00:00:00Z".into(),
+            validity: "60".into(),
+        }
+    }
+
+    fn entity(attributes: Vec<(&'static str, Value)>) -> Entity {
+        Entity {
+            class: Class::CloudComputingShare,
+            id: "urn:x".into(),
+            parent: None,
+            attributes,
+            other_info: vec![("z".into(), "1".into()), ("empty".into(), String::new())],
+            associations: vec![
+                (Class::CloudComputingService, "urn:svc".into()),
+                (Class::UserDomain, "atlas".into()),
+            ],
+        }
+    }
+
+    #[test]
+    fn unmapped_attributes_and_associations_go_to_other_info() {
+        let mapping = Mapping::new(&["GLUE2Share"], "GLUE2ShareID")
+            .attr("Name", "GLUE2EntityName")
+            .fk(
+                Class::CloudComputingService,
+                &["GLUE2ShareServiceForeignKey"],
+            );
+        let e = entity(vec![
+            ("Name", Value::Text("n".into())),
+            ("ProjectID", Value::Text("p".into())),
+        ]);
+        let out = mapping.apply(
+            &e,
+            "GLUE2ShareID=urn:x,o=glue".into(),
+            &stamp(),
+            &Extra::default(),
+        );
+        assert_eq!(out.values("GLUE2ShareID").collect::<Vec<_>>(), ["urn:x"]);
+        assert_eq!(out.values("GLUE2EntityName").collect::<Vec<_>>(), ["n"]);
+        assert_eq!(
+            out.values("GLUE2ShareServiceForeignKey")
+                .collect::<Vec<_>>(),
+            ["urn:svc"]
+        );
+        let other: Vec<_> = out.values("GLUE2EntityOtherInfo").collect();
+        assert_eq!(other, ["ProjectID=p", "UserDomainForeignKey=atlas", "z=1"]);
+    }
+
+    #[test]
+    fn fractional_counts_go_to_other_info_and_whole_ones_to_the_attribute() {
+        let mapping = Mapping::new(&["X"], "XID")
+            .attr("Number", "XNumber")
+            .attr("Total", "XTotal");
+        let half = GpuCount::new(0.5).expect("valid");
+        let e = entity(vec![
+            ("Number", Value::Count(half)),
+            ("Total", Value::Count(GpuCount::whole(3))),
+        ]);
+        let out = mapping.apply(&e, "XID=urn:x".into(), &stamp(), &Extra::default());
+        assert_eq!(out.values("XNumber").count(), 0);
+        assert_eq!(out.values("XTotal").collect::<Vec<_>>(), ["3"]);
+        assert!(
+            out.values("GLUE2EntityOtherInfo")
+                .any(|v| v == "Number=0.5")
+        );
+    }
+
+    #[test]
+    fn defaults_fill_only_missing_must_attributes() {
+        let mapping = Mapping::new(&["X"], "XID")
+            .attr("Name", "XName")
+            .placeholder("XName", UNKNOWN_TEXT)
+            .placeholder("XMemory", UNKNOWN_INT);
+        let e = entity(vec![("Name", Value::Text("n".into()))]);
+        let out = mapping.apply(&e, "XID=urn:x".into(), &stamp(), &Extra::default());
+        assert_eq!(out.values("XName").collect::<Vec<_>>(), ["n"]);
+        assert_eq!(out.values("XMemory").collect::<Vec<_>>(), [UNKNOWN_INT]);
+    }
+}

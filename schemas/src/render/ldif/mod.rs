@@ -1,0 +1,76 @@
+//! LDIF renderings for BDII, in two modes. Both write the same DIT:
+//!
+//! ```text
+//! GLUE2DomainID=<site>,o=glue                       AdminDomain, with Location and Contact beneath
+//! GLUE2GroupID=resource,o=glue                      GLUE2Group
+//!   GLUE2ServiceID=<id>,GLUE2GroupID=resource,...   each service, with its endpoints, shares and
+//!                                                   manager beneath it; environments and instance
+//!                                                   types under the manager; policies under their
+//!                                                   endpoint or share; accelerators under their parent
+//! ```
+//!
+//! `o=glue` itself is not written (a BDII creates it). Entries come parents first, attributes in a
+//! fixed order: the same snapshot always gives the same bytes.
+//!
+//! * [`render_glue20`]: only the official GLUE20.schema (Debian `glue-schema`). Cloud classes become
+//!   their 2.0 counterparts and GPU facts become `GLUE2EntityOtherInfo` values
+//!   `GPU.<lid>.<Attribute>=<value>` on the parent entry (`glue20.rs`, [`gpu_info`]).
+//! * [`render_glue21`]: the accelerator and cloud classes as entries of their own, defined in
+//!   `schemas/ldap/accelfed-glue21.schema` ([`schema21`]), with integer attributes for counts.
+//!
+//! `docs/formats-ldif.md` is the reader's guide to both.
+//!
+//! Escaping: DN values per RFC 4514 ([`dn`]); values that are not RFC 2849 SAFE-STRINGs are
+//! base64-encoded and long lines folded at 76 characters ([`writer`]); empty values are never
+//! written.
+
+mod classes20;
+pub mod dn;
+pub mod entry;
+mod glue20;
+mod glue21;
+pub mod gpu_info;
+mod mapping;
+pub mod schema21;
+mod schema_file;
+mod tree;
+
+pub use schema_file::schema_file;
+pub mod writer;
+
+#[cfg(test)]
+mod tests;
+
+use crate::glue::SiteSnapshot;
+
+use entry::LdapEntry;
+use writer::LdifWriter;
+
+/// LDIF with only the official GLUE 2.0 schema's classes and attributes.
+pub fn render_glue20(snapshot: &SiteSnapshot) -> Vec<u8> {
+    write(&glue20::entries(snapshot))
+}
+
+/// LDIF with accelfed's GLUE 2.1 classes (schemas/ldap/accelfed-glue21.schema).
+pub fn render_glue21(snapshot: &SiteSnapshot) -> Vec<u8> {
+    write(&glue21::entries(snapshot))
+}
+
+/// The GLUE 2.0 mode entries, for callers that want to look at entries rather than bytes (the LDAP
+/// publisher diffs them).
+pub fn entries_glue20(snapshot: &SiteSnapshot) -> Vec<LdapEntry> {
+    glue20::entries(snapshot)
+}
+
+/// The GLUE 2.1 mode entries.
+pub fn entries_glue21(snapshot: &SiteSnapshot) -> Vec<LdapEntry> {
+    glue21::entries(snapshot)
+}
+
+fn write(entries: &[LdapEntry]) -> Vec<u8> {
+    let mut writer = LdifWriter::new();
+    for entry in entries {
+        entry.write(&mut writer);
+    }
+    writer.finish()
+}

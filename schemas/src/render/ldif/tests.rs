@@ -1,0 +1,311 @@
+//! Whole-document tests of both LDIF modes: golden files, awkward names, no empty values, lossless
+//! GPU facts. `UPDATE_GOLDEN=1 cargo test -p accelfed-schemas` rewrites the golden files.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use super::dn::first_rdn_value;
+use super::schema_file;
+use super::writer::parse;
+use super::{render_glue20, render_glue21};
+use crate::glue::sample::snapshot;
+use crate::glue::{Service, SiteSnapshot};
+use crate::gpu::GpuCount;
+
+/// Compares `actual` with the file at `relative` (from the crate root), or rewrites the file when
+/// `UPDATE_GOLDEN=1`. The failure names the first differing line, so a diff is easy to read.
+fn assert_golden(relative: &str, actual: &[u8]) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(relative);
+    if std::env::var("UPDATE_GOLDEN").as_deref() == Ok("1") {
+        std::fs::create_dir_all(path.parent().expect("golden files live in a folder"))
+            .expect("create folder");
+        std::fs::write(&path, actual).expect("write golden file");
+        return;
+    }
+    let expected = std::fs::read(&path).unwrap_or_else(|err| {
+        panic!(
+            "{}: {err}; run with UPDATE_GOLDEN=1 to create it",
+            path.display()
+        )
+    });
+    if expected == actual {
+        return;
+    }
+    let expected = String::from_utf8_lossy(&expected);
+    let actual = String::from_utf8_lossy(actual);
+    let mut expected_lines = expected.lines();
+    let mut actual_lines = actual.lines();
+    for number in 1.. {
+        let (want, got) = (expected_lines.next(), actual_lines.next());
+        if want != got {
+            panic!(
+                "{} differs at line {number}:\n  expected: {want:?}\n  actual:   {got:?}\n\
+                 (UPDATE_GOLDEN=1 rewrites the file; review the diff with git before committing)",
+                path.display()
+            );
+        }
+        if want.is_none() {
+            break;
+        }
+    }
+    panic!("{} differs (line endings?)", path.display());
+}
+
+fn dns(ldif: &[u8]) -> Vec<String> {
+    parse(ldif)
+        .into_iter()
+        .map(|record| record[0].1.clone())
+        .collect()
+}
+
+fn values(ldif: &[u8], attribute: &str) -> Vec<String> {
+    parse(ldif)
+        .into_iter()
+        .flatten()
+        .filter(|(name, _)| name == attribute)
+        .map(|(_, value)| value)
+        .collect()
+}
+
+#[test]
+fn golden_glue20() {
+    assert_golden(
+        "tests/golden/sample-glue20.ldif",
+        &render_glue20(&snapshot("SAMPLE-SITE")),
+    );
+}
+
+#[test]
+fn golden_glue21() {
+    assert_golden(
+        "tests/golden/sample-glue21.ldif",
+        &render_glue21(&snapshot("SAMPLE-SITE")),
+    );
+}
+
+#[test]
+fn schema_file_is_what_the_code_defines() {
+    assert_golden("ldap/accelfed-glue21.schema", schema_file().as_bytes());
+}
+
+#[test]
+fn rendering_is_deterministic() {
+    let site = snapshot("S");
+    assert_eq!(render_glue20(&site), render_glue20(&site));
+    assert_eq!(render_glue21(&site), render_glue21(&site));
+}
+
+#[test]
+fn dit_layout_parents_first() {
+    for ldif in [render_glue20(&snapshot("S")), render_glue21(&snapshot("S"))] {
+        let dns = dns(&ldif);
+        assert_eq!(dns[0], "GLUE2DomainID=S,o=glue");
+        assert!(dns.contains(&"GLUE2GroupID=resource,o=glue".to_owned()));
+        for (index, dn) in dns.iter().enumerate() {
+            let parent = dn
+                .split_once(",GLUE2")
+                .map(|(_, rest)| format!("GLUE2{rest}"));
+            match parent {
+                Some(parent) => assert!(
+                    dns[..index].contains(&parent),
+                    "{dn} comes before its parent"
+                ),
+                None => assert!(dn.ends_with(",o=glue")),
+            }
+        }
+        assert!(
+            !dns.iter().any(|dn| dn == "o=glue"),
+            "o=glue is the BDII's, not ours"
+        );
+    }
+}
+
+#[test]
+fn no_attribute_value_is_empty_in_either_mode() {
+    let mut site = snapshot("S");
+    site.domain.other_info.insert("empty".into(), String::new());
+    for ldif in [render_glue20(&site), render_glue21(&site)] {
+        let text = String::from_utf8(ldif.clone()).expect("ASCII");
+        for line in text
+            .lines()
+            .filter(|line| !line.is_empty() && !line.starts_with(' '))
+        {
+            let (_, value) = line.split_once(':').expect("attr: value");
+            assert!(
+                !value.trim_start_matches(':').trim().is_empty(),
+                "empty value in {line:?}"
+            );
+        }
+        assert!(
+            parse(&ldif)
+                .into_iter()
+                .flatten()
+                .all(|(_, value)| !value.is_empty())
+        );
+        assert!(
+            !values(&ldif, "GLUE2EntityOtherInfo")
+                .iter()
+                .any(|v| v.starts_with("empty="))
+        );
+    }
+}
+
+const AWKWARD: &str = "#Ünï, \"site\"+<x>;=\\";
+
+#[test]
+fn a_site_with_special_characters_round_trips_through_the_dn() {
+    let site = snapshot(AWKWARD);
+    for ldif in [render_glue20(&site), render_glue21(&site)] {
+        let records = parse(&ldif);
+        let text = String::from_utf8(ldif).expect("ASCII");
+        assert!(
+            text.starts_with("dn:: "),
+            "a non-ASCII DN is base64: {}",
+            &text[..80]
+        );
+        let dn = &records[0][0].1;
+        assert_eq!(first_rdn_value(dn).expect("valid DN"), AWKWARD);
+        assert!(
+            dn.starts_with("GLUE2DomainID=\\#Ünï\\, \\\"site\\\"\\+\\<x\\>\\;\\=\\\\,o=glue"),
+            "{dn}"
+        );
+        assert!(records[0].contains(&("GLUE2DomainID".to_owned(), AWKWARD.to_owned())));
+        // IDs are percent-encoded, so service DNs stay plain ASCII.
+        assert!(records.iter().skip(1).any(|record| {
+            record[0]
+                .1
+                .starts_with("GLUE2ServiceID=urn:accelfed:%23%C3%9Cn")
+        }));
+    }
+}
+
+#[test]
+fn awkward_other_info_values_survive_via_base64() {
+    let mut site = snapshot("S");
+    let awkward = [
+        "line1\nline2",
+        " leading",
+        ":colon",
+        "<angle",
+        "trailing ",
+        "Ünï",
+        "a=b=c",
+    ];
+    for (index, value) in awkward.iter().enumerate() {
+        site.domain
+            .other_info
+            .insert(format!("k{index}"), (*value).to_owned());
+    }
+    for ldif in [render_glue20(&site), render_glue21(&site)] {
+        let other = values(&ldif, "GLUE2EntityOtherInfo");
+        for (index, value) in awkward.iter().enumerate() {
+            assert!(
+                other.contains(&format!("k{index}={value}")),
+                "k{index} lost: {other:?}"
+            );
+        }
+        let text = String::from_utf8(ldif).expect("ASCII");
+        assert!(
+            text.lines()
+                .all(|line| line.len() <= super::writer::LINE_WIDTH)
+        );
+    }
+}
+
+fn cloud(site: &mut SiteSnapshot) -> &mut crate::glue::CloudService {
+    site.services
+        .iter_mut()
+        .find_map(|service| match service {
+            Service::Cloud(cloud) => Some(cloud),
+            Service::Computing(_) => None,
+        })
+        .expect("the sample has a cloud")
+}
+
+#[test]
+fn glue20_keeps_every_gpu_fact_in_other_info() {
+    let ldif = render_glue20(&snapshot("S"));
+    let other: BTreeSet<String> = values(&ldif, "GLUE2EntityOtherInfo").into_iter().collect();
+    for expected in [
+        "GPU.gpu.Model=NVIDIA A100-SXM4-80GB",
+        "GPU.gpu.Vendor=NVIDIA",
+        "GPU.gpu.Memory=81920",
+        "GPU.gpu.ComputeCapability=8.0",
+        "GPU.gpu.PhysicalAccelerators=4",
+        "GPU.gpu.LogicalAccelerators=4",
+        "GPU.gpu.TotalAcceleratorSlots=16",
+        "GPU.gpu.UsedAcceleratorSlots=6",
+        "GPU.gpu.FreeAcceleratorSlots=6",
+        "GPU.mig-3g.40gb.VirtualizationType=mig",
+        "GPU.mig-3g.40gb.MIGProfile=3g.40gb",
+        "GPU.mig-3g.40gb.Memory=40960",
+        "GPU.gpu%2Fa100.MaxAcceleratorSlotsPerJob=8",
+        "GPU.a100-passthrough.TotalAccelerators=8",
+        "GPU.g1.a100x2.Number=2",
+        "GPU.g1.a100x2.VirtualizationType=passthrough",
+        "MaxAccelerators=8",
+        "cuda_version=12.4",
+        "gpu_driver_version=550.54.15",
+    ] {
+        assert!(
+            other.contains(expected),
+            "{expected} missing from {other:#?}"
+        );
+    }
+    let classes: BTreeSet<String> = values(&ldif, "objectClass").into_iter().collect();
+    assert!(
+        classes
+            .iter()
+            .all(|class| !class.contains("Accelerator") && !class.contains("Cloud")),
+        "{classes:?}"
+    );
+    assert!(values(&ldif, "GLUE2ServiceType").contains(&"org.cloud.iaas".to_owned()));
+}
+
+#[test]
+fn fractional_counts_are_never_rounded() {
+    let mut site = snapshot("S");
+    let half = GpuCount::new(0.5).expect("valid");
+    if let Some(accelerator) = cloud(&mut site).instance_types[0].accelerator.as_mut() {
+        accelerator.count = half;
+    }
+    let glue21 = render_glue21(&site);
+    assert!(values(&glue21, "GLUE2CloudComputingVirtualAcceleratorNumber").is_empty());
+    assert!(values(&glue21, "GLUE2EntityOtherInfo").contains(&"Number=0.5".to_owned()));
+    let glue20 = render_glue20(&site);
+    assert!(
+        values(&glue20, "GLUE2EntityOtherInfo").contains(&"GPU.g1.a100x2.Number=0.5".to_owned())
+    );
+}
+
+#[test]
+fn glue21_uses_only_glue20_attributes_and_those_of_its_own_schema() {
+    let schema = schema_file();
+    let glue20_names: BTreeSet<String> = parse(&render_glue20(&snapshot("S")))
+        .into_iter()
+        .flatten()
+        .map(|(name, _)| name)
+        .collect();
+    let glue21 = render_glue21(&snapshot("S"));
+    for (name, value) in parse(&glue21).into_iter().flatten() {
+        if name == "dn" || glue20_names.contains(&name) {
+            continue;
+        }
+        if name == "objectClass" {
+            assert!(glue20_names.contains("objectClass"));
+            let known = schema.contains(&format!("NAME '{value}'")) || value.starts_with("GLUE2");
+            assert!(known, "unknown class {value}");
+            continue;
+        }
+        assert!(
+            schema.contains(&format!("NAME '{name}'")),
+            "{name} is not in accelfed-glue21.schema"
+        );
+    }
+    let models = values(&glue21, "GLUE2AcceleratorEnvironmentModel");
+    assert_eq!(models, ["NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB"]);
+    assert_eq!(
+        values(&glue21, "GLUE2AcceleratorEnvironmentLogicalAccelerators"),
+        ["4", "4"]
+    );
+}

@@ -1,0 +1,206 @@
+//! RFC 2849 output: one record per entry, `attr: value` for SAFE-STRINGs, `attr:: base64` for
+//! everything else, lines folded at 76 characters.
+//!
+//! Everything written is ASCII (non-ASCII values go out as base64), so folding by bytes can never
+//! split a character. Empty values are never written: GLUE2 has no meaning for them and slapd
+//! refuses most of them, so the attribute is left out instead.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+
+/// The longest line written; longer ones continue on the next line after one space.
+pub const LINE_WIDTH: usize = 76;
+
+/// Whether `value` may be written as is (RFC 2849 SAFE-STRING), rather than base64-encoded.
+///
+/// On top of the grammar, a value ending in a space is encoded too (the RFC says it SHOULD be: many
+/// tools strip trailing white space).
+pub fn is_safe_string(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    let Some(&first) = bytes.first() else {
+        return true;
+    };
+    let safe_char = |byte: u8| byte.is_ascii() && !matches!(byte, b'\0' | b'\n' | b'\r');
+    let safe_init = safe_char(first) && !matches!(first, b' ' | b':' | b'<');
+    safe_init && bytes.iter().all(|&byte| safe_char(byte)) && bytes.last() != Some(&b' ')
+}
+
+/// Builds an LDIF document entry by entry.
+#[derive(Debug, Default)]
+pub struct LdifWriter {
+    out: String,
+}
+
+impl LdifWriter {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Starts a record. Records are separated by one empty line.
+    pub fn dn(&mut self, dn: &str) {
+        if !self.out.is_empty() {
+            self.out.push('\n');
+        }
+        self.line("dn", dn);
+    }
+
+    /// Writes `name: value`, or nothing when the value is empty.
+    pub fn attribute(&mut self, name: &str, value: &str) {
+        if !value.is_empty() {
+            self.line(name, value);
+        }
+    }
+
+    pub fn finish(self) -> Vec<u8> {
+        self.out.into_bytes()
+    }
+
+    fn line(&mut self, name: &str, value: &str) {
+        let line = if is_safe_string(value) {
+            format!("{name}: {value}")
+        } else {
+            format!("{name}:: {}", STANDARD.encode(value.as_bytes()))
+        };
+        push_folded(&mut self.out, &line);
+    }
+}
+
+/// Appends `line` (ASCII) and a newline, folded so no physical line exceeds [`LINE_WIDTH`].
+fn push_folded(out: &mut String, line: &str) {
+    let mut rest = line;
+    let mut width = LINE_WIDTH;
+    loop {
+        // ASCII only, so every byte index is a character boundary.
+        let cut = rest.len().min(width);
+        let (head, tail) = rest.split_at(cut);
+        out.push_str(head);
+        out.push('\n');
+        if tail.is_empty() {
+            break;
+        }
+        out.push(' ');
+        rest = tail;
+        width = LINE_WIDTH - 1;
+    }
+}
+
+/// Reverses folding and base64 (for tests): the records of an LDIF document as `(name, value)`
+/// lists, the `dn` first.
+#[cfg(test)]
+pub fn parse(ldif: &[u8]) -> Vec<Vec<(String, String)>> {
+    let text = std::str::from_utf8(ldif).expect("LDIF is ASCII");
+    let unfolded = text.replace("\n ", "");
+    unfolded
+        .split("\n\n")
+        .filter(|record| !record.trim().is_empty())
+        .map(|record| {
+            record
+                .lines()
+                .map(|line| {
+                    if let Some((name, encoded)) = line.split_once(":: ") {
+                        let bytes = STANDARD.decode(encoded).expect("valid base64");
+                        (
+                            name.to_owned(),
+                            String::from_utf8(bytes).expect("UTF-8 value"),
+                        )
+                    } else {
+                        let (name, value) = line.split_once(": ").expect("attr: value");
+                        (name.to_owned(), value.to_owned())
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_ascii_is_safe() {
+        for value in [
+            "production",
+            "urn:accelfed:S:share:a/b",
+            "a b",
+            "x<y",
+            "x:y",
+            "VO:atlas",
+            "=",
+            "#",
+        ] {
+            assert!(is_safe_string(value), "{value:?}");
+        }
+    }
+
+    #[test]
+    fn values_that_need_base64() {
+        for value in [
+            "Ünï", " lead", ":colon", "<url", "trail ", "a\nb", "a\rb", "a\0b",
+        ] {
+            assert!(!is_safe_string(value), "{value:?}");
+        }
+    }
+
+    #[test]
+    fn unsafe_values_are_base64_encoded_and_decode_back() {
+        let mut writer = LdifWriter::new();
+        writer.dn("GLUE2DomainID=Ünï,o=glue");
+        writer.attribute("GLUE2EntityName", " padded ");
+        writer.attribute("GLUE2DomainID", "plain");
+        let ldif = writer.finish();
+        let text = String::from_utf8(ldif.clone()).expect("valid in this test");
+        assert!(text.starts_with("dn:: "), "{text}");
+        assert!(text.contains("GLUE2EntityName:: IHBhZGRlZCA=\n"), "{text}");
+        assert!(text.contains("GLUE2DomainID: plain\n"), "{text}");
+        let records = parse(&ldif);
+        assert_eq!(
+            records[0][0],
+            ("dn".into(), "GLUE2DomainID=Ünï,o=glue".into())
+        );
+        assert_eq!(records[0][1].1, " padded ");
+    }
+
+    #[test]
+    fn empty_values_are_not_written() {
+        let mut writer = LdifWriter::new();
+        writer.dn("o=x");
+        writer.attribute("description", "");
+        assert_eq!(writer.finish(), b"dn: o=x\n");
+    }
+
+    #[test]
+    fn long_lines_fold_at_76_and_unfold_to_the_original() {
+        let value = "x".repeat(300);
+        let mut writer = LdifWriter::new();
+        writer.dn("o=x");
+        writer.attribute("description", &value);
+        writer.attribute("GLUE2EntityOtherInfo", &"é".repeat(100));
+        let ldif = writer.finish();
+        let text = String::from_utf8(ldif.clone()).expect("valid in this test");
+        assert!(text.lines().all(|line| line.len() <= LINE_WIDTH), "{text}");
+        assert!(text.lines().skip(2).any(|line| line.starts_with(' ')));
+        let records = parse(&ldif);
+        assert_eq!(records[0][1].1, value);
+        assert_eq!(records[0][2].1, "é".repeat(100));
+    }
+
+    #[test]
+    fn a_line_of_exactly_76_is_not_folded() {
+        let mut out = String::new();
+        push_folded(&mut out, &"y".repeat(LINE_WIDTH));
+        assert_eq!(out.lines().count(), 1);
+        out.clear();
+        push_folded(&mut out, &"y".repeat(LINE_WIDTH + 1));
+        assert_eq!(out, format!("{}\n y\n", "y".repeat(LINE_WIDTH)));
+    }
+
+    #[test]
+    fn records_are_separated_by_one_empty_line() {
+        let mut writer = LdifWriter::new();
+        writer.dn("o=a");
+        writer.attribute("o", "a");
+        writer.dn("o=b");
+        assert_eq!(writer.finish(), b"dn: o=a\no: a\n\ndn: o=b\n");
+    }
+}

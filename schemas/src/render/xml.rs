@@ -1,0 +1,336 @@
+//! GLUE 2.0 XML (OGF rendering, namespace [`NAMESPACE`]), as ARC-style consumers read it:
+//!
+//! ```text
+//! <Domains xmlns="http://schemas.ogf.org/glue/2009/03/spec_2.0_r1">
+//!   <AdminDomain BaseType="Domain" CreationTime=".." Validity="..">
+//!     <ID/> <Name/> <OtherInfo/>* <Description/> <WWW/> <Location/> <Contact/>*
+//!     <Services>
+//!       <ComputingService BaseType="Service">
+//!         <ComputingEndpoint BaseType="Endpoint">  ... <AccessPolicy BaseType="Policy"/>
+//!         <ComputingShare BaseType="Share">        <MappingPolicy BaseType="Policy"/>* ...
+//!         <ComputingManager BaseType="Manager">
+//!           <ExecutionEnvironments><ExecutionEnvironment BaseType="Resource"/>*</...>
+//!           <ApplicationEnvironments><ApplicationEnvironment/>*</...>
+//! ```
+//!
+//! Every entity element carries `CreationTime` and `Validity` attributes and starts with `ID`,
+//! `Name` and its `OtherInfo` elements (`key=value`, sorted); children follow in the GLUE 2.0 XML
+//! schema's order ([`layout`]); `<Associations>` holds `<ComputingShareID>`-style elements for links
+//! that nesting does not already express (a child's link to its parent is its position).
+//!
+//! GLUE 2.0 has no cloud or accelerator classes, so the mapping is the one EGI used for clouds in
+//! GLUE 2.0 (the same as the LDIF GLUE 2.0 mode):
+//! * CloudComputingService -> ComputingService with `Type` `org.cloud.iaas`; its endpoint, shares
+//!   and manager -> ComputingEndpoint, ComputingShare (`MaxVM`/`RunningVM` as
+//!   `MaxRunningJobs`/`RunningJobs`, `ServingState` production) and ComputingManager (`TotalCPUs`
+//!   as `TotalLogicalCPUs`);
+//! * instance types (flavors) -> ExecutionEnvironment (`VirtualMachine` true, `CPU` as
+//!   `LogicalCPUs`, `RAM` as `MainMemorySize`), linked both ways with their shares;
+//! * images -> ApplicationEnvironment (`Name` as `AppName`, `MarketPlaceURL` as `Repository`);
+//! * accelerator entities (AcceleratorEnvironment, Computing/CloudComputing Manager and Share
+//!   accelerators, CloudComputingVirtualAccelerator) -> `OtherInfo` on their parent element as
+//!   `GPU.<lid>.ID=<id>` and `GPU.<lid>.<Attribute>=<value>`, the convention of
+//!   [`super::ldif::gpu_info`], so a reader of either format splits keys the same way;
+//! * any other attribute or association without a 2.0 element -> `OtherInfo` as
+//!   `<Attribute>=<value>` or `<TargetClass>ForeignKey=<id>`. Nothing is dropped; fractional counts
+//!   keep their fraction.
+//!
+//! `docs/formats-xml.md` is the reader's guide. The output is pure and deterministic: same snapshot,
+//! same bytes. Text and attribute values are escaped by quick-xml (`&`, `<`, `>`, `'`, `"`);
+//! non-ASCII stays UTF-8.
+
+mod layout;
+
+use std::collections::HashMap;
+use std::io;
+
+use quick_xml::Writer;
+use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
+
+use crate::glue::SiteSnapshot;
+use crate::glue::entity::{Class, Entity, Value};
+
+use super::ldif::{entry, gpu_info};
+use layout::{Group, Layout, layout};
+
+/// The GLUE 2.0 XML namespace (OGF GFD.147 rendering, release 1).
+pub const NAMESPACE: &str = "http://schemas.ogf.org/glue/2009/03/spec_2.0_r1";
+
+/// GLUE 2.0 XML of `snapshot`, indented by two spaces, ending with a newline.
+pub fn render(snapshot: &SiteSnapshot) -> Vec<u8> {
+    let entities = snapshot.entities();
+    let tree = Tree::new(&entities);
+    let stamp = Stamp {
+        creation_time: entry::time(&snapshot.creation_time),
+        validity: snapshot.validity_s.to_string(),
+    };
+    let mut writer = Writer::new_with_indent(Vec::with_capacity(entities.len() * 640), b' ', 2);
+    // Writing into a Vec cannot fail, so there is no error to report; were quick-xml to return
+    // one anyway, the bytes written so far are what we have.
+    let _ = document(&mut writer, &tree, &stamp);
+    let mut out = writer.into_inner();
+    out.push(b'\n');
+    out
+}
+
+/// What every entity element carries as XML attributes.
+struct Stamp {
+    creation_time: String,
+    validity: String,
+}
+
+/// The entities with what the XML layout needs beyond the model: children in XML nesting (services
+/// under the site), the GPU facts folded into each parent, and the share -> instance type links the
+/// model keeps only on the instance type.
+struct Tree<'a> {
+    entities: &'a [Entity],
+    parent: Vec<Option<usize>>,
+    children: Vec<Vec<usize>>,
+    gpu_info: Vec<Vec<(String, String)>>,
+    links: Vec<Vec<(Class, &'a str)>>,
+}
+
+impl<'a> Tree<'a> {
+    fn new(entities: &'a [Entity]) -> Self {
+        let site = entities.iter().position(|e| e.class == Class::AdminDomain);
+        let mut tree = Tree {
+            entities,
+            parent: vec![None; entities.len()],
+            children: vec![Vec::new(); entities.len()],
+            gpu_info: vec![Vec::new(); entities.len()],
+            links: vec![Vec::new(); entities.len()],
+        };
+        let shares: HashMap<&str, usize> = entities
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.class == Class::CloudComputingShare)
+            .map(|(index, e)| (e.id.as_str(), index))
+            .collect();
+        for (index, entity) in entities.iter().enumerate() {
+            let parent = entity
+                .parent
+                .or(site.filter(|_| entity.class != Class::AdminDomain));
+            tree.parent[index] = parent;
+            let Some(parent) = parent else { continue };
+            if gpu_info::is_accelerator(entity.class) {
+                tree.gpu_info[parent].extend(gpu_info::fold(entity));
+            } else {
+                tree.children[parent].push(index);
+            }
+            if entity.class == Class::CloudComputingInstanceType {
+                for (class, target) in &entity.associations {
+                    if *class == Class::CloudComputingShare
+                        && let Some(&share) = shares.get(target.as_str())
+                    {
+                        tree.links[share].push((Class::CloudComputingInstanceType, &entity.id));
+                    }
+                }
+            }
+        }
+        tree
+    }
+}
+
+fn document<W: io::Write>(w: &mut Writer<W>, tree: &Tree, stamp: &Stamp) -> io::Result<()> {
+    w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
+    let root = "Domains";
+    w.write_event(Event::Start(
+        BytesStart::new(root).with_attributes([("xmlns", NAMESPACE)]),
+    ))?;
+    if let Some(site) = tree
+        .entities
+        .iter()
+        .position(|e| e.class == Class::AdminDomain)
+    {
+        element(w, tree, site, stamp)?;
+    }
+    w.write_event(Event::End(BytesEnd::new(root)))
+}
+
+/// Writes entity `index` and, inside it, its children.
+fn element<W: io::Write>(
+    w: &mut Writer<W>,
+    tree: &Tree,
+    index: usize,
+    stamp: &Stamp,
+) -> io::Result<()> {
+    let entity = &tree.entities[index];
+    let Some(layout) = layout(entity.class) else {
+        return Ok(());
+    };
+    let mut start = BytesStart::new(layout.element);
+    if let Some(base_type) = layout.base_type {
+        start.push_attribute(("BaseType", base_type));
+    }
+    start.push_attribute(("CreationTime", stamp.creation_time.as_str()));
+    start.push_attribute(("Validity", stamp.validity.as_str()));
+    w.write_event(Event::Start(start))?;
+
+    text(w, "ID", &entity.id)?;
+    if let Some(Value::Text(name)) = entity.attribute("Name") {
+        text(w, "Name", name)?;
+    }
+    let (other_info, associations) = leftovers(tree, index, &layout);
+    for (key, value) in &other_info {
+        text(w, "OtherInfo", &format!("{key}={value}"))?;
+    }
+    groups(w, tree, index, layout.first, stamp)?;
+    for field in layout.fields {
+        let value = field.source.and_then(|source| entity.attribute(source));
+        match value {
+            Some(Value::Count(count)) if !count.is_whole() => {}
+            Some(value) => {
+                for item in entry::texts(value) {
+                    text(w, field.element, &item)?;
+                }
+            }
+            None => {
+                if let Some(default) = field.default {
+                    text(w, field.element, default)?;
+                }
+            }
+        }
+    }
+    groups(w, tree, index, layout.last, stamp)?;
+    if !associations.is_empty() {
+        w.write_event(Event::Start(BytesStart::new("Associations")))?;
+        for (element, target) in associations {
+            text(w, element, target)?;
+        }
+        w.write_event(Event::End(BytesEnd::new("Associations")))?;
+    }
+    w.write_event(Event::End(BytesEnd::new(layout.element)))
+}
+
+/// `OtherInfo` key/value pairs.
+type OtherInfo = Vec<(String, String)>;
+/// `<Associations>` children: element name and target ID.
+type AssociationElements<'t> = Vec<(&'static str, &'t str)>;
+
+/// The entity's `OtherInfo` pairs (its own, attributes and associations the layout has no element
+/// for, folded GPU facts; sorted) and its `<Associations>` elements (in the layout's order).
+fn leftovers<'t>(
+    tree: &'t Tree,
+    index: usize,
+    layout: &Layout,
+) -> (OtherInfo, AssociationElements<'t>) {
+    let entity = &tree.entities[index];
+    let mut other = entity.other_info.clone();
+    for (name, value) in &entity.attributes {
+        let field = layout.fields.iter().find(|f| f.source == Some(*name));
+        let placed = match (field, value) {
+            (_, Value::Count(count)) if !count.is_whole() => false,
+            (Some(_), _) => true,
+            (None, _) => *name == "Name",
+        };
+        if !placed {
+            other.push(((*name).to_owned(), entry::text(value)));
+        }
+    }
+
+    let parent_id = tree.parent[index].map(|parent| tree.entities[parent].id.as_str());
+    let links = entity
+        .associations
+        .iter()
+        .map(|(class, target)| (*class, target.as_str()))
+        .chain(tree.links[index].iter().copied());
+    let mut associations = Vec::new();
+    for (class, target) in links {
+        if Some(target) == parent_id || gpu_info::is_accelerator(class) {
+            // The parent is where the element sits; a folded accelerator's ID is in GPU.<lid>.ID.
+            continue;
+        }
+        match layout.associations.iter().find(|(key, _)| *key == class) {
+            Some((_, element)) => associations.push((*element, target)),
+            None => other.push((format!("{}ForeignKey", class.name()), target.to_owned())),
+        }
+    }
+    associations.sort_by_key(|(element, _)| {
+        layout
+            .associations
+            .iter()
+            .position(|(_, e)| e == element)
+            .unwrap_or(usize::MAX)
+    });
+
+    other.extend(tree.gpu_info[index].iter().cloned());
+    other.retain(|(key, value)| !key.is_empty() && !value.is_empty());
+    other.sort();
+    other.dedup();
+    (other, associations)
+}
+
+/// Writes the children of `index` that belong to `groups`, each group in its wrapper if it has one
+/// (a wrapper with nothing in it is left out).
+fn groups<W: io::Write>(
+    w: &mut Writer<W>,
+    tree: &Tree,
+    index: usize,
+    groups: &[Group],
+    stamp: &Stamp,
+) -> io::Result<()> {
+    for group in groups {
+        let mut members = tree.children[index]
+            .iter()
+            .copied()
+            .filter(|&child| group.classes.contains(&tree.entities[child].class))
+            .peekable();
+        if members.peek().is_none() {
+            continue;
+        }
+        if let Some(wrapper) = group.wrapper {
+            w.write_event(Event::Start(BytesStart::new(wrapper)))?;
+        }
+        for child in members {
+            element(w, tree, child, stamp)?;
+        }
+        if let Some(wrapper) = group.wrapper {
+            w.write_event(Event::End(BytesEnd::new(wrapper)))?;
+        }
+    }
+    Ok(())
+}
+
+/// `<element>value</element>`, the value escaped.
+fn text<W: io::Write>(w: &mut Writer<W>, element: &str, value: &str) -> io::Result<()> {
+    w.create_element(element)
+        .write_text_content(BytesText::new(value))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::glue::sample;
+
+    fn rendered() -> String {
+        String::from_utf8(render(&sample::snapshot("S"))).expect("UTF-8")
+    }
+
+    #[test]
+    fn clouds_are_computing_services_with_the_iaas_type() {
+        let xml = rendered();
+        assert!(xml.contains("<Type>org.cloud.iaas</Type>"));
+        assert!(xml.contains("<VirtualMachine>true</VirtualMachine>"));
+        assert!(xml.contains("<AppName>Ubuntu 22.04 CUDA</AppName>"));
+    }
+
+    #[test]
+    fn gpu_facts_are_folded_into_the_parent_other_info() {
+        let xml = rendered();
+        assert!(xml.contains("<OtherInfo>GPU.gpu.Model=NVIDIA A100-SXM4-80GB</OtherInfo>"));
+        assert!(xml.contains("<OtherInfo>GPU.mig-3g.40gb.MIGProfile=3g.40gb</OtherInfo>"));
+        assert!(xml.contains("<OtherInfo>GPU.g1.a100x2.Number=2</OtherInfo>"));
+    }
+
+    #[test]
+    fn shares_and_flavors_link_both_ways() {
+        let xml = rendered();
+        assert!(xml.contains(
+            "<ExecutionEnvironmentID>urn:accelfed:S:instance-type:cloud/g1.a100x2</ExecutionEnvironmentID>"
+        ));
+        assert!(
+            xml.contains("<ComputingShareID>urn:accelfed:S:share:cloud/atlas</ComputingShareID>")
+        );
+    }
+}

@@ -1,0 +1,51 @@
+//! Why a usage record was refused. Every error names the record (its id and a readable identity)
+//! and the APEL field at fault, so a site admin can find the VM or job and a central operator can
+//! match the complaint to what the site sent.
+
+use chrono::{DateTime, Utc};
+
+use super::id::RecordId;
+use crate::names::NameError;
+
+/// A refused record.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("usage record {id} ({identity}): {problem}")]
+pub struct UsageError {
+    pub id: RecordId,
+    /// The identity in words (site, kind, resource, model, month).
+    pub identity: String,
+    pub problem: Problem,
+}
+
+/// What is wrong with a record, by field.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Problem {
+    #[error("MeasurementMonth must be 1..=12, got {0}")]
+    Month(u32),
+    #[error("MeasurementYear must be 1970..=9999, got {0}")]
+    Year(i32),
+    #[error("{field}: {source}")]
+    Name {
+        field: &'static str,
+        source: NameError,
+    },
+    #[error("Count must be a finite number above zero, got {0}")]
+    Count(f64),
+    #[error("Benchmark must be a finite, non-negative number, got {0}")]
+    Benchmark(f64),
+    #[error("AvailableDuration {seconds} s is longer than {month} ({month_seconds} s)")]
+    AvailableTooLong {
+        seconds: u64,
+        month: String,
+        month_seconds: u64,
+    },
+    #[error("ActiveDuration {active} s is longer than AvailableDuration {available} s")]
+    ActiveTooLong { active: u64, available: u64 },
+    #[error("MeasurementYear/MeasurementMonth {month} is in the future (now {now})")]
+    FutureMonth { month: String, now: DateTime<Utc> },
+    #[error("first_seen {first} is after last_seen {last}")]
+    SeenOrder {
+        first: DateTime<Utc>,
+        last: DateTime<Utc>,
+    },
+}

@@ -1,0 +1,40 @@
+//! What a meter saw: one VM, pod or job holding GPUs over an interval. Providers produce these
+//! (they talk to the middleware); accounting's meter cuts them into monthly [`UsageRecord`]s.
+//!
+//! It lives in `schemas` because both sides need it and `provider` may not depend on `accounting`.
+//!
+//! [`UsageRecord`]: super::UsageRecord
+
+use chrono::{DateTime, Utc};
+
+use super::kind::{RecordType, Source};
+use super::record::Benchmark;
+use crate::gpu::{AcceleratorType, GpuCount, GpuModel};
+use crate::names::{Fqan, LocalId, SiteName, Text, VoName};
+
+/// One resource's hold on GPUs over `[start, end)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observation {
+    pub site: SiteName,
+    /// `cloud` for VMs and pods, `job` for batch jobs.
+    pub record_type: RecordType,
+    /// The VM's UUID, `<cluster>:<jobid>` or `<cluster>/<namespace>/<pod uid>`.
+    pub resource: LocalId,
+    pub model: GpuModel,
+    pub accelerator_type: AcceleratorType,
+    /// GPUs held for the whole interval (fractional for shares).
+    pub count: GpuCount,
+    pub vo: Option<VoName>,
+    pub fqan: Option<Fqan>,
+    /// GlobalUserName.
+    pub user: Option<Text>,
+    pub source: Source,
+    pub cores: Option<u32>,
+    pub benchmark: Option<Benchmark>,
+    /// The mean fraction (0..=1) of the interval the GPUs were busy, where the middleware reports
+    /// utilisation; becomes ActiveDuration.
+    pub utilisation: Option<f64>,
+    pub start: DateTime<Utc>,
+    /// `None` while the resource still holds its GPUs: metered up to the meter's `now`.
+    pub end: Option<DateTime<Utc>>,
+}

@@ -1,0 +1,161 @@
+//! The serialised form of a [`UsageRecord`]: accelfed's own field names (snake_case; the APEL
+//! renderer maps them to APEL's), checked on the way in so that a record read from the spool or
+//! the wire is as valid as one built by a meter.
+//!
+//! Text fields arrive as plain strings and the count as a plain number so that a bad value is
+//! reported with the record's id and the APEL field name, not as a bare serde error.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::error::{Problem, UsageError};
+use super::id::Identity;
+use super::kind::{RecordType, Source};
+use super::month::{Month, MonthError};
+use super::record::{Benchmark, UsageRecord};
+use crate::gpu::{AcceleratorType, GpuCount, GpuModel};
+use crate::names::{Fqan, LocalId, NameError, SiteName, Text, VoName};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct RawRecord {
+    site: String,
+    record_type: RecordType,
+    associated_record: String,
+    model: String,
+    year: i32,
+    month: u32,
+    accelerator_type: AcceleratorType,
+    count: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cores: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    active_duration: Option<u64>,
+    available_duration: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    global_user_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    fqan: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    vo: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    benchmark: Option<RawBenchmark>,
+    source: Source,
+    first_seen: DateTime<Utc>,
+    last_seen: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct RawBenchmark {
+    #[serde(rename = "type")]
+    kind: String,
+    value: f64,
+}
+
+impl RawRecord {
+    fn error(&self, problem: Problem) -> UsageError {
+        let identity = Identity {
+            site: &self.site,
+            record_type: self.record_type,
+            associated_record: &self.associated_record,
+            model: &self.model,
+            year: self.year,
+            month: self.month,
+        };
+        UsageError {
+            id: identity.id(),
+            identity: identity.to_string(),
+            problem,
+        }
+    }
+}
+
+/// Wraps a name error with the APEL field it came from.
+fn named(field: &'static str) -> impl Fn(NameError) -> Problem {
+    move |source| Problem::Name { field, source }
+}
+
+impl TryFrom<RawRecord> for UsageRecord {
+    type Error = UsageError;
+
+    fn try_from(raw: RawRecord) -> Result<Self, UsageError> {
+        let fail = |problem| raw.error(problem);
+        let month = Month::new(raw.year, raw.month).map_err(|err| match err {
+            MonthError::Month(month) => fail(Problem::Month(month)),
+            MonthError::Year(year) => fail(Problem::Year(year)),
+        })?;
+        let optional = |field, value: &Option<String>| {
+            value
+                .as_deref()
+                .map(Text::new)
+                .transpose()
+                .map_err(|err| fail(named(field)(err)))
+        };
+        let benchmark = match &raw.benchmark {
+            Some(b) => Some(Benchmark {
+                kind: Text::new(b.kind.as_str()).map_err(|e| fail(named("BenchmarkType")(e)))?,
+                value: b.value,
+            }),
+            None => None,
+        };
+        let record = UsageRecord {
+            month,
+            record_type: raw.record_type,
+            associated_record: LocalId::new(raw.associated_record.as_str())
+                .map_err(|e| fail(named("AssociatedRecord")(e)))?,
+            global_user_name: optional("GlobalUserName", &raw.global_user_name)?,
+            fqan: raw
+                .fqan
+                .as_deref()
+                .map(Fqan::new)
+                .transpose()
+                .map_err(|e| fail(named("FQAN")(e)))?,
+            site: SiteName::new(raw.site.as_str()).map_err(|e| fail(named("SiteName")(e)))?,
+            count: GpuCount::new(raw.count).map_err(|_| fail(Problem::Count(raw.count)))?,
+            cores: raw.cores,
+            active_duration: raw.active_duration,
+            available_duration: raw.available_duration,
+            benchmark,
+            accelerator_type: raw.accelerator_type,
+            model: GpuModel::new(raw.model.as_str()).map_err(|e| fail(named("Model")(e)))?,
+            source: raw.source,
+            vo: raw
+                .vo
+                .as_deref()
+                .map(VoName::new)
+                .transpose()
+                .map_err(|e| fail(named("VO")(e)))?,
+            first_seen: raw.first_seen,
+            last_seen: raw.last_seen,
+        };
+        record.validate_shape()?;
+        Ok(record)
+    }
+}
+
+impl From<UsageRecord> for RawRecord {
+    fn from(record: UsageRecord) -> Self {
+        RawRecord {
+            site: record.site.as_str().to_owned(),
+            record_type: record.record_type,
+            associated_record: record.associated_record.as_str().to_owned(),
+            model: record.model.as_str().to_owned(),
+            year: record.month.year(),
+            month: record.month.month(),
+            accelerator_type: record.accelerator_type,
+            count: record.count.get(),
+            cores: record.cores,
+            active_duration: record.active_duration,
+            available_duration: record.available_duration,
+            global_user_name: record.global_user_name.map(|t| t.as_str().to_owned()),
+            fqan: record.fqan.map(|f| f.as_str().to_owned()),
+            vo: record.vo.map(|v| v.as_str().to_owned()),
+            benchmark: record.benchmark.map(|b| RawBenchmark {
+                kind: b.kind.as_str().to_owned(),
+                value: b.value,
+            }),
+            source: record.source,
+            first_seen: record.first_seen,
+            last_seen: record.last_seen,
+        }
+    }
+}

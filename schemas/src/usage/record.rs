@@ -1,0 +1,154 @@
+//! The usage record: one VM, pod or job on one GPU model in one calendar month (UTC), with the
+//! fields and meaning of EGI's APEL accelerator record v0.1, plus what accelfed's own repository
+//! needs (the meter that saw it, the VO, when it was seen).
+//!
+//! Values are absolute, not increments: a running job's record for the current month grows from
+//! run to run, and each new version replaces the last (see [`super::id`]).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::error::{Problem, UsageError};
+use super::id::{Identity, RecordId};
+use super::kind::{RecordType, Source};
+use super::month::Month;
+use crate::gpu::{AcceleratorType, GpuCount, GpuModel};
+use crate::names::{Fqan, LocalId, SiteName, Text, VoName};
+
+/// APEL's BenchmarkType and Benchmark, which only mean something together.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Benchmark {
+    /// E.g. `hepscore23`.
+    #[serde(rename = "type")]
+    pub kind: Text,
+    /// Per accelerator, finite and non-negative.
+    pub value: f64,
+}
+
+/// One usage record. Build it, then [`validate`](UsageRecord::validate) it; deserialising checks
+/// everything except the clock-dependent "not in the future".
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "super::raw::RawRecord", into = "super::raw::RawRecord")]
+pub struct UsageRecord {
+    /// MeasurementYear and MeasurementMonth.
+    pub month: Month,
+    /// AssociatedRecordType.
+    pub record_type: RecordType,
+    /// AssociatedRecord: the VM's UUID, `<cluster>:<jobid>` or `<cluster>/<namespace>/<pod uid>`.
+    pub associated_record: LocalId,
+    /// GlobalUserName: the user's DN or federated id, where the middleware knows it.
+    pub global_user_name: Option<Text>,
+    /// FQAN, e.g. `/atlas/Role=production`.
+    pub fqan: Option<Fqan>,
+    /// SiteName (GOCDB).
+    pub site: SiteName,
+    /// Count: GPUs held, fractional for shares (a time-sliced half counts 0.5).
+    pub count: GpuCount,
+    /// Cores: CPU cores that came with the GPUs, where known.
+    pub cores: Option<u32>,
+    /// ActiveDuration: seconds the GPUs were busy (from utilisation), at most `available_duration`.
+    pub active_duration: Option<u64>,
+    /// AvailableDuration: seconds within this month the GPUs were held.
+    pub available_duration: u64,
+    /// BenchmarkType and Benchmark.
+    pub benchmark: Option<Benchmark>,
+    /// Type (APEL knows GPU, FPGA and Other; MIC is published as Other).
+    pub accelerator_type: AcceleratorType,
+    /// Model, as the device names itself.
+    pub model: GpuModel,
+    /// Which meter saw it.
+    pub source: Source,
+    /// The VO the usage is charged to; `None` where the site maps the project/namespace/account to
+    /// no VO.
+    pub vo: Option<VoName>,
+    /// The first and last instant of usage this record covers, within its month.
+    pub first_seen: DateTime<Utc>,
+    pub last_seen: DateTime<Utc>,
+}
+
+impl UsageRecord {
+    /// The fields that identify the record (APEL's key).
+    pub fn identity(&self) -> Identity<'_> {
+        Identity {
+            site: self.site.as_str(),
+            record_type: self.record_type,
+            associated_record: self.associated_record.as_str(),
+            model: self.model.as_str(),
+            year: self.month.year(),
+            month: self.month.month(),
+        }
+    }
+
+    /// The deterministic id (SHA-256 of the identity; see [`super::id`]).
+    pub fn id(&self) -> RecordId {
+        self.identity().id()
+    }
+
+    /// Count x AvailableDuration.
+    pub fn gpu_seconds(&self) -> f64 {
+        self.count.get() * self.available_duration as f64
+    }
+
+    /// GPU-hours, as reports show them.
+    pub fn gpu_hours(&self) -> f64 {
+        self.gpu_seconds() / 3600.0
+    }
+
+    /// Checks what the types cannot: durations against the month and each other, a positive finite
+    /// count and benchmark, ordered timestamps, and no month after the one containing `now`.
+    pub fn validate(&self, now: DateTime<Utc>) -> Result<(), UsageError> {
+        self.validate_shape()?;
+        if self.month.start() > now {
+            return Err(self.error(Problem::FutureMonth {
+                month: self.month.to_string(),
+                now,
+            }));
+        }
+        Ok(())
+    }
+
+    /// Everything `validate` checks except the clock: for stores and receivers, whose clock may
+    /// differ from the meter's.
+    pub fn validate_shape(&self) -> Result<(), UsageError> {
+        let count = self.count.get();
+        if count <= 0.0 {
+            return Err(self.error(Problem::Count(count)));
+        }
+        if let Some(benchmark) = &self.benchmark
+            && (!benchmark.value.is_finite() || benchmark.value < 0.0)
+        {
+            return Err(self.error(Problem::Benchmark(benchmark.value)));
+        }
+        if self.available_duration > self.month.seconds() {
+            return Err(self.error(Problem::AvailableTooLong {
+                seconds: self.available_duration,
+                month: self.month.to_string(),
+                month_seconds: self.month.seconds(),
+            }));
+        }
+        if let Some(active) = self.active_duration
+            && active > self.available_duration
+        {
+            return Err(self.error(Problem::ActiveTooLong {
+                active,
+                available: self.available_duration,
+            }));
+        }
+        if self.first_seen > self.last_seen {
+            return Err(self.error(Problem::SeenOrder {
+                first: self.first_seen,
+                last: self.last_seen,
+            }));
+        }
+        Ok(())
+    }
+
+    fn error(&self, problem: Problem) -> UsageError {
+        let identity = self.identity();
+        UsageError {
+            id: identity.id(),
+            identity: identity.to_string(),
+            problem,
+        }
+    }
+}

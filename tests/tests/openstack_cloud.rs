@@ -1,0 +1,203 @@
+//! The OpenStack provider and meter against a real cloud (scripts/openstack/cloud.sh): GPU flavors
+//! per VO, total / used / free equal to Placement's own sums, GPU-seconds per VO equal to the
+//! servers' lifetimes times their GPUs, and a deleted server's interval closed.
+//!
+//! Runs under `CI=true` (where a cloud that cannot start fails the test) or with
+//! `ACCELFED_OPENSTACK_TESTS=1`; elsewhere it says so and passes, as the cloud takes minutes.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+
+use accelfed_provider::openstack::{OpenstackConfig, provide};
+use accelfed_schemas::gpu::GpuCount;
+use accelfed_tests::openstack::Cloud;
+use serde::Deserialize;
+
+fn wanted() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+        || std::env::var("ACCELFED_OPENSTACK_TESTS").is_ok_and(|v| v == "1")
+}
+
+fn config(clouds_yaml: &std::path::Path) -> OpenstackConfig {
+    #[derive(Deserialize)]
+    struct File {
+        openstack: Vec<OpenstackConfig>,
+    }
+    let source = format!(
+        r#"
+[[openstack]]
+id = "cloud"
+cloud = "test"
+clouds_file = "{}"
+[openstack.vo_map]
+vo-cms = "cms"
+[openstack.pci_alias.nvidia-v100]
+vendor = "NVIDIA"
+model = "Tesla V100-PCIE-16GB"
+memory = "16 GB"
+vendor_id = "10de"
+product_id = "1db4"
+[openstack.vgpu_type.CUSTOM_NVIDIA_A100_4C]
+vendor = "NVIDIA"
+model = "A100-SXM4-40GB"
+memory = "4 GB"
+"#,
+        clouds_yaml.display()
+    );
+    toml::from_str::<File>(&source).unwrap().openstack.remove(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn provider_and_meter_against_a_real_openstack() {
+    if !wanted() {
+        eprintln!("real OpenStack test not run: set CI=true or ACCELFED_OPENSTACK_TESTS=1");
+        return;
+    }
+    let port: u16 = std::env::var("ACCELFED_OS_PORT")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(25100);
+    let cloud = tokio::task::spawn_blocking(move || Cloud::start(port))
+        .await
+        .unwrap()
+        .unwrap_or_else(|err| panic!("{err}"));
+    let state = cloud.populate(&[]).unwrap_or_else(|err| panic!("{err}"));
+    let config = config(&cloud.clouds_yaml());
+
+    let provided = provide(&config, None)
+        .await
+        .unwrap_or_else(|err| panic!("{err}\n{}", cloud.logs()));
+    assert!(provided.failures.is_empty(), "{:?}", provided.failures);
+    let service = &provided.mapped.service;
+
+    // total / used / free equal Placement's sums, per resource class
+    let manager: BTreeMap<&str, _> = service
+        .manager
+        .accelerators
+        .iter()
+        .map(|a| (a.local_id.as_str(), a.capacity))
+        .collect();
+    for (kind, class) in [
+        ("tesla-v100-pcie-16gb.passthrough", "CUSTOM_PCI_10DE_1DB4"),
+        ("a100-sxm4-40gb.vgpu", "VGPU"),
+    ] {
+        let truth = &state["placement"][class];
+        let capacity = manager[kind];
+        let n = |key: &str| GpuCount::whole(truth[key].as_u64().unwrap() as u32);
+        assert_eq!(capacity.total, n("total"), "{kind}");
+        assert_eq!(capacity.used, n("used"), "{kind}");
+        assert_eq!(
+            capacity.free,
+            GpuCount::new(
+                (truth["total"].as_u64().unwrap()
+                    - truth["used"].as_u64().unwrap()
+                    - truth["reserved"].as_u64().unwrap()) as f64
+            )
+            .unwrap(),
+            "{kind}"
+        );
+    }
+
+    // shares: atlas through its project property, cms through the config map
+    let shares: BTreeMap<&str, _> = service
+        .shares
+        .iter()
+        .map(|s| (s.access.vo.as_str(), s))
+        .collect();
+    assert_eq!(shares.keys().copied().collect::<Vec<_>>(), ["atlas", "cms"]);
+    let flavors_of = |vo: &str| {
+        let share = &shares[vo].local_id;
+        let mut names: Vec<&str> = service
+            .instance_types
+            .iter()
+            .filter(|t| t.accelerator.is_some() && t.shares.contains(share))
+            .map(|t| t.name.as_str())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(
+        flavors_of("atlas"),
+        [
+            "g1.v100x1",
+            "g1.v100x2",
+            "legacy.t4",
+            "vg1.a100-4c",
+            "vg2.a100-4c"
+        ]
+    );
+    assert_eq!(
+        flavors_of("cms"),
+        ["g1.v100x1", "g1.v100x2", "legacy.t4", "vg1.a100-4c"]
+    );
+    let image = service
+        .images
+        .iter()
+        .find(|i| i.name.as_str() == "cirros-fake")
+        .unwrap();
+    assert_eq!(image.cuda_version.as_ref().unwrap().as_str(), "12.2");
+
+    // the meter: GPU-seconds per VO = lifetimes x GPUs
+    let now = chrono::Utc::now();
+    let epoch = chrono::DateTime::<chrono::Utc>::UNIX_EPOCH;
+    let per_vo = |usage: &[accelfed_provider::openstack::VmUsage]| {
+        let mut sums: BTreeMap<String, f64> = BTreeMap::new();
+        for u in usage {
+            *sums.entry(u.vo.as_ref().unwrap().to_string()).or_default() +=
+                u.gpu_seconds_within(epoch, now);
+        }
+        sums
+    };
+    let projects: BTreeMap<String, String> = state["projects"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(name, id)| {
+            (
+                id.as_str().unwrap().to_owned(),
+                name.trim_start_matches("vo-").to_owned(),
+            )
+        })
+        .collect();
+    let mut expected: BTreeMap<String, f64> = BTreeMap::new();
+    for server in state["servers"].as_array().unwrap() {
+        let created =
+            chrono::DateTime::parse_from_rfc3339(server["created"].as_str().unwrap()).unwrap();
+        let seconds = (now - created.with_timezone(&chrono::Utc)).num_seconds() as f64;
+        let gpus = server["gpus"].as_f64().unwrap();
+        if gpus > 0.0 {
+            *expected
+                .entry(projects[server["project"].as_str().unwrap()].clone())
+                .or_default() += gpus * seconds;
+        }
+    }
+    assert_eq!(per_vo(&provided.mapped.usage), expected);
+
+    // deleting a server closes its record
+    let since = (chrono::Utc::now() - chrono::Duration::hours(1))
+        .format("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    cloud
+        .populate(&["delete", "atlas-vgpu"])
+        .unwrap_or_else(|err| panic!("{err}"));
+    let after = provide(&config, Some(&since)).await.unwrap();
+    let deleted = after
+        .mapped
+        .usage
+        .iter()
+        .find(|u| u.server_name == "atlas-vgpu")
+        .unwrap();
+    let end = deleted.end.expect("a deleted server's interval is closed");
+    assert!(end >= deleted.start && end <= chrono::Utc::now());
+    assert_eq!(deleted.count(), GpuCount::whole(2));
+    let vgpu = after
+        .mapped
+        .service
+        .manager
+        .accelerators
+        .iter()
+        .find(|a| a.local_id.as_str() == "a100-sxm4-40gb.vgpu")
+        .unwrap();
+    assert_eq!(vgpu.capacity.used, GpuCount::whole(1));
+}

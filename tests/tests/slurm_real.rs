@@ -1,0 +1,288 @@
+//! The Slurm provider and GPU-hours meter against a real Slurm 22.05 with accounting (the harness
+//! in `accelfed_tests::slurm`), through the commands and through slurmrestd with JWT.
+//!
+//! * While jobs run, the provider's total, used and free GPUs equal what `scontrol show node` says
+//!   (Gres= and AllocTRES=), for the cluster and for each partition.
+//! * After the jobs end, the meter's GPU-seconds per VO equal `sum(ElapsedRaw x gres/gpu)` from
+//!   `sacct -X -P -o Account,ElapsedRaw,AllocTRES`, Slurm's own accounting.
+//!
+//! A Slurm that cannot start fails these tests (with the daemons' logs), never skips them.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+
+use accelfed_accounting::meter::records_for;
+use accelfed_provider::config::Config;
+use accelfed_provider::slurm::{SlurmClient, SlurmConfig, observation, service};
+use accelfed_schemas::glue::ComputingService;
+use accelfed_schemas::gpu::{Capacity, GpuCount};
+use accelfed_schemas::names::SiteName;
+use accelfed_tests::slurm::{Rest, Slurm};
+
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(future)
+}
+
+fn config(slurm: &Slurm, rest: Option<&Rest>) -> SlurmConfig {
+    let mut text = format!(
+        "[site]\nname = \"TEST-SLURM\"\n[[slurm]]\nid = \"hpc\"\ncluster = \"{}\"\n\
+         [slurm.cli]\nslurm_conf = {:?}\ntimeout_s = 30\n\
+         [slurm.gpu_types]\na100 = {{ model = \"NVIDIA A100-SXM4-80GB\", memory_mb = 81920 }}\n\
+         [slurm.accounts]\n\"vo.atlas\" = {{ vo = \"atlas\", fqan = \"/atlas\" }}\n\"vo.cms\" = \"cms\"\n",
+        slurm.layout.cluster,
+        slurm.slurm_conf()
+    );
+    if let Some(rest) = rest {
+        text.push_str(&format!(
+            "[slurm.rest]\nurl = \"{}\"\nuser = \"{}\"\ntoken_file = {:?}\napi_version = \"v0.0.38\"\n",
+            rest.url, rest.user, rest.token_file
+        ));
+    }
+    Config::parse(Path::new("real.toml"), &text)
+        .unwrap_or_else(|err| panic!("{err}"))
+        .slurm
+        .remove(0)
+}
+
+/// GPUs per `scontrol show node`: (Gres total, AllocTRES gres/gpu).
+fn scontrol_gpus(slurm: &Slurm) -> (u32, u32) {
+    let text = slurm
+        .run("scontrol", &["show", "node", &slurm.layout.node])
+        .unwrap();
+    let field = |key: &str| -> String {
+        text.split_whitespace()
+            .find_map(|token| token.strip_prefix(key))
+            .unwrap_or("")
+            .to_owned()
+    };
+    let total = field("Gres=gpu:a100:")
+        .split('(')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let used = field("AllocTRES=")
+        .split(',')
+        .find_map(|t| t.strip_prefix("gres/gpu="))
+        .map_or(0, |n| n.parse().unwrap());
+    (total, used)
+}
+
+fn provide(config: &SlurmConfig) -> ComputingService {
+    let inventory =
+        block_on(SlurmClient::new(config).inventory()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(inventory.problems.is_empty(), "{:?}", inventory.problems);
+    service(config, &inventory).service
+}
+
+fn capacity(total: u32, used: u32) -> Capacity {
+    Capacity {
+        total: GpuCount::whole(total),
+        used: GpuCount::whole(used),
+        free: GpuCount::whole(total - used),
+    }
+}
+
+/// The provider agrees with `scontrol show node`, read before and after it (retried while a job
+/// starts or ends in between).
+fn check_provider_while_jobs_run(slurm: &Slurm, config: &SlurmConfig, label: &str) {
+    for _ in 0..20 {
+        let before = scontrol_gpus(slurm);
+        let service = provide(config);
+        let after = scontrol_gpus(slurm);
+        if before != after {
+            continue;
+        }
+        let (total, used) = before;
+        assert!(
+            used >= 3,
+            "{label}: the test's jobs should hold 3+ GPUs, scontrol says {used}"
+        );
+        let want = capacity(total, used);
+        assert_eq!(service.manager.accelerators.len(), 1, "{label}");
+        assert_eq!(
+            service.manager.accelerators[0].capacity, want,
+            "{label}: manager"
+        );
+        assert_eq!(
+            service.manager.accelerators[0].gpu.model.as_str(),
+            "NVIDIA A100-SXM4-80GB"
+        );
+        let env = &service.manager.environments[0].accelerators[0];
+        assert_eq!(env.capacity, want, "{label}: environment");
+        for share in &service.shares {
+            assert_eq!(
+                share.accelerators[0].capacity, want,
+                "{label}: share {}",
+                share.local_id
+            );
+        }
+        let atlas = service
+            .shares
+            .iter()
+            .find(|s| s.local_id.as_str() == "atlas")
+            .unwrap();
+        let vos: Vec<_> = atlas.access.iter().map(|a| a.vo.to_string()).collect();
+        assert_eq!(vos, vec!["atlas"], "{label}: AllowAccounts=vo.atlas");
+        return;
+    }
+    panic!("{label}: scontrol kept changing while the provider read the cluster");
+}
+
+/// Slurm's own truth: sum(ElapsedRaw x gres/gpu) per account over allocations (`-X`).
+fn sacct_gpu_seconds(slurm: &Slurm, start: &str, end: &str) -> BTreeMap<String, u64> {
+    let text = slurm
+        .run(
+            "sacct",
+            &[
+                "-a",
+                "-X",
+                "-P",
+                "-n",
+                "-o",
+                "Account,ElapsedRaw,AllocTRES",
+                "--starttime",
+                start,
+                "--endtime",
+                end,
+            ],
+        )
+        .unwrap();
+    let mut sums = BTreeMap::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let fields: Vec<&str> = line.split('|').collect();
+        let elapsed: u64 = fields[1].parse().unwrap();
+        let gpus: u64 = fields[2]
+            .split(',')
+            .find_map(|t| t.strip_prefix("gres/gpu="))
+            .map_or(0, |n| n.parse().unwrap());
+        *sums.entry(fields[0].to_owned()).or_insert(0) += elapsed * gpus;
+    }
+    sums
+}
+
+/// The meter: jobs -> observations -> monthly records; GPU-seconds per VO and the record names.
+fn meter(
+    config: &SlurmConfig,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+) -> (BTreeMap<String, u64>, Vec<String>) {
+    let site = SiteName::new("TEST-SLURM").unwrap();
+    let now = Utc::now();
+    let mut records = Vec::new();
+    let mut problems = Vec::new();
+    SlurmClient::new(config)
+        .jobs_blocking(start, end, &mut |job| match job {
+            Ok(job) => {
+                if let Some(obs) = observation(config, &site, &job).unwrap() {
+                    records.extend(records_for(&obs, now).unwrap());
+                }
+            }
+            Err(problem) => problems.push(problem),
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(problems.is_empty(), "{problems:?}");
+    let mut sums = BTreeMap::new();
+    for record in &records {
+        let vo = record
+            .vo
+            .as_ref()
+            .map_or("none".to_owned(), |v| v.to_string());
+        *sums.entry(vo).or_insert(0) +=
+            record.count.as_whole().unwrap() * record.available_duration;
+    }
+    let names = records
+        .iter()
+        .map(|r| r.associated_record.to_string())
+        .collect();
+    (sums, names)
+}
+
+#[test]
+fn real_slurm_gpus_and_gpu_hours_through_the_commands_and_slurmrestd() {
+    let mut slurm = Slurm::start().unwrap_or_else(|err| panic!("{err}"));
+    let rest = slurm.start_rest().unwrap_or_else(|err| panic!("{err}"));
+    let cli = config(&slurm, None);
+    let via_rest = config(&slurm, Some(&rest));
+    let window_start = Utc::now() - chrono::Duration::minutes(5);
+
+    let alice = slurm
+        .submit("af-alice", &["--gres=gpu:a100:2", "--wrap", "sleep 14"])
+        .unwrap();
+    let bob = slurm
+        .submit("af-bob", &["--gpus=1", "--wrap", "sleep 14"])
+        .unwrap();
+    let array = slurm
+        .submit(
+            "af-alice",
+            &["--array=0-1", "--gpus=1", "--wrap", "sleep 3"],
+        )
+        .unwrap();
+    // Wait until alice's and bob's jobs run.
+    let started = Instant::now();
+    loop {
+        let running = slurm.run("squeue", &["-h", "-t", "R", "-o", "%i"]).unwrap();
+        if running.lines().any(|l| l.trim() == alice) && running.lines().any(|l| l.trim() == bob) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "jobs never ran:\n{}",
+            slurm.logs()
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    check_provider_while_jobs_run(&slurm, &cli, "commands");
+    check_provider_while_jobs_run(&slurm, &via_rest, "slurmrestd");
+
+    slurm
+        .wait_all_done(Duration::from_secs(120))
+        .unwrap_or_else(|err| panic!("{err}"));
+    let window_end = Utc::now() + chrono::Duration::minutes(5);
+    let fmt = |t: DateTime<Utc>| t.format("%Y-%m-%dT%H:%M:%S").to_string();
+    let truth = sacct_gpu_seconds(&slurm, &fmt(window_start), &fmt(window_end));
+    let expected: BTreeMap<String, u64> = truth
+        .iter()
+        .map(|(account, sum)| {
+            (
+                if account == "vo.atlas" {
+                    "atlas"
+                } else {
+                    "cms"
+                }
+                .to_owned(),
+                *sum,
+            )
+        })
+        .collect();
+    assert!(
+        expected["atlas"] >= 2 * 14 && expected["cms"] >= 14,
+        "{expected:?}"
+    );
+
+    for (label, config) in [("commands", &cli), ("slurmrestd", &via_rest)] {
+        let (metered, names) = meter(config, window_start, window_end);
+        assert_eq!(metered, expected, "{label}: GPU-seconds per VO");
+        let cluster = &slurm.layout.cluster;
+        for id in [
+            alice.clone(),
+            bob.clone(),
+            format!("{array}_0"),
+            format!("{array}_1"),
+        ] {
+            assert!(
+                names.contains(&format!("{cluster}:{id}")),
+                "{label}: {id} in {names:?}"
+            );
+        }
+    }
+}
