@@ -126,3 +126,36 @@ fn every_service_carries_the_gocdb_id() {
         }
     }
 }
+
+/// The example's GLUE 2.1 JSON is what the shipped JSON Schema describes, and no ID repeats.
+#[test]
+fn the_example_renders_json_that_the_shipped_schema_accepts() {
+    let snapshot = example();
+    let bytes = accelfed_schemas::render::json::render(&snapshot);
+    let document: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let schema_path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/json/glue21.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+    let validator = jsonschema::draft202012::new(&schema).unwrap();
+    let violations: Vec<String> = validator
+        .iter_errors(&document)
+        .map(|error| format!("{}: {error}", error.instance_path))
+        .collect();
+    assert_eq!(violations, Vec::<String>::new());
+
+    let mut ids: Vec<&str> = Vec::new();
+    for entities in document.as_object().unwrap().values() {
+        match entities {
+            serde_json::Value::Array(list) => {
+                ids.extend(list.iter().map(|e| e["ID"].as_str().unwrap()))
+            }
+            single => ids.push(single["ID"].as_str().unwrap()),
+        }
+    }
+    let count = ids.len();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), count, "an ID appears twice");
+    assert!(count > 40, "the example renders {count} entities");
+}

@@ -220,7 +220,9 @@ impl Builder {
             return;
         }
         let endpoint_id = self.id_of(index);
-        let rules = endpoint.access.iter().flat_map(VoAccess::rules).collect();
+        // A VO admitted through several shares (and once more with a role) is one rule and one
+        // UserDomain: LDAP rejects an entry that repeats a value.
+        let rules = unique(endpoint.access.iter().flat_map(VoAccess::rules));
         let attrs = Attrs::default()
             .text("Scheme", "org.glite.standard")
             .value("Rule", Value::List(rules));
@@ -229,10 +231,9 @@ impl Builder {
             associations[0].0 = Class::CloudComputingEndpoint;
         }
         associations.extend(
-            endpoint
-                .access
-                .iter()
-                .map(|a| (Class::UserDomain, a.vo.to_string())),
+            unique(endpoint.access.iter().map(|a| a.vo.to_string()))
+                .into_iter()
+                .map(|vo| (Class::UserDomain, vo)),
         );
         let id = self
             .ids
@@ -663,4 +664,15 @@ impl Builder {
             );
         }
     }
+}
+
+/// `items` without repeats, in the order they first appear.
+fn unique(items: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut seen = Vec::new();
+    for item in items {
+        if !seen.contains(&item) {
+            seen.push(item);
+        }
+    }
+    seen
 }
