@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 
 use accelfed_accounting::meter::records_for;
 use accelfed_provider::config::Config;
-use accelfed_provider::slurm::{SlurmClient, SlurmConfig, observation, service};
+use accelfed_provider::slurm::{SlurmClient, SlurmConfig, observe, service};
 use accelfed_schemas::glue::ComputingService;
 use accelfed_schemas::gpu::{Capacity, GpuCount};
 use accelfed_schemas::names::SiteName;
@@ -170,7 +170,8 @@ fn sacct_gpu_seconds(slurm: &Slurm, start: &str, end: &str) -> BTreeMap<String, 
     sums
 }
 
-/// The meter: jobs -> observations -> monthly records; GPU-seconds per VO and the record names.
+/// The meter as `accelfed meter` runs it: `observe` (jobs -> observations) then `records_for`
+/// (observations -> monthly records); GPU-seconds per VO and the record names.
 fn meter(
     config: &SlurmConfig,
     start: DateTime<Utc>,
@@ -178,19 +179,12 @@ fn meter(
 ) -> (BTreeMap<String, u64>, Vec<String>) {
     let site = SiteName::new("TEST-SLURM").unwrap();
     let now = Utc::now();
-    let mut records = Vec::new();
-    let mut problems = Vec::new();
-    SlurmClient::new(config)
-        .jobs_blocking(start, end, &mut |job| match job {
-            Ok(job) => {
-                if let Some(obs) = observation(config, &site, &job).unwrap() {
-                    records.extend(records_for(&obs, now).unwrap());
-                }
-            }
-            Err(problem) => problems.push(problem),
-        })
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(problems.is_empty(), "{problems:?}");
+    let observations =
+        block_on(observe(config, &site, start, end)).unwrap_or_else(|e| panic!("{e}"));
+    let records: Vec<_> = observations
+        .iter()
+        .flat_map(|obs| records_for(obs, now).unwrap())
+        .collect();
     let mut sums = BTreeMap::new();
     for record in &records {
         let vo = record

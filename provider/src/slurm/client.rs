@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use super::config::{CliConfig, RestConfig, SlurmConfig};
 use super::documents::{is_sinfo_list, parse_nodes, parse_partitions};
 use super::error::SlurmError;
-use super::jobs::{JobProblem, JobsSummary, SlurmJob, read_jobs};
+use super::jobs::{JobProblem, JobsError, JobsSummary, SlurmJob, read_jobs};
 use super::nodes::{NodeProblem, SlurmNode};
 use super::partitions::{SlurmPartition, parse_scontrol_text};
 use super::version::DataVersion;
@@ -274,29 +274,31 @@ impl SlurmClient {
         });
         let watchdog = Watchdog::start(child, Duration::from_secs(self.cli.timeout_s));
         let parsed = read_jobs(BufReader::with_capacity(1 << 16, stdout), on_job);
-        let (status, timed_out) = watchdog.finish();
+        let (status, ended) = watchdog.finish(parsed.is_err());
         let stderr = stderr_reader.join().unwrap_or_default().trim().to_owned();
-        if timed_out {
-            return Err(SlurmError::Timeout {
-                command: shown,
+        let failed =
+            |status: Option<std::process::ExitStatus>, stderr: String| SlurmError::Failed {
+                command: shown.clone(),
+                status: status.map_or_else(|| "no exit status".to_owned(), |s| s.to_string()),
+                stderr,
+            };
+        match (ended, status) {
+            (Ended::TimedOut, _) => Err(SlurmError::Timeout {
+                command: shown.clone(),
                 timeout_s: self.cli.timeout_s,
                 stderr,
-            });
-        }
-        match status {
-            Some(status) if status.success() => {}
-            status => {
-                return Err(SlurmError::Failed {
-                    command: shown,
-                    status: status.map_or_else(|| "no exit status".to_owned(), |s| s.to_string()),
-                    stderr,
-                });
+            }),
+            // Stopped by us because its document had already been refused: that is the error.
+            (Ended::Stopped, _) => Err(jobs_error(&shown, parsed)),
+            (Ended::Exited, Some(status)) if status.success() => {
+                parsed.map_err(|error| SlurmError::Jobs {
+                    source_name: shown.clone(),
+                    error,
+                })
             }
+            // A command that failed explains a truncated document better than the parser can.
+            (Ended::Exited, status) => Err(failed(status, stderr)),
         }
-        parsed.map_err(|error| SlurmError::Jobs {
-            source_name: shown,
-            error,
-        })
     }
 
     fn jobs_rest(
@@ -418,35 +420,75 @@ impl Read for ChannelReader {
     }
 }
 
-/// Kills a child that runs past its time; reaps it either way.
-struct Watchdog {
-    done: mpsc::Sender<()>,
-    thread: std::thread::JoinHandle<(Option<std::process::ExitStatus>, bool)>,
+fn jobs_error(shown: &str, parsed: Result<JobsSummary, JobsError>) -> SlurmError {
+    match parsed {
+        Err(error) => SlurmError::Jobs {
+            source_name: shown.to_owned(),
+            error,
+        },
+        Ok(_) => SlurmError::Worker(format!("`{shown}` was stopped after a good document")),
+    }
 }
+
+/// How a command run by [`Watchdog`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    /// By itself.
+    Exited,
+    /// Killed at its timeout.
+    TimedOut,
+    /// Killed because its output was no longer wanted (its document was refused) and it did not
+    /// exit within a short grace time.
+    Stopped,
+}
+
+/// Kills a child that runs past its time, or whose output was abandoned; reaps it either way.
+struct Watchdog {
+    done: mpsc::Sender<bool>,
+    thread: std::thread::JoinHandle<(Option<std::process::ExitStatus>, Ended)>,
+}
+
+/// How long a command whose output was abandoned may take to exit by itself (with its own error,
+/// which explains a truncated document better than the parser).
+const GRACE: Duration = Duration::from_secs(2);
 
 impl Watchdog {
     fn start(mut child: std::process::Child, timeout: Duration) -> Self {
-        let (done, finished) = mpsc::channel::<()>();
+        let (done, finished) = mpsc::channel::<bool>();
+        let started = std::time::Instant::now();
         let thread = std::thread::spawn(move || {
-            let timed_out = matches!(
-                finished.recv_timeout(timeout),
-                Err(mpsc::RecvTimeoutError::Timeout)
-            );
-            if timed_out {
+            let ended = match finished.recv_timeout(timeout) {
+                Err(mpsc::RecvTimeoutError::Timeout) => Ended::TimedOut,
+                Ok(true) => {
+                    let grace = GRACE.min(timeout.saturating_sub(started.elapsed()));
+                    let deadline = std::time::Instant::now() + grace;
+                    loop {
+                        match child.try_wait() {
+                            Ok(Some(_)) | Err(_) => break Ended::Exited,
+                            Ok(None) if std::time::Instant::now() >= deadline => {
+                                break Ended::Stopped;
+                            }
+                            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+                        }
+                    }
+                }
+                Ok(false) | Err(mpsc::RecvTimeoutError::Disconnected) => Ended::Exited,
+            };
+            if ended != Ended::Exited {
                 // The command runs in its own process group: a wrapper script's children (which
                 // hold the output pipe open) go with it.
                 let group = format!("-{}", child.id());
                 let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
                 let _ = child.kill();
             }
-            (child.wait().ok(), timed_out)
+            (child.wait().ok(), ended)
         });
         Self { done, thread }
     }
 
-    /// Called once the output has been read to its end.
-    fn finish(self) -> (Option<std::process::ExitStatus>, bool) {
-        let _ = self.done.send(());
-        self.thread.join().unwrap_or((None, false))
+    /// Called once the output has been read to its end (`abandoned = false`) or given up on.
+    fn finish(self, abandoned: bool) -> (Option<std::process::ExitStatus>, Ended) {
+        let _ = self.done.send(abandoned);
+        self.thread.join().unwrap_or((None, Ended::Exited))
     }
 }

@@ -43,6 +43,8 @@ pub enum SlurmError {
         source_name: String,
         error: JobsError,
     },
+    #[error("the thread reading Slurm's jobs stopped: {0}")]
+    Worker(String),
 }
 
 impl SlurmError {

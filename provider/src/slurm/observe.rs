@@ -1,15 +1,106 @@
-//! Jobs -> usage observations (pure): one [`Observation`] per job that held GPUs, which the
-//! accounting meter cuts into monthly records (`accelfed_accounting::meter::records_for`).
+//! Jobs -> usage observations: one [`Observation`] per job that held GPUs, which the accounting
+//! meter cuts into monthly records (`accelfed_accounting::meter::records_for`).
+//!
+//! [`observe`] is the meter's entry point (it reads `sacct` or slurmrestd through the client);
+//! [`observation`] is the pure mapping of one job, which carries the tests.
 //!
 //! The resource is `<cluster>:<jobid>` with the job id as Slurm prints it (`1230_4`, `1240+1`), so
 //! the record id is stable across runs and a running job metered again replaces its earlier record.
+
+use std::collections::BTreeSet;
+
+use chrono::{DateTime, Utc};
 
 use accelfed_schemas::gpu::{AcceleratorType, GpuCount, GpuModel};
 use accelfed_schemas::names::{LocalId, SiteName, Text};
 use accelfed_schemas::usage::{Observation, RecordType, Source};
 
+use super::client::SlurmClient;
 use super::config::SlurmConfig;
+use super::error::SlurmError;
 use super::jobs::{JobProblem, SlurmJob};
+
+/// The GPU allocations of the jobs that ran in `[since, now)`, one observation per job (its whole
+/// run, not only the part inside the window: records carry absolute values per month, so a job
+/// metered twice replaces its earlier records). Steps are never counted; running jobs end `None`
+/// and are metered up to `now`.
+///
+/// All or nothing: when `sacct` or slurmrestd fails, times out, or its document turns out to be
+/// unusable (an unknown data format, Slurm's own errors), the error names the command or endpoint
+/// and no observation of the run is returned, so nothing is written. A job that cannot be read
+/// (an unparsable TRES) is skipped with a warning naming it, never metered as zero GPUs; a GPU
+/// type missing from `[slurm.gpu_types]` is metered under its Slurm name with a warning.
+pub async fn observe(
+    config: &SlurmConfig,
+    site: &SiteName,
+    since: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<Vec<Observation>, SlurmError> {
+    let config = config.clone();
+    let site = site.clone();
+    let read = tokio::task::spawn_blocking(move || observe_blocking(&config, &site, since, now));
+    match read.await {
+        Ok(result) => result,
+        Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
+        Err(err) => Err(SlurmError::Worker(err.to_string())),
+    }
+}
+
+fn observe_blocking(
+    config: &SlurmConfig,
+    site: &SiteName,
+    since: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<Vec<Observation>, SlurmError> {
+    let service = config.id.get_ref().as_str();
+    let mut observations = Vec::new();
+    let mut problems = Vec::new();
+    let mut unknown_types = BTreeSet::new();
+    let summary = SlurmClient::new(config).jobs_blocking(since, now, &mut |job| {
+        let job = match job {
+            Ok(job) => job,
+            Err(problem) => return problems.push(problem),
+        };
+        // sacct's window also selects jobs that only waited in it; keep those that ran in it.
+        let ran_in_window =
+            job.start.is_some_and(|start| start < now) && job.end.is_none_or(|end| end > since);
+        if !ran_in_window {
+            return;
+        }
+        match observation(config, site, &job) {
+            Ok(Some(observation)) => {
+                if let Some(kind) = &job.gpu_type
+                    && !config.gpu_types.contains_key(kind)
+                {
+                    unknown_types.insert(kind.clone());
+                }
+                observations.push(observation);
+            }
+            Ok(None) => {}
+            Err(problem) => problems.push(problem),
+        }
+    })?;
+    for problem in &problems {
+        tracing::warn!(provider = "slurm", service, "skipped {problem}");
+    }
+    for kind in &unknown_types {
+        tracing::warn!(
+            provider = "slurm",
+            service,
+            "GPU type {kind:?} is not in [slurm.gpu_types]; its jobs are metered with model {kind:?}"
+        );
+    }
+    tracing::info!(
+        provider = "slurm",
+        service,
+        data_version = %summary.version.name(),
+        jobs = summary.jobs,
+        observations = observations.len(),
+        skipped = problems.len(),
+        "read the jobs of {since} to {now}"
+    );
+    Ok(observations)
+}
 
 /// The observation of one job, or `None` for a job that held no GPU or never started.
 ///
