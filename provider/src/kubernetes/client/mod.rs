@@ -97,7 +97,10 @@ impl KubeClient {
                 .map_err(|err| setup(format!("token_file {}: {err}", token_file.display())))?;
             let token = token.trim();
             if token.is_empty() {
-                return Err(setup(format!("token_file {} is empty", token_file.display())));
+                return Err(setup(format!(
+                    "token_file {} is empty",
+                    token_file.display()
+                )));
             }
             let auth = &mut kube_config.auth_info;
             auth.token = Some(token.to_owned().into());
