@@ -1,0 +1,391 @@
+//! The Kubernetes provider and meter through the real `kube` client, over TLS with bearer-token
+//! auth, against [`server::FakeApi`]: a local HTTPS server standing in for the Kubernetes API
+//! server (none can be installed on this machine kind) that serves recorded lists shaped exactly
+//! as the API returns them. The fixtures' truth is in `tests/fixtures/kubernetes/README.md`.
+
+#![allow(clippy::unwrap_used)]
+
+mod server;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use chrono::{DateTime, TimeZone, Utc};
+
+use accelfed_provider::config::Config;
+use accelfed_provider::kubernetes::{KubeClient, KubernetesConfig, KubernetesError, kind_id};
+use accelfed_schemas::glue::Service;
+use accelfed_schemas::gpu::{GpuCount, Virtualization};
+use accelfed_schemas::names::SiteName;
+
+use server::{Behaviour, FakeApi};
+
+const TOKEN: &str = "sa-token-4f1d";
+
+struct Setup {
+    api: FakeApi,
+    dir: tempfile::TempDir,
+}
+
+async fn setup(behaviour: Behaviour) -> Setup {
+    let api = FakeApi::start(Behaviour {
+        token: TOKEN.to_owned(),
+        ..behaviour
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("kubeconfig"), api.kubeconfig(TOKEN)).unwrap();
+    Setup { api, dir }
+}
+
+fn site_toml(dir: &Path, extra: &str, prometheus: Option<&str>) -> String {
+    let mut text = format!(
+        r#"[site]
+name = "ACCELFED-TEST"
+
+[[kubernetes]]
+id = "k8s"
+cluster = "gpu-cluster"
+kubeconfig = "{}"
+context = "fixture"
+page_size = 3
+vo_label = "accelfed.io/vo"
+vo_annotation = "accelfed.io/vo"
+{extra}
+[kubernetes.namespaces]
+cms = {{ vo = "cms", fqan = "/cms" }}
+"#,
+        dir.join("kubeconfig").display()
+    );
+    if let Some(url) = prometheus {
+        text.push_str(&format!(
+            "\n[kubernetes.prometheus]\nurl = \"{url}\"\nca_file = \"{}\"\n",
+            dir.join("ca.pem").display()
+        ));
+    }
+    text
+}
+
+fn config(setup: &Setup, extra: &str) -> Config {
+    Config::parse(
+        Path::new("site.toml"),
+        &site_toml(setup.dir.path(), extra, None),
+    )
+    .unwrap()
+}
+
+fn whole(n: u32) -> GpuCount {
+    GpuCount::whole(n)
+}
+
+#[tokio::test]
+async fn gather_publishes_the_fixture_truth_per_gpu_kind() {
+    let setup = setup(Behaviour::default()).await;
+    let config = config(&setup, "");
+    let gathered = accelfed_provider::gather(&config, Utc::now())
+        .await
+        .unwrap();
+    assert!(gathered.failures.is_empty(), "{:?}", gathered.failures);
+    let Service::Computing(service) = &gathered.snapshot.services[0] else {
+        panic!("expected a computing service");
+    };
+    let totals: BTreeMap<String, (GpuCount, GpuCount, GpuCount)> = service
+        .manager
+        .accelerators
+        .iter()
+        .map(|a| {
+            (
+                a.local_id.to_string(),
+                (a.capacity.total, a.capacity.used, a.capacity.free),
+            )
+        })
+        .collect();
+    let expected: BTreeMap<String, (GpuCount, GpuCount, GpuCount)> = [
+        // 3 nodes x 4; one cordoned (1 used), one NotReady; on the ready one 2 + 1 (no status) used.
+        ("nvidia-a100-sxm4-80gb", (whole(12), whole(4), whole(1))),
+        (
+            "nvidia-a100-sxm4-80gb.mig-1g.10gb",
+            (whole(7), whole(3), whole(4)),
+        ),
+        // A pending pod bound to the node holds its slice.
+        (
+            "nvidia-a100-sxm4-80gb.mig-3g.40gb",
+            (whole(2), whole(1), whole(1)),
+        ),
+        // 2 T4s x 4 replicas; the notebook's effective request is 3 (sidecar 1 + init 2).
+        ("tesla-t4.time-slicing", (whole(8), whole(3), whole(5))),
+        ("nvidia-a10-12q.vgpu", (whole(1), whole(1), whole(0))),
+        // The failed ROCm pod holds nothing; the amd.com/gpu taint is tolerated.
+        ("amd-instinct-mi210", (whole(8), whole(0), whole(8))),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect();
+    assert_eq!(totals, expected);
+
+    let t4 = service
+        .manager
+        .accelerators
+        .iter()
+        .find(|a| a.local_id.as_str() == "tesla-t4.time-slicing")
+        .unwrap();
+    assert_eq!(t4.gpu.virtualization, Virtualization::TimeSlicing);
+    assert_eq!(t4.gpu.memory.map(|m| m.get()), Some(16_106));
+    assert_eq!(
+        t4.gpu.cuda_version.as_ref().map(|t| t.as_str()),
+        Some("12.2")
+    );
+    assert_eq!(
+        t4.gpu.driver_version.as_ref().map(|t| t.as_str()),
+        Some("535.104.05")
+    );
+    let t4_env = service
+        .manager
+        .environments
+        .iter()
+        .flat_map(|e| &e.accelerators)
+        .find(|a| kind_id(&a.gpu) == "tesla-t4.time-slicing")
+        .unwrap();
+    assert_eq!(t4_env.physical_per_instance, whole(2));
+    assert_eq!(t4_env.logical_per_instance, whole(8));
+    let mig = service
+        .manager
+        .accelerators
+        .iter()
+        .find(|a| a.local_id.as_str().ends_with("1g.10gb"))
+        .unwrap();
+    // 9728 MiB = 10,200.5 MB, rounded.
+    assert_eq!(mig.gpu.memory.map(|m| m.get()), Some(10_201));
+    assert_eq!(
+        mig.gpu.compute_capability.as_ref().map(|t| t.as_str()),
+        Some("8.0")
+    );
+
+    // Shares per VO: atlas (label + annotation namespaces), cms (config table); scratch has none.
+    let shares: Vec<&str> = service.shares.iter().map(|s| s.local_id.as_str()).collect();
+    assert_eq!(shares, ["atlas", "cms"]);
+    let atlas = &service.shares[0];
+    let atlas_a100 = atlas
+        .accelerators
+        .iter()
+        .find(|a| a.local_id.as_str() == "nvidia-a100-sxm4-80gb")
+        .unwrap();
+    // Quota 6 (atlas-prod) + 4 (atlas-dev) caps the 12. All 4 used A100s are atlas-prod's:
+    // train-a100-1 (2), train-cordoned-1 (1, on the cordoned node) and no-status-1 (1: bound to
+    // gpu-a100-1 but without a status yet, so not terminal and holding its device). 1 free in the
+    // cluster, so 1 free for atlas although its quota leaves 6.
+    assert_eq!(
+        (
+            atlas_a100.capacity.total,
+            atlas_a100.capacity.used,
+            atlas_a100.capacity.free
+        ),
+        (whole(10), whole(4), whole(1))
+    );
+    let cms_mig = service.shares[1]
+        .accelerators
+        .iter()
+        .find(|a| a.local_id.as_str().ends_with("1g.10gb"))
+        .unwrap();
+    // cms's quota of 4 slices, 3 used: 1 left although 4 are free.
+    assert_eq!(
+        (
+            cms_mig.capacity.total,
+            cms_mig.capacity.used,
+            cms_mig.capacity.free
+        ),
+        (whole(4), whole(3), whole(1))
+    );
+    let requests = &setup.api.seen.lock().unwrap().requests;
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.starts_with("GET /api/v1/pods?") && r.contains("continue=3")),
+        "{requests:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_expired_continue_token_restarts_the_list_without_counting_twice() {
+    let setup = setup(Behaviour {
+        expire_once: vec!["/api/v1/pods".to_owned()],
+        ..Behaviour::default()
+    })
+    .await;
+    let config = config(&setup, "");
+    let client = KubeClient::new(&config.kubernetes[0]).await.unwrap();
+    let inventory = client.inventory().await.unwrap();
+    assert_eq!(setup.api.seen.lock().unwrap().gone, 1);
+    let mut names: Vec<&str> = inventory.pods.iter().map(|p| p.name.as_str()).collect();
+    names.sort();
+    let before = names.len();
+    names.dedup();
+    assert_eq!(names.len(), before, "a pod was kept twice");
+    assert_eq!(names.len(), 10, "{names:?}");
+}
+
+#[tokio::test]
+async fn a_list_that_keeps_expiring_fails_with_a_retryable_error() {
+    let setup = setup(Behaviour {
+        expire_always: vec!["/api/v1/nodes".to_owned()],
+        ..Behaviour::default()
+    })
+    .await;
+    let config = config(&setup, "");
+    let err = KubeClient::new(&config.kubernetes[0])
+        .await
+        .unwrap()
+        .inventory()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, KubernetesError::Expired { restarts: 3, .. }),
+        "{err}"
+    );
+    assert!(err.retryable());
+    assert!(err.to_string().contains("/api/v1/nodes"), "{err}");
+}
+
+#[tokio::test]
+async fn the_current_context_has_a_stale_token_and_is_refused_without_retry() {
+    let setup = setup(Behaviour::default()).await;
+    let text = site_toml(setup.dir.path(), "", None).replace("context = \"fixture\"\n", "");
+    let config = Config::parse(Path::new("site.toml"), &text).unwrap();
+    let gathered = accelfed_provider::gather(&config, Utc::now())
+        .await
+        .unwrap();
+    assert_eq!(gathered.failures.len(), 1);
+    assert_eq!(gathered.failures[0].provider, "kubernetes[0]");
+    assert!(
+        gathered.failures[0].message.contains("401"),
+        "{}",
+        gathered.failures[0].message
+    );
+    assert!(
+        gathered.failures[0]
+            .message
+            .contains("a retry will not help")
+    );
+    assert!(setup.api.seen.lock().unwrap().unauthorized > 0);
+}
+
+#[tokio::test]
+async fn a_token_file_and_a_ca_file_override_the_kubeconfig() {
+    let setup = setup(Behaviour::default()).await;
+    // The kubeconfig's context is the stale one; the token file carries the right token.
+    std::fs::write(setup.dir.path().join("token"), format!("{TOKEN}\n")).unwrap();
+    std::fs::write(setup.dir.path().join("ca.pem"), &setup.api.ca_pem).unwrap();
+    let text = site_toml(
+        setup.dir.path(),
+        &format!(
+            "token_file = \"{}\"\nca_file = \"{}\"\n",
+            setup.dir.path().join("token").display(),
+            setup.dir.path().join("ca.pem").display()
+        ),
+        None,
+    )
+    .replace("context = \"fixture\"\n", "");
+    let config = Config::parse(Path::new("site.toml"), &text).unwrap();
+    let inventory = KubeClient::new(&config.kubernetes[0])
+        .await
+        .unwrap()
+        .inventory()
+        .await
+        .unwrap();
+    assert_eq!(inventory.nodes.len(), 7);
+}
+
+#[tokio::test]
+async fn a_server_with_an_unknown_ca_fails_as_a_request_error() {
+    let setup = setup(Behaviour::default()).await;
+    let other = FakeApi::start(Behaviour::default()).await;
+    std::fs::write(setup.dir.path().join("ca.pem"), &other.ca_pem).unwrap();
+    let extra = format!(
+        "ca_file = \"{}\"\ntimeout_s = 5\n",
+        setup.dir.path().join("ca.pem").display()
+    );
+    let config = config(&setup, &extra);
+    let err = KubeClient::new(&config.kubernetes[0])
+        .await
+        .unwrap()
+        .inventory()
+        .await
+        .unwrap_err();
+    assert!(matches!(err, KubernetesError::Request { .. }), "{err}");
+}
+
+#[tokio::test]
+async fn bad_objects_are_reported_by_name_and_skipped() {
+    let setup = setup(Behaviour::default()).await;
+    let config = config(&setup, "");
+    let client = KubeClient::new(&config.kubernetes[0]).await.unwrap();
+    let inventory = client.inventory().await.unwrap();
+    let mapped = accelfed_provider::kubernetes::service(&config.kubernetes[0], &inventory);
+    let warnings = mapped.warnings.join("\n");
+    for expected in [
+        "node \"gpu-bad-1\": capacity of nvidia.com/gpu: quantity \"1.5\" is not a whole number of devices; resource skipped",
+        "node \"gpu-vgpu-1\": label nvidia.com/gpu.compute.major=\"unknown\" is not a whole number; ignored",
+        "pod cms/half-gpu-1: nvidia.com/gpu: quantity \"0.5\" is not a whole number of devices; resource not counted",
+        "resource quota cms/gpu: requests.nvidia.com/gpu: quantity \"two\" is not a whole number of devices; ignored",
+        "namespace \"scratch\" has no VO: its 1 GPU pods count in the totals but in no share",
+    ] {
+        assert!(
+            warnings.contains(expected),
+            "missing {expected:?} in\n{warnings}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn meter_observes_every_started_gpu_pod_with_dcgm_utilisation() {
+    let setup = setup(Behaviour::default()).await;
+    std::fs::write(setup.dir.path().join("ca.pem"), &setup.api.ca_pem).unwrap();
+    let text = site_toml(setup.dir.path(), "", Some(&setup.api.url));
+    let config = Config::parse(Path::new("site.toml"), &text).unwrap();
+    let site = SiteName::new("ACCELFED-TEST").unwrap();
+    let metered = accelfed_provider::kubernetes::meter(&config.kubernetes[0], &site, 3600)
+        .await
+        .unwrap();
+    let now: DateTime<Utc> = Utc.with_ymd_and_hms(2024, 5, 1, 14, 0, 0).unwrap();
+    let mut hours: BTreeMap<String, f64> = BTreeMap::new();
+    for observation in &metered.observations {
+        assert!(observation.resource.as_str().starts_with("gpu-cluster/"));
+        let end = observation.end.unwrap_or(now);
+        let seconds = (end - observation.start).num_seconds() as f64;
+        let vo = observation
+            .vo
+            .as_ref()
+            .map_or("-".to_owned(), |v| v.to_string());
+        *hours.entry(vo).or_default() += observation.count.get() * seconds / 3600.0;
+    }
+    // atlas: 2x4h + 1x3h + 3x1h (notebook) + 2x1h (failed ROCm); cms: 3x16h + 1x1.5h; scratch: 1x2h.
+    assert_eq!(hours["atlas"], 16.0);
+    assert_eq!(hours["cms"], 49.5);
+    assert_eq!(hours["-"], 2.0);
+    let train = metered
+        .observations
+        .iter()
+        .find(|o| o.count == whole(2) && o.model.as_str() == "NVIDIA A100-SXM4-80GB")
+        .unwrap();
+    assert_eq!(train.utilisation, Some(0.5));
+    let mig = metered
+        .observations
+        .iter()
+        .find(|o| {
+            o.count == whole(3)
+                && o.end.is_none()
+                && o.vo.as_ref().is_some_and(|v| v.as_str() == "cms")
+        })
+        .unwrap();
+    assert_eq!(mig.utilisation, Some(0.25));
+    assert_eq!(mig.fqan.as_ref().map(|f| f.as_str()), Some("/cms"));
+}
+
+#[test]
+fn the_example_configuration_parses() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/kubernetes-site.toml");
+    let loaded = Config::load(&path).unwrap();
+    let kubernetes: &KubernetesConfig = &loaded.config.kubernetes[0];
+    assert_eq!(kubernetes.cluster_name(), "prod-gpu");
+    assert!(kubernetes.prometheus.is_some());
+}
