@@ -10,8 +10,10 @@
 pub mod config;
 mod gather;
 pub mod kubernetes;
+mod observe;
 pub mod openstack;
 pub mod slurm;
 pub mod static_site;
 
 pub use gather::{Gathered, ProviderFailure, gather};
+pub use observe::{Observed, observe};

@@ -5,7 +5,7 @@
 //! `client/` is the only IO; `api.rs` declares the API objects; the rest is pure: `conventions.rs`
 //! and `detect.rs` read GPUs from flavor extra specs, `capacity.rs` reads them from Placement,
 //! `vo.rs` maps projects to VOs, `map.rs` assembles the service, `usage.rs` turns servers into
-//! GPU usage intervals.
+//! GPU usage intervals and `meter.rs` those into usage observations.
 
 pub mod api;
 pub mod auth;
@@ -16,6 +16,7 @@ pub mod conventions;
 pub mod detect;
 mod error;
 pub mod map;
+mod meter;
 mod pci_ids;
 mod provide;
 pub mod usage;
@@ -27,5 +28,6 @@ pub use conventions::FlavorGpu;
 pub use detect::{Detection, Detector};
 pub use error::OpenstackError;
 pub use map::{CloudState, Mapped, map};
+pub use meter::{observations, observe};
 pub use provide::{Provided, provide};
 pub use usage::VmUsage;

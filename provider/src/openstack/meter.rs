@@ -1,0 +1,85 @@
+//! The OpenStack meter: the cloud's servers as [`Observation`]s, one per VM that held GPUs in
+//! `[since, now)`. [`observations`] is the pure part (VM usage intervals -> observations) and carries
+//! the tests; [`observe`] lists the cloud (servers deleted since `since` included) and calls it.
+//!
+//! Each observation is the VM's whole interval, not only its part inside the window: records carry
+//! absolute values per month, so metering a VM again replaces its earlier records.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+
+use accelfed_schemas::names::{Fqan, LocalId, SiteName, Text};
+use accelfed_schemas::usage::{Observation, RecordType, Source};
+
+use super::config::OpenstackConfig;
+use super::error::OpenstackError;
+use super::provide::provide;
+use super::usage::VmUsage;
+
+/// The GPU observations of the cloud's VMs that held GPUs in `[since, now)`.
+///
+/// Fails (so nothing of this cloud is written) when Keystone or Nova cannot be read. Placement,
+/// Glance and quota failures only degrade the capacity view and do not affect metering; they are
+/// logged by [`provide`].
+pub async fn observe(
+    config: &OpenstackConfig,
+    site: &SiteName,
+    since: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<Vec<Observation>, OpenstackError> {
+    let changes_since = since.to_rfc3339_opts(SecondsFormat::Secs, true);
+    let provided = provide(config, Some(&changes_since)).await?;
+    let (observations, warnings) = observations(site, &provided.mapped.usage, since, now);
+    for warning in warnings {
+        tracing::warn!(cloud = %config.id.get_ref(), "{warning}");
+    }
+    Ok(observations)
+}
+
+/// Pure: the VMs of `usage` that held GPUs in `[since, now)` as observations, with a warning for
+/// each VM that cannot be one (its id is not a usable record id). A VM's VO becomes its FQAN
+/// `/<vo>`; its Keystone user id is the GlobalUserName.
+pub fn observations(
+    site: &SiteName,
+    usage: &[VmUsage],
+    since: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> (Vec<Observation>, Vec<String>) {
+    let mut observations = Vec::new();
+    let mut warnings = Vec::new();
+    for vm in usage {
+        if vm.seconds_within(since, now) == 0 || vm.gpu.count.get() <= 0.0 {
+            continue;
+        }
+        let resource = match LocalId::new(vm.server_id.as_str()) {
+            Ok(resource) => resource,
+            Err(err) => {
+                warnings.push(format!(
+                    "server {:?}: id {:?} cannot identify a usage record ({err}); not metered",
+                    vm.server_name, vm.server_id
+                ));
+                continue;
+            }
+        };
+        observations.push(Observation {
+            site: site.clone(),
+            record_type: RecordType::Cloud,
+            resource,
+            model: vm.gpu.spec.model.clone(),
+            accelerator_type: vm.gpu.spec.kind,
+            count: vm.gpu.count,
+            fqan: vm
+                .vo
+                .as_ref()
+                .and_then(|vo| Fqan::new(format!("/{vo}")).ok()),
+            vo: vm.vo.clone(),
+            user: Text::new(vm.user_id.as_str()).ok(),
+            source: Source::Openstack,
+            cores: None,
+            benchmark: None,
+            utilisation: None,
+            start: vm.start,
+            end: vm.end,
+        });
+    }
+    (observations, warnings)
+}
