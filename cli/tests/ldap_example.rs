@@ -2,6 +2,8 @@
 //! GLUE 2.0 mode into a server that has only the stock GLUE20.schema, GLUE 2.1 mode with
 //! accelfed's schema file added, and the GPU query a federation user would run.
 
+#![allow(clippy::unwrap_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
