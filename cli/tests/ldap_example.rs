@@ -46,7 +46,7 @@ fn entries(ldif: &[u8]) -> usize {
 fn found(slapd: &Slapd, filter: &str, attribute: &str) -> Vec<String> {
     let mut values: Vec<String> = slapd
         .search("o=glue", filter, &[attribute])
-        .unwrap()
+        .expect("slapd answers the search")
         .iter()
         .filter_map(|entry| entry.first(attribute).map(str::to_owned))
         .collect();
