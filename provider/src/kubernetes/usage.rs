@@ -4,8 +4,8 @@
 //! <cluster>/<namespace>/<pod uid>`, the model from the labels of the node the pod ran on, the VO of
 //! its namespace. A pod that never started (pending) has no usage. A running pod is open (`end =
 //! None`, metered up to now); a finished pod ends at its last container's finish, or its deletion.
-//! A finished pod with neither time is left out here and closed by the meter at the last time it was
-//! seen running (`accelfed_accounting::meter::kubernetes`).
+//! A finished pod with neither time is left out here: its records stay as the last run that saw it
+//! running metered them (see [`super::meter`]).
 
 use std::collections::BTreeMap;
 
@@ -49,6 +49,12 @@ pub fn observations(
         if pod.phase.is_terminal() && pod.end.is_none() {
             warnings.push(format!(
                 "{who}: finished without a finish or deletion time; closed at its last sighting"
+            ));
+            continue;
+        }
+        if pod.uid.trim().is_empty() || pod.namespace.trim().is_empty() {
+            warnings.push(format!(
+                "{who}: no metadata.uid or namespace, so no stable record name; not metered"
             ));
             continue;
         }

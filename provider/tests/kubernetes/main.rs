@@ -336,20 +336,17 @@ async fn bad_objects_are_reported_by_name_and_skipped() {
     }
 }
 
-#[tokio::test]
-async fn meter_observes_every_started_gpu_pod_with_dcgm_utilisation() {
-    let setup = setup(Behaviour::default()).await;
-    std::fs::write(setup.dir.path().join("ca.pem"), &setup.api.ca_pem).unwrap();
-    let text = site_toml(setup.dir.path(), "", Some(&setup.api.url));
-    let config = Config::parse(Path::new("site.toml"), &text).unwrap();
-    let site = SiteName::new("ACCELFED-TEST").unwrap();
-    let metered = accelfed_provider::kubernetes::meter(&config.kubernetes[0], &site, 3600)
-        .await
-        .unwrap();
-    let now: DateTime<Utc> = Utc.with_ymd_and_hms(2024, 5, 1, 14, 0, 0).unwrap();
+fn at(hour: u32) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2024, 5, 1, hour, 0, 0).unwrap()
+}
+
+/// GPU-hours per VO (`-` for none) of observations metered up to `now`.
+fn hours_per_vo(
+    observations: &[accelfed_schemas::usage::Observation],
+    now: DateTime<Utc>,
+) -> BTreeMap<String, f64> {
     let mut hours: BTreeMap<String, f64> = BTreeMap::new();
-    for observation in &metered.observations {
-        assert!(observation.resource.as_str().starts_with("gpu-cluster/"));
+    for observation in observations {
         let end = observation.end.unwrap_or(now);
         let seconds = (end - observation.start).num_seconds() as f64;
         let vo = observation
@@ -358,18 +355,47 @@ async fn meter_observes_every_started_gpu_pod_with_dcgm_utilisation() {
             .map_or("-".to_owned(), |v| v.to_string());
         *hours.entry(vo).or_default() += observation.count.get() * seconds / 3600.0;
     }
+    hours
+}
+
+#[tokio::test]
+async fn meter_observes_every_started_gpu_pod_with_dcgm_utilisation() {
+    let setup = setup(Behaviour::default()).await;
+    std::fs::write(setup.dir.path().join("ca.pem"), &setup.api.ca_pem).unwrap();
+    let text = site_toml(setup.dir.path(), "", Some(&setup.api.url));
+    let config = Config::parse(Path::new("site.toml"), &text).unwrap();
+    let site = SiteName::new("ACCELFED-TEST").unwrap();
+    let now = at(14);
+    let since = Utc.with_ymd_and_hms(2024, 4, 30, 0, 0, 0).unwrap();
+    let observations =
+        accelfed_provider::kubernetes::observe(&config.kubernetes[0], &site, since, now)
+            .await
+            .unwrap();
+    for observation in &observations {
+        assert!(observation.resource.as_str().starts_with("gpu-cluster/"));
+        assert_eq!(
+            observation.record_type,
+            accelfed_schemas::usage::RecordType::Job
+        );
+    }
+    // 7 started GPU pods; pending, unscheduled, fractional and status-less ones are not metered.
+    assert_eq!(observations.len(), 7, "{observations:#?}");
+    let hours = hours_per_vo(&observations, now);
     // atlas: 2x4h + 1x3h + 3x1h (notebook) + 2x1h (failed ROCm); cms: 3x16h + 1x1.5h; scratch: 1x2h.
     assert_eq!(hours["atlas"], 16.0);
     assert_eq!(hours["cms"], 49.5);
     assert_eq!(hours["-"], 2.0);
-    let train = metered
-        .observations
+    let train = observations
         .iter()
         .find(|o| o.count == whole(2) && o.model.as_str() == "NVIDIA A100-SXM4-80GB")
         .unwrap();
+    assert_eq!(
+        train.resource.as_str(),
+        format!("gpu-cluster/atlas-prod/{}", uid_of("train-a100-1"))
+    );
+    // Two devices at 70% and 30%.
     assert_eq!(train.utilisation, Some(0.5));
-    let mig = metered
-        .observations
+    let mig = observations
         .iter()
         .find(|o| {
             o.count == whole(3)
@@ -377,8 +403,94 @@ async fn meter_observes_every_started_gpu_pod_with_dcgm_utilisation() {
                 && o.vo.as_ref().is_some_and(|v| v.as_str() == "cms")
         })
         .unwrap();
+    // Under MIG, DCGM_FI_PROF_GR_ENGINE_ACTIVE (a ratio).
     assert_eq!(mig.utilisation, Some(0.25));
     assert_eq!(mig.fqan.as_ref().map(|f| f.as_str()), Some("/cms"));
+    assert_eq!(mig.model.as_str(), "NVIDIA A100-SXM4-80GB");
+    let requests = &setup.api.seen.lock().unwrap().requests;
+    let queries: Vec<&String> = requests
+        .iter()
+        .filter(|r| r.starts_with("GET /api/v1/query?"))
+        .collect();
+    assert_eq!(queries.len(), 2, "{requests:?}");
+    assert!(
+        queries
+            .iter()
+            .all(|q| q.contains(&format!("time={}", now.timestamp()))),
+        "{queries:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_meter_keeps_only_pods_that_held_gpus_in_its_window() {
+    let setup = setup(Behaviour::default()).await;
+    let config = config(&setup, "");
+    let inventory = KubeClient::new(&config.kubernetes[0])
+        .await
+        .unwrap()
+        .inventory()
+        .await
+        .unwrap();
+    let site = SiteName::new("ACCELFED-TEST").unwrap();
+    // [13:00, 14:00): the failed ROCm pod (ended 07:00) and eval-done-1 (ended 09:30) are out.
+    let metered = accelfed_provider::kubernetes::observe_inventory(
+        &config.kubernetes[0],
+        &site,
+        &inventory,
+        None,
+        at(13),
+        at(14),
+    );
+    let hours = hours_per_vo(&metered.observations, at(14));
+    assert_eq!(hours["atlas"], 2.0 * 4.0 + 3.0 + 3.0);
+    assert_eq!(hours["cms"], 48.0);
+    assert_eq!(hours["-"], 2.0);
+    assert!(metered.observations.iter().all(|o| o.utilisation.is_none()));
+    // [09:00, 09:15): only mig-small-1 (since 04-30 22:00) and eval-done-1 (08:00 - 09:30; its
+    // end after `now` is clamped to `now` by the accounting meter) held GPUs; train-a100-1 (10:00)
+    // and the rest start later, the ROCm pod ended at 07:00.
+    let t = Utc.with_ymd_and_hms(2024, 5, 1, 9, 15, 0).unwrap();
+    let early = accelfed_provider::kubernetes::observe_inventory(
+        &config.kubernetes[0],
+        &site,
+        &inventory,
+        None,
+        at(9),
+        t,
+    );
+    let mut names: Vec<&str> = early
+        .observations
+        .iter()
+        .map(|o| o.resource.as_str())
+        .collect();
+    names.sort();
+    let mut expected: Vec<String> = ["mig-small-1", "eval-done-1"]
+        .iter()
+        .map(|pod| format!("gpu-cluster/cms/{}", uid_of(pod)))
+        .collect();
+    expected.sort();
+    assert_eq!(names, expected);
+    assert!(
+        metered
+            .warnings
+            .iter()
+            .any(|w| w == "pod scratch/vgpu-scratch-1: namespace has no VO; metered without one"),
+        "{:?}",
+        metered.warnings
+    );
+}
+
+/// The uid `generate.py` gives an object (uuid5 of the DNS namespace).
+fn uid_of(name: &str) -> String {
+    let text = std::fs::read_to_string(server::fixtures().join("cluster/pods.json")).unwrap();
+    let list: serde_json::Value = serde_json::from_str(&text).unwrap();
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|pod| pod["metadata"]["name"] == name)
+        .map(|pod| pod["metadata"]["uid"].as_str().unwrap().to_owned())
+        .unwrap()
 }
 
 #[test]

@@ -3,17 +3,22 @@
 
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
+
 use super::super::config::PrometheusConfig;
 use super::super::dcgm::{self, Metric, Utilisation};
 use super::super::error::KubernetesError;
 
-/// Mean utilisation per pod over the `window_s` seconds before now, from both DCGM metrics (the
-/// MIG one fills in pods the whole-GPU one lacks). Warnings name the pod and device.
+/// Mean utilisation per pod over `[since, now)` (the query is evaluated at `now`), from both DCGM
+/// metrics (the MIG one fills in pods the whole-GPU one lacks). Warnings name the pod and device.
 pub async fn utilisation(
     config: &PrometheusConfig,
-    window_s: u64,
+    since: DateTime<Utc>,
+    now: DateTime<Utc>,
     warnings: &mut Vec<String>,
 ) -> Result<Utilisation, KubernetesError> {
+    let window_s = (now - since).num_seconds().max(1);
+    let at = now.timestamp().to_string();
     let url = config
         .url
         .get_ref()
@@ -52,7 +57,7 @@ pub async fn utilisation(
         let query = format!("avg_over_time({}{{pod!=\"\"}}[{window_s}s])", metric.name());
         let mut request = client
             .get(format!("{url}/api/v1/query"))
-            .query(&[("query", &query)]);
+            .query(&[("query", query.as_str()), ("time", at.as_str())]);
         if let Some(token) = &token {
             request = request.bearer_auth(token);
         }
