@@ -10,4 +10,6 @@
 pub mod meter;
 pub mod report;
 pub mod repository;
+pub mod ship;
 pub mod spool;
+pub mod wire;

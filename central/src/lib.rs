@@ -1,5 +1,17 @@
 //! `accelfed serve`: the central services of a federation.
 //!
-//! This crate will hold the gRPC ingest of usage records, the federation registry's HTTP API (sites
-//! push GLUE2, brokers and users query GPUs), the web page, and the per-site token authentication.
-//! Daemons take their listener and a shutdown future as arguments so tests can bind port 0.
+//! Now: the gRPC ingest of usage records (`ingest.rs`) over TLS with per-site bearer tokens
+//! (`auth.rs`), the `/metrics` endpoint (`metrics.rs`), and the configuration file (`config/`).
+//! Later: the federation registry's HTTP API and the web page. Daemons take their listener and a
+//! shutdown future as arguments so tests can bind port 0.
+
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+pub mod auth;
+pub mod config;
+pub mod ingest;
+pub mod metrics;
+pub mod serve;
+
+pub use config::{CentralConfig, CentralConfigError, LoadedCentral};
+pub use serve::{ServeError, ServeSettings, serve};

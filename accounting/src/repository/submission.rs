@@ -27,14 +27,17 @@ impl Submission {
     /// reason (month out of range, negative duration, bad count); anything else is `Malformed`
     /// with the decoder's message, which names the record id and field where it can.
     pub fn from_json(text: &[u8]) -> Self {
-        let value: Value = match serde_json::from_slice(text) {
-            Ok(value) => value,
-            Err(error) => {
-                return Self::Invalid(Rejection::Malformed {
-                    detail: error.to_string(),
-                });
-            }
-        };
+        match serde_json::from_slice(text) {
+            Ok(value) => Self::from_value(value),
+            Err(error) => Self::Invalid(Rejection::Malformed {
+                detail: error.to_string(),
+            }),
+        }
+    }
+
+    /// Decodes one record from a JSON value in the serde form of [`UsageRecord`] (the gRPC
+    /// service builds one from each protobuf record), with the same reasons as [`Self::from_json`].
+    pub fn from_value(value: Value) -> Self {
         if let Some(rejection) = precheck(&value) {
             return Self::Invalid(rejection);
         }

@@ -10,10 +10,12 @@ mod error;
 mod plan;
 mod schema;
 mod store;
+mod sync;
 
 pub use error::SpoolError;
 pub use plan::{ShipLimits, plan};
 pub use store::{Ack, PendingRecord, RunSummary, Spool, StoredRecord};
+pub use sync::MonthCount;
 
 #[cfg(test)]
 mod tests;

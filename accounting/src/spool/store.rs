@@ -73,8 +73,8 @@ pub struct RunSummary {
 /// The spool, open on one file.
 #[derive(Debug)]
 pub struct Spool {
-    conn: Connection,
-    path: PathBuf,
+    pub(super) conn: Connection,
+    pub(super) path: PathBuf,
 }
 
 impl Spool {
@@ -91,7 +91,7 @@ impl Spool {
         Ok(spool)
     }
 
-    fn sqlite(&self) -> impl Fn(rusqlite::Error) -> SpoolError + '_ {
+    pub(super) fn sqlite(&self) -> impl Fn(rusqlite::Error) -> SpoolError + '_ {
         |source| SpoolError::Sqlite {
             path: self.path.clone(),
             source,
@@ -353,7 +353,11 @@ impl Spool {
         .transpose()
     }
 
-    fn decode(&self, id: &str, body: &str) -> Result<(RecordId, UsageRecord), SpoolError> {
+    pub(super) fn decode(
+        &self,
+        id: &str,
+        body: &str,
+    ) -> Result<(RecordId, UsageRecord), SpoolError> {
         let corrupt = |reason: String| SpoolError::Corrupt {
             path: self.path.clone(),
             id: id.to_owned(),

@@ -1,0 +1,21 @@
+//! `accelfed ship`: the site's spool to the central repository over gRPC (TLS, bearer token).
+//!
+//! * [`backoff`]: retry delays, exponential with jitter (pure).
+//! * [`client`]: the TLS channel with the site's token (the only IO besides the spool).
+//! * [`run`]: pages of pending records, oldest first, one batch at a time: a batch is sent (and
+//!   retried) until the repository answers, its acknowledged records are marked in the spool, and
+//!   only then does the next batch go. A site offline for days therefore catches up in order.
+//! * [`verify`]: the repository's per-month counts against the spool's; months that differ are
+//!   re-sent (re-sending replaces, never adds).
+
+mod backoff;
+mod client;
+mod error;
+mod run;
+mod verify;
+
+pub use backoff::{Backoff, delay};
+pub use client::{Client, ClientSettings};
+pub use error::ShipError;
+pub use run::{Rejected, ShipOptions, ShipReport, ship};
+pub use verify::{VerifyReport, months_to_resend, verify};

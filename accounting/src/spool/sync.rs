@@ -1,0 +1,152 @@
+//! Reading the spool page by page for the shipper, and the per-month counts that `ship --verify`
+//! compares with the repository's.
+
+use rusqlite::params;
+
+use accelfed_schemas::usage::Month;
+
+use super::error::SpoolError;
+use super::schema::PENDING;
+use super::store::{PendingRecord, Spool};
+
+/// How many records the spool holds for one month (acknowledged or not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MonthCount {
+    pub month: Month,
+    pub records: u64,
+}
+
+impl Spool {
+    /// Up to `limit` pending records enqueued after position `after` (0: from the start), oldest
+    /// first, each with its position. A shipper pages with the last position it saw, so a record
+    /// the repository refused is not read again in the same run.
+    pub fn pending_after(
+        &self,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, PendingRecord)>, SpoolError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut statement = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT enqueued, record_id, version, body FROM records
+                 WHERE {PENDING} AND enqueued > ?1 ORDER BY enqueued LIMIT ?2"
+            ))
+            .map_err(self.sqlite())?;
+        let rows = statement
+            .query_map(params![after, limit], |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, i64>(2)?,
+                    row.get::<_, String>(3)?,
+                ))
+            })
+            .map_err(self.sqlite())?;
+        let mut page = Vec::new();
+        for row in rows {
+            let (enqueued, id, version, body) = row.map_err(self.sqlite())?;
+            let (id, record) = self.decode(&id, &body)?;
+            page.push((
+                enqueued,
+                PendingRecord {
+                    id,
+                    version,
+                    record,
+                    bytes: body.len(),
+                },
+            ));
+        }
+        Ok(page)
+    }
+
+    /// Records per month, oldest month first.
+    pub fn month_counts(&self) -> Result<Vec<MonthCount>, SpoolError> {
+        let mut statement = self
+            .conn
+            .prepare_cached("SELECT month, count(*) FROM records GROUP BY month ORDER BY month")
+            .map_err(self.sqlite())?;
+        let rows = statement
+            .query_map([], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
+            })
+            .map_err(self.sqlite())?;
+        let mut counts = Vec::new();
+        for row in rows {
+            let (text, records) = row.map_err(self.sqlite())?;
+            let month = parse_month(&text).ok_or_else(|| SpoolError::Corrupt {
+                path: self.path.clone(),
+                id: format!("month {text:?}"),
+                reason: "not a YYYY-MM month".to_owned(),
+            })?;
+            counts.push(MonthCount {
+                month,
+                records: records.unsigned_abs(),
+            });
+        }
+        Ok(counts)
+    }
+
+    /// Makes every record of `month` pending again, so the next ship re-sends it (the repository
+    /// replaces what it has). Returns how many records were reopened.
+    pub fn reopen_month(&mut self, month: Month) -> Result<usize, SpoolError> {
+        self.conn
+            .execute(
+                "UPDATE records SET acked_version = NULL WHERE month = ?1",
+                [month.to_string()],
+            )
+            .map_err(self.sqlite())
+    }
+}
+
+fn parse_month(text: &str) -> Option<Month> {
+    let (year, month) = text.split_once('-')?;
+    Month::new(year.parse().ok()?, month.parse().ok()?).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use accelfed_schemas::usage::sample::record;
+
+    use super::*;
+
+    #[test]
+    fn pages_skip_what_was_seen_and_counts_follow_months() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut spool = Spool::open(dir.path().join("spool.sqlite")).unwrap();
+        let mut feb = record("vm-3");
+        feb.month = Month::new(2026, 2).unwrap();
+        feb.first_seen = feb.month.start();
+        feb.last_seen = feb.first_seen + chrono::Duration::days(10);
+        spool
+            .write_run(&[record("vm-1"), record("vm-2"), feb])
+            .unwrap();
+
+        let first = spool.pending_after(0, 2).unwrap();
+        assert_eq!(first.len(), 2);
+        let rest = spool.pending_after(first[1].0, 10).unwrap();
+        assert_eq!(rest.len(), 1);
+        assert_eq!(rest[0].1.record.associated_record.as_str(), "vm-3");
+
+        let counts = spool.month_counts().unwrap();
+        assert_eq!(
+            counts,
+            vec![
+                MonthCount {
+                    month: Month::new(2026, 1).unwrap(),
+                    records: 2
+                },
+                MonthCount {
+                    month: Month::new(2026, 2).unwrap(),
+                    records: 1
+                },
+            ]
+        );
+
+        let acks: Vec<_> = first.iter().map(|(_, p)| p.ack()).collect();
+        spool.acknowledge(&acks).unwrap();
+        assert_eq!(spool.depth().unwrap(), 1);
+        assert_eq!(spool.reopen_month(Month::new(2026, 1).unwrap()).unwrap(), 2);
+        assert_eq!(spool.depth().unwrap(), 3);
+    }
+}

@@ -1,0 +1,158 @@
+//! Site tokens. The configuration holds only each token's SHA-256 (tokens are 256 random bits, so
+//! a plain hash cannot be reversed by guessing); a presented token is hashed and compared with
+//! every site's hash in constant time, so neither the answer's timing nor an early exit tells an
+//! attacker how much of a hash matched or which site it was close to.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer};
+use sha2::{Digest, Sha256};
+
+use accelfed_schemas::names::SiteName;
+
+/// The SHA-256 of a site's token.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct TokenHash([u8; 32]);
+
+impl fmt::Debug for TokenHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("TokenHash(..)")
+    }
+}
+
+impl TokenHash {
+    /// The hash of `token` (surrounding whitespace ignored, as a token file ends in a newline).
+    pub fn of(token: &str) -> Self {
+        Self(Sha256::digest(token.trim().as_bytes()).into())
+    }
+
+    /// Parses 64 hex digits.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let bytes = text.as_bytes();
+        if bytes.len() != 64 {
+            return Err(format!(
+                "token_sha256 must be 64 hex digits (a SHA-256), got {} characters",
+                bytes.len()
+            ));
+        }
+        let mut hash = [0u8; 32];
+        for (i, pair) in bytes.chunks(2).enumerate() {
+            let digit = |b: u8| (b as char).to_digit(16);
+            match (digit(pair[0]), digit(pair[1])) {
+                (Some(high), Some(low)) => hash[i] = (high * 16 + low) as u8,
+                _ => return Err("token_sha256 must be 64 hex digits (a SHA-256)".to_owned()),
+            }
+        }
+        Ok(Self(hash))
+    }
+
+    /// Lower-case hex.
+    pub fn to_hex(self) -> String {
+        self.0.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Equal in time that depends only on the length (fixed), never on where bytes differ.
+    fn ct_eq(&self, other: &Self) -> bool {
+        let mut difference = 0u8;
+        for (a, b) in self.0.iter().zip(other.0.iter()) {
+            difference |= a ^ b;
+        }
+        std::hint::black_box(difference) == 0
+    }
+}
+
+impl<'de> Deserialize<'de> for TokenHash {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Self::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The sites that may ship, by token hash.
+#[derive(Debug, Clone, Default)]
+pub struct Tokens {
+    sites: Vec<(SiteName, TokenHash)>,
+}
+
+impl Tokens {
+    pub fn new(sites: impl IntoIterator<Item = (SiteName, TokenHash)>) -> Self {
+        Self {
+            sites: sites.into_iter().collect(),
+        }
+    }
+
+    /// The site whose token this is. Every site's hash is compared (no early exit).
+    pub fn site_for(&self, token: &str) -> Option<SiteName> {
+        let presented = TokenHash::of(token);
+        let mut found = None;
+        for (site, hash) in &self.sites {
+            if presented.ct_eq(hash) && found.is_none() {
+                found = Some(site.clone());
+            }
+        }
+        found
+    }
+
+    /// Reads `authorization: Bearer <token>`; `None` without a well-formed header or for an
+    /// unknown token. The token is never logged.
+    pub fn authenticate(&self, header: Option<&str>) -> Option<SiteName> {
+        let token = header?.strip_prefix("Bearer ")?;
+        if token.trim().is_empty() {
+            return None;
+        }
+        self.site_for(token)
+    }
+}
+
+/// A fresh random token: 32 bytes from the operating system, hex.
+pub fn new_token() -> Result<String, getrandom::Error> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_finds_its_site_and_no_other() {
+        let a = new_token().unwrap();
+        let b = new_token().unwrap();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 64);
+        let tokens = Tokens::new([
+            (SiteName::new("A").unwrap(), TokenHash::of(&a)),
+            (SiteName::new("B").unwrap(), TokenHash::of(&b)),
+        ]);
+        assert_eq!(tokens.site_for(&a).unwrap().as_str(), "A");
+        assert_eq!(
+            tokens
+                .authenticate(Some(&format!("Bearer {b}\n")))
+                .unwrap()
+                .as_str(),
+            "B"
+        );
+        assert_eq!(tokens.site_for("wrong"), None);
+        assert_eq!(tokens.authenticate(Some(&a)), None, "no Bearer prefix");
+        assert_eq!(tokens.authenticate(Some("Bearer ")), None);
+        assert_eq!(tokens.authenticate(None), None);
+    }
+
+    #[test]
+    fn hashes_parse_from_hex_and_print_back() {
+        let hash = TokenHash::of("test");
+        assert_eq!(
+            hash.to_hex(),
+            "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+        );
+        assert_eq!(TokenHash::parse(&hash.to_hex()).unwrap(), hash);
+        assert_eq!(
+            TokenHash::parse(&hash.to_hex().to_uppercase()).unwrap(),
+            hash
+        );
+        assert!(TokenHash::parse("xyz").is_err());
+        assert!(TokenHash::parse(&"g".repeat(64)).is_err());
+        assert_eq!(format!("{hash:?}"), "TokenHash(..)");
+    }
+}

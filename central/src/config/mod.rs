@@ -1,0 +1,187 @@
+//! The central service's configuration file (`central.toml`): where to listen, the TLS identity,
+//! the repository's database, the ingest limits, and one hashed token per site.
+//!
+//! Strict like the site's file: unknown keys are refused, and every error names
+//! `file:line:column` and the field. Loading needs no network and opens no database.
+
+mod error;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Deserializer};
+
+use accelfed_accounting::repository::DEFAULT_MAX_BATCH;
+use accelfed_schemas::names::SiteName;
+
+pub use error::CentralConfigError;
+
+use crate::auth::TokenHash;
+
+/// A whole `central.toml`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CentralConfig {
+    /// Addresses to listen on.
+    pub listen: ListenConfig,
+    /// The server's certificate and key (gRPC is served over TLS only).
+    pub tls: TlsConfig,
+    /// The accounting repository.
+    #[serde(default)]
+    pub database: DatabaseConfig,
+    /// Limits on what sites send.
+    #[serde(default)]
+    pub ingest: IngestConfig,
+    /// The sites allowed to ship records, by GOCDB name, each with the SHA-256 of its token.
+    #[serde(default)]
+    pub sites: BTreeMap<SiteName, SiteEntry>,
+}
+
+/// `[listen]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListenConfig {
+    /// gRPC over TLS, e.g. `0.0.0.0:9443`.
+    pub grpc: SocketAddr,
+    /// Plain HTTP for `GET /metrics` (Prometheus text format); keep it on a private address.
+    /// Left out: no metrics endpoint.
+    #[serde(default)]
+    pub metrics: Option<SocketAddr>,
+}
+
+/// `[tls]`: PEM files; relative paths are relative to the configuration file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsConfig {
+    /// The certificate chain, leaf first.
+    pub certificate: PathBuf,
+    /// The private key (PKCS#8, PKCS#1 or SEC1).
+    pub key: PathBuf,
+}
+
+/// `[database]`: exactly one of `url` (PostgreSQL) or `path` (SQLite, the default).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseConfig {
+    /// `postgres://user@host/db`: PostgreSQL, for large federations.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// An SQLite file, created if missing; relative paths are relative to the configuration file.
+    /// Default: `accounting.sqlite` beside the configuration file.
+    #[serde(default)]
+    pub path: Option<PathBuf>,
+}
+
+/// `[ingest]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IngestConfig {
+    /// The most records one batch may hold; records past it are refused with `batch_too_large`.
+    #[serde(default = "default_max_batch", deserialize_with = "positive")]
+    pub max_batch: usize,
+}
+
+impl Default for IngestConfig {
+    fn default() -> Self {
+        Self {
+            max_batch: default_max_batch(),
+        }
+    }
+}
+
+fn default_max_batch() -> usize {
+    DEFAULT_MAX_BATCH
+}
+
+fn positive<'de, D: Deserializer<'de>>(deserializer: D) -> Result<usize, D::Error> {
+    let value = usize::deserialize(deserializer)?;
+    if value == 0 {
+        return Err(serde::de::Error::custom("must be at least 1"));
+    }
+    Ok(value)
+}
+
+/// `[sites.<NAME>]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SiteEntry {
+    /// Lower-case hex SHA-256 of the site's token (`accelfed token` prints both). The token itself
+    /// is never stored here.
+    pub token_sha256: TokenHash,
+}
+
+/// A loaded configuration with its paths resolved.
+#[derive(Debug, Clone)]
+pub struct LoadedCentral {
+    pub path: PathBuf,
+    pub config: CentralConfig,
+}
+
+impl LoadedCentral {
+    /// Where the repository lives: a PostgreSQL URL or an SQLite file path.
+    pub fn database_location(&self) -> String {
+        match (&self.config.database.url, &self.config.database.path) {
+            (Some(url), _) => url.clone(),
+            (None, Some(path)) => self.resolve(path).display().to_string(),
+            (None, None) => self
+                .resolve(Path::new("accounting.sqlite"))
+                .display()
+                .to_string(),
+        }
+    }
+
+    /// `path` relative to the configuration file's folder.
+    pub fn resolve(&self, path: &Path) -> PathBuf {
+        if path.is_absolute() {
+            return path.to_owned();
+        }
+        self.path
+            .parent()
+            .unwrap_or_else(|| Path::new("."))
+            .join(path)
+    }
+}
+
+impl CentralConfig {
+    /// Reads and checks a configuration file.
+    pub fn load(path: &Path) -> Result<LoadedCentral, CentralConfigError> {
+        let source = std::fs::read_to_string(path).map_err(|err| CentralConfigError::Read {
+            path: path.to_owned(),
+            message: err.to_string(),
+        })?;
+        let config = Self::parse(path, &source)?;
+        Ok(LoadedCentral {
+            path: path.to_owned(),
+            config,
+        })
+    }
+
+    /// Parses and checks configuration text; `path` is only used in messages.
+    pub fn parse(path: &Path, source: &str) -> Result<Self, CentralConfigError> {
+        let config: Self = toml::from_str(source)
+            .map_err(|err| CentralConfigError::from_toml(path, source, &err))?;
+        if config.database.url.is_some() && config.database.path.is_some() {
+            return Err(CentralConfigError::at(
+                path,
+                source,
+                source.find("[database]"),
+                "database: give either url (PostgreSQL) or path (SQLite), not both",
+            ));
+        }
+        if let Some(url) = &config.database.url
+            && !(url.starts_with("postgres://") || url.starts_with("postgresql://"))
+        {
+            return Err(CentralConfigError::at(
+                path,
+                source,
+                source.find(url.as_str()),
+                "database.url: must start with postgres:// (for SQLite, use database.path)",
+            ));
+        }
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests;

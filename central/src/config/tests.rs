@@ -1,0 +1,57 @@
+use std::path::Path;
+
+use super::*;
+
+const HASH: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+
+fn parse(text: &str) -> Result<CentralConfig, CentralConfigError> {
+    CentralConfig::parse(Path::new("central.toml"), text)
+}
+
+#[test]
+fn a_minimal_file_gets_sqlite_and_the_default_batch_limit() {
+    let config = parse(&format!(
+        "[listen]\ngrpc = \"127.0.0.1:9443\"\n[tls]\ncertificate = \"c.pem\"\nkey = \"k.pem\"\n\
+         [sites.CESNET-MCC]\ntoken_sha256 = \"{HASH}\"\n"
+    ))
+    .unwrap();
+    assert_eq!(config.ingest.max_batch, DEFAULT_MAX_BATCH);
+    assert!(config.listen.metrics.is_none());
+    assert_eq!(config.sites.len(), 1);
+    let loaded = LoadedCentral {
+        path: "/etc/accelfed/central.toml".into(),
+        config,
+    };
+    assert_eq!(
+        loaded.database_location(),
+        "/etc/accelfed/accounting.sqlite"
+    );
+}
+
+#[test]
+fn errors_name_file_line_column_and_field() {
+    let base =
+        "[listen]\ngrpc = \"127.0.0.1:9443\"\n[tls]\ncertificate = \"c.pem\"\nkey = \"k.pem\"\n";
+    let err = parse(&format!("{base}[ingest]\nmax_batch = 0\n")).unwrap_err();
+    assert!(err.to_string().starts_with("central.toml:7:13:"), "{err}");
+
+    let err = parse(&format!("{base}[sites.A]\ntoken_sha256 = \"abc\"\n")).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.starts_with("central.toml:7:16:") && text.contains("64"),
+        "{text}"
+    );
+
+    let err = parse(&format!("{base}[listen2]\n")).unwrap_err();
+    assert!(err.to_string().starts_with("central.toml:6:"), "{err}");
+    assert!(err.to_string().contains("listen2"), "{err}");
+
+    let err = parse(&format!("{base}[database]\nurl = \"mysql://x\"\n")).unwrap_err();
+    assert!(err.to_string().starts_with("central.toml:7:8:"), "{err}");
+
+    let err = parse(&format!(
+        "{base}[database]\nurl = \"postgres://x\"\npath = \"a.sqlite\"\n"
+    ))
+    .unwrap_err();
+    assert!(err.to_string().contains("not both"), "{err}");
+}
