@@ -53,17 +53,16 @@ impl<'a> Labels<'a> {
         match value.trim().parse::<u64>() {
             Ok(number) => Some(number),
             Err(_) => {
-                self.warn(key, value, "is not a whole number");
+                self.warn(key, value, "is not a whole number; ignored");
                 None
             }
         }
     }
 
+    /// Reports a label: `why` says what is wrong and what was done instead.
     pub fn warn(&mut self, key: &str, value: &str, why: &str) {
-        self.warnings.push(format!(
-            "node {:?}: label {key}={value:?} {why}; ignored",
-            self.node
-        ));
+        self.warnings
+            .push(format!("node {:?}: label {key}={value:?} {why}", self.node));
     }
 
     /// GFD's device memory of a resource prefix, MiB converted to MB.

@@ -290,3 +290,155 @@ fn text(value: &str) -> Option<Text> {
 pub(crate) fn count(value: u64) -> GpuCount {
     GpuCount::whole(u32::try_from(value).unwrap_or(u32::MAX))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(json: &str) -> Node {
+        serde_json::from_str(json).unwrap()
+    }
+
+    fn ready(capacity: &str, labels: &str) -> Node {
+        node(&format!(
+            r#"{{"metadata":{{"name":"n1","labels":{labels}}},
+                "status":{{"capacity":{capacity},"allocatable":{capacity},
+                          "conditions":[{{"type":"Ready","status":"True"}}]}}}}"#
+        ))
+    }
+
+    #[test]
+    fn time_slicing_divides_by_replicas_or_falls_back_to_the_count_label() {
+        let mut warnings = Vec::new();
+        let read = read_node(
+            &ready(
+                r#"{"nvidia.com/gpu":"8"}"#,
+                r#"{"nvidia.com/gpu.product":"Tesla-T4-SHARED","nvidia.com/gpu.replicas":"4"}"#,
+            ),
+            &[],
+            &mut warnings,
+        )
+        .unwrap();
+        assert_eq!(read.resources[0].physical, GpuCount::whole(2));
+        assert_eq!(
+            read.resources[0].gpu.virtualization,
+            Virtualization::TimeSlicing
+        );
+        // 10 replicas of 3 GPUs do not divide; the .count label says 3.
+        let read = read_node(
+            &ready(
+                r#"{"nvidia.com/gpu":"10"}"#,
+                r#"{"nvidia.com/gpu.replicas":"3","nvidia.com/gpu.count":"3"}"#,
+            ),
+            &[],
+            &mut warnings,
+        )
+        .unwrap();
+        assert_eq!(read.resources[0].physical, GpuCount::whole(3));
+        assert!(warnings.is_empty(), "{warnings:?}");
+    }
+
+    #[test]
+    fn a_shared_resource_with_an_unknowable_gpu_count_is_skipped_with_a_warning() {
+        let mut warnings = Vec::new();
+        let read = read_node(
+            &ready(
+                r#"{"nvidia.com/gpu":"10"}"#,
+                r#"{"nvidia.com/gpu.replicas":"3","nvidia.com/gpu.count":"many"}"#,
+            ),
+            &[],
+            &mut warnings,
+        );
+        assert_eq!(read, None);
+        assert_eq!(
+            warnings,
+            [
+                "node \"n1\": label nvidia.com/gpu.count=\"many\" is not a whole number; ignored",
+                "node \"n1\": label nvidia.com/gpu.replicas=\"3\" does not divide the capacity 10 of shared nvidia.com/gpu and no .count label says how many GPUs it has; resource skipped",
+            ]
+        );
+    }
+
+    #[test]
+    fn garbage_replicas_on_an_unshared_resource_count_whole_gpus() {
+        let mut warnings = Vec::new();
+        let read = read_node(
+            &ready(
+                r#"{"nvidia.com/gpu":"4"}"#,
+                r#"{"nvidia.com/gpu.replicas":"lots","nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3"}"#,
+            ),
+            &[],
+            &mut warnings,
+        )
+        .unwrap();
+        assert_eq!(read.resources[0].physical, GpuCount::whole(4));
+        assert_eq!(read.resources[0].gpu.virtualization, Virtualization::None);
+        assert_eq!(
+            read.resources[0].gpu.model.as_str(),
+            "NVIDIA H100-80GB-HBM3"
+        );
+        assert_eq!(
+            warnings,
+            ["node \"n1\": label nvidia.com/gpu.replicas=\"lots\" is not a whole number; ignored"]
+        );
+    }
+
+    #[test]
+    fn mig_single_strategy_publishes_the_slices() {
+        let read = read_node(
+            &ready(
+                r#"{"nvidia.com/gpu":"14"}"#,
+                r#"{"nvidia.com/mig.strategy":"single","nvidia.com/gpu.product":"NVIDIA-A100-SXM4-40GB-MIG-1g.5gb","nvidia.com/gpu.count":"2"}"#,
+            ),
+            &[],
+            &mut Vec::new(),
+        )
+        .unwrap();
+        let resource = &read.resources[0];
+        assert_eq!(resource.gpu.virtualization, Virtualization::Mig);
+        assert_eq!(
+            resource.gpu.mig_profile.as_ref().map(Text::as_str),
+            Some("1g.5gb")
+        );
+        assert_eq!(resource.gpu.model.as_str(), "NVIDIA A100-SXM4-40GB");
+        assert_eq!(resource.capacity, 14);
+    }
+
+    #[test]
+    fn not_ready_cordoned_and_tainted_nodes_are_unavailable() {
+        let taint = |key: &str, effect: &str| {
+            node(&format!(
+                r#"{{"metadata":{{"name":"n"}},"spec":{{"taints":[{{"key":"{key}","effect":"{effect}"}}]}},
+                    "status":{{"capacity":{{"amd.com/gpu":"8"}},"conditions":[{{"type":"Ready","status":"True"}}]}}}}"#
+            ))
+        };
+        let tolerated = ["amd.com/gpu".to_owned()];
+        let state = |n: &Node| {
+            read_node(n, &tolerated, &mut Vec::new())
+                .unwrap()
+                .unavailable
+        };
+        assert_eq!(state(&taint("amd.com/gpu", "NoSchedule")), None);
+        assert_eq!(state(&taint("maintenance", "PreferNoSchedule")), None);
+        assert_eq!(
+            state(&taint("maintenance", "NoExecute")).as_deref(),
+            Some("tainted maintenance:NoExecute")
+        );
+        let not_ready =
+            node(r#"{"metadata":{"name":"n"},"status":{"capacity":{"amd.com/gpu":"8"}}}"#);
+        assert_eq!(state(&not_ready).as_deref(), Some("NotReady"));
+        let cordoned = node(
+            r#"{"metadata":{"name":"n"},"spec":{"unschedulable":true},
+                "status":{"capacity":{"amd.com/gpu":"8"},"conditions":[{"type":"Ready","status":"True"}]}}"#,
+        );
+        assert_eq!(state(&cordoned).as_deref(), Some("cordoned"));
+        // Without allocatable nothing is free to take.
+        assert_eq!(
+            read_node(&cordoned, &tolerated, &mut Vec::new())
+                .unwrap()
+                .resources[0]
+                .allocatable,
+            0
+        );
+    }
+}

@@ -5,9 +5,10 @@
 //! peak during initialisation (each ordinary init container plus the sidecars started before it).
 //! For extended resources a request defaults to the limit, so either is read.
 //!
-//! Times: start = `status.startTime`, else the earliest `running.startedAt`; end = the latest
-//! `terminated.finishedAt` of a finished pod, else its `deletionTimestamp`. A finished pod with
-//! neither has no end here; the meter closes it at its last sighting.
+//! Times: start = `status.startTime` (an unreadable one is reported), else the earliest
+//! `running.startedAt`; end = the latest `terminated.finishedAt` of a finished pod, else its
+//! `deletionTimestamp` (for a pod still running too: it is being deleted). A finished pod with
+//! neither has no end here; the meter leaves it as its last sighting metered it.
 
 use chrono::{DateTime, Utc};
 
@@ -102,10 +103,12 @@ pub fn read_pod(pod: &Pod, warnings: &mut Vec<String>) -> Option<PodGpus> {
     }
     let status = &pod.status;
     let phase = Phase::of(status.phase.as_deref());
-    let start = match status.start_time.as_deref() {
-        Some(text) => time(text, &who, "status.startTime", warnings),
-        None => earliest_start(&status.container_statuses, &who, warnings),
-    };
+    // An unreadable startTime is reported and the containers' own start used instead.
+    let start = status
+        .start_time
+        .as_deref()
+        .and_then(|text| time(text, &who, "status.startTime", warnings))
+        .or_else(|| earliest_start(&status.container_statuses, &who, warnings));
     let finished = latest_finish(
         status
             .container_statuses

@@ -334,6 +334,53 @@ async fn bad_objects_are_reported_by_name_and_skipped() {
             "missing {expected:?} in\n{warnings}"
         );
     }
+    // Missing status fields: the node without spec or status (joining-1) and the one without
+    // GPUs are not GPU nodes; gpu-bad-1 lost its only resource. The pod without a status is bound,
+    // so it holds its device (phase unknown), but it has no start to meter from.
+    let mut nodes: Vec<&str> = inventory.nodes.iter().map(|n| n.name.as_str()).collect();
+    nodes.sort();
+    assert_eq!(
+        nodes,
+        [
+            "gpu-a100-1",
+            "gpu-a100-2",
+            "gpu-a100-3",
+            "gpu-amd-1",
+            "gpu-mig-1",
+            "gpu-t4-ts",
+            "gpu-vgpu-1"
+        ]
+    );
+    let no_status = inventory
+        .pods
+        .iter()
+        .find(|p| p.name == "no-status-1")
+        .unwrap();
+    assert_eq!(
+        no_status.phase,
+        accelfed_provider::kubernetes::Phase::Unknown
+    );
+    assert_eq!(no_status.node.as_deref(), Some("gpu-a100-1"));
+    assert_eq!((no_status.start, no_status.end), (None, None));
+    let site = SiteName::new("ACCELFED-TEST").unwrap();
+    let metered = accelfed_provider::kubernetes::observe_inventory(
+        &config.kubernetes[0],
+        &site,
+        &inventory,
+        None,
+        at(0),
+        at(14),
+    );
+    assert!(
+        metered
+            .warnings
+            .iter()
+            .any(|w| w == "pod atlas-prod/no-status-1: no start time; not metered"),
+        "{:#?}",
+        metered.warnings
+    );
+    // The fractional pod is in no observation and no count.
+    assert!(!inventory.pods.iter().any(|p| p.name == "half-gpu-1"));
 }
 
 fn at(hour: u32) -> DateTime<Utc> {
@@ -480,9 +527,97 @@ async fn the_meter_keeps_only_pods_that_held_gpus_in_its_window() {
     );
 }
 
-/// The uid `generate.py` gives an object (uuid5 of the DNS namespace).
+/// A pod's observed `[start, end)`.
+type Span = (DateTime<Utc>, Option<DateTime<Utc>>);
+
+#[tokio::test]
+async fn a_pod_deleted_between_two_runs_keeps_its_last_sighting() {
+    let setup = setup(Behaviour::default()).await;
+    let config = config(&setup, "");
+    let kubernetes = &config.kubernetes[0];
+    let site = SiteName::new("ACCELFED-TEST").unwrap();
+    let key = |o: &accelfed_schemas::usage::Observation| o.resource.as_str().to_owned();
+
+    // Run 1 at 14:00 sees train-a100-1 running: open, metered up to 14:00 (2 x 4 h).
+    let first = accelfed_provider::kubernetes::observe(kubernetes, &site, at(13), at(14))
+        .await
+        .unwrap();
+    let train = format!("gpu-cluster/atlas-prod/{}", uid_of("train-a100-1"));
+    let seen = first.iter().find(|o| key(o) == train).unwrap();
+    assert_eq!((seen.start, seen.end), (at(10), None));
+
+    // Run 2 at 15:00: train-a100-1 was deleted in between and is not listed any more.
+    setup.api.serve_folder("later");
+    let second = accelfed_provider::kubernetes::observe(kubernetes, &site, at(14), at(15))
+        .await
+        .unwrap();
+    let by_pod: BTreeMap<String, Span> = second
+        .iter()
+        .map(|o| {
+            let pod = o.resource.as_str().rsplit('/').next().unwrap().to_owned();
+            (pod, (o.start, o.end))
+        })
+        .collect();
+    let uid = |name: &str| uid_of_in("later", name);
+    // Nothing for train-a100-1: its records stay as run 1 metered them (closed at 14:00, an
+    // undercount of at most one metering interval).
+    assert!(!second.iter().any(|o| key(o) == train), "{second:#?}");
+    let time = |text: &str| DateTime::parse_from_rfc3339(text).unwrap().to_utc();
+    let expected: BTreeMap<String, Span> = [
+        // Still running.
+        (uid("mig-small-1"), (time("2024-04-30T22:00:00Z"), None)),
+        // Being deleted: ends at its deletionTimestamp.
+        (
+            uid("train-cordoned-1"),
+            (at(11), Some(time("2024-05-01T14:50:30Z"))),
+        ),
+        // Finished: its last container, the sidecar, stopped at 14:30:01.
+        (
+            uid("notebook-ts-1"),
+            (at(13), Some(time("2024-05-01T14:30:01Z"))),
+        ),
+        // startTime "yesterday" is reported; the container's start is used.
+        (uid("late-start-1"), (time("2024-05-01T14:40:00Z"), None)),
+    ]
+    .into_iter()
+    .collect();
+    // rocm-failed-1 ended at 07:00, before the window; vgpu-scratch-1 failed without any finish
+    // time: it keeps what run 1 metered.
+    assert_eq!(by_pod, expected);
+
+    let inventory = KubeClient::new(kubernetes)
+        .await
+        .unwrap()
+        .inventory()
+        .await
+        .unwrap();
+    let metered = accelfed_provider::kubernetes::observe_inventory(
+        kubernetes,
+        &site,
+        &inventory,
+        None,
+        at(14),
+        at(15),
+    );
+    for expected in [
+        "pod cms/late-start-1: status.startTime \"yesterday\" is not an RFC 3339 time; ignored",
+        "pod scratch/vgpu-scratch-1: finished without a finish or deletion time; closed at its last sighting",
+    ] {
+        assert!(
+            metered.warnings.iter().any(|w| w == expected),
+            "missing {expected:?} in {:#?}",
+            metered.warnings
+        );
+    }
+}
+
 fn uid_of(name: &str) -> String {
-    let text = std::fs::read_to_string(server::fixtures().join("cluster/pods.json")).unwrap();
+    uid_of_in("cluster", name)
+}
+
+/// The uid `generate.py` gives an object (uuid5 of the DNS namespace).
+fn uid_of_in(folder: &str, name: &str) -> String {
+    let text = std::fs::read_to_string(server::fixtures().join(folder).join("pods.json")).unwrap();
     let list: serde_json::Value = serde_json::from_str(&text).unwrap();
     list["items"]
         .as_array()

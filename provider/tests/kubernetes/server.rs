@@ -37,7 +37,8 @@ pub struct Behaviour {
     pub expire_once: Vec<String>,
     /// API paths whose continued requests always answer 410 Gone.
     pub expire_always: Vec<String>,
-    /// Serve lists from another folder of fixtures (`fixtures/kubernetes/<folder>`).
+    /// Serve lists from another folder of fixtures (`fixtures/kubernetes/<folder>`); lists the
+    /// folder lacks come from `cluster/`. [`FakeApi::serve_folder`] switches it while running.
     pub folder: Option<String>,
 }
 
@@ -56,6 +57,7 @@ pub struct FakeApi {
     pub url: String,
     pub ca_pem: String,
     pub seen: Arc<Mutex<Seen>>,
+    state: Arc<State>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -97,11 +99,13 @@ impl FakeApi {
         let addr: SocketAddr = listener.local_addr().unwrap();
         let seen = Arc::new(Mutex::new(Seen::default()));
         let state = Arc::new(State {
+            folder: Mutex::new(behaviour.folder.clone()),
             behaviour,
             seen: seen.clone(),
             expired: Mutex::new(Vec::new()),
             lists: Mutex::new(BTreeMap::new()),
         });
+        let served = state.clone();
         let task = tokio::spawn(async move {
             loop {
                 let Ok((stream, _)) = listener.accept().await else {
@@ -127,8 +131,16 @@ impl FakeApi {
             url: format!("https://{addr}"),
             ca_pem: ca_cert.pem(),
             seen,
+            state: served,
             task,
         }
+    }
+
+    /// From now on serves the lists of `fixtures/kubernetes/<folder>` (falling back to `cluster/`),
+    /// as the cluster looks at a later time.
+    pub fn serve_folder(&self, folder: &str) {
+        *self.state.folder.lock().unwrap() = Some(folder.to_owned());
+        self.state.lists.lock().unwrap().clear();
     }
 
     /// A kubeconfig for this server with two contexts: `fixture` (the right token) and the
@@ -143,8 +155,11 @@ impl FakeApi {
     }
 }
 
+#[derive(Debug)]
 struct State {
     behaviour: Behaviour,
+    /// The fixture folder served now.
+    folder: Mutex<Option<String>>,
     seen: Arc<Mutex<Seen>>,
     /// Paths that already answered 410 once.
     expired: Mutex<Vec<String>>,
@@ -190,10 +205,14 @@ impl State {
             lists
                 .entry(file.to_owned())
                 .or_insert_with(|| {
-                    let folder =
-                        fixtures().join(self.behaviour.folder.as_deref().unwrap_or("cluster"));
-                    let text = std::fs::read_to_string(folder.join(format!("{file}.json")))
-                        .unwrap_or_else(|err| panic!("fixture {file}.json: {err}"));
+                    let folder = self.folder.lock().unwrap().clone();
+                    let name = format!("{file}.json");
+                    let path = folder
+                        .map(|folder| fixtures().join(folder).join(&name))
+                        .filter(|path| path.exists())
+                        .unwrap_or_else(|| fixtures().join("cluster").join(&name));
+                    let text = std::fs::read_to_string(&path)
+                        .unwrap_or_else(|err| panic!("fixture {}: {err}", path.display()));
                     serde_json::from_str(&text).unwrap()
                 })
                 .clone()
@@ -274,7 +293,6 @@ fn decode(value: &str) -> String {
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%'
-            && i + 2 < bytes.len()
             && i + 2 < bytes.len()
             && let Ok(byte) = u8::from_str_radix(&value[i + 1..i + 3], 16)
         {
