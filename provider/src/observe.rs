@@ -56,8 +56,21 @@ pub async fn observe(config: &Config, since: DateTime<Utc>, now: DateTime<Utc>) 
                     }),
                 }
             }
-            // The Kubernetes meter is wired by its owners (kubernetes::observe per the contract).
-            ProviderConfig::Kubernetes(_) => {}
+            ProviderConfig::Kubernetes(kubernetes) => {
+                // Named as `gather` names it, so provide and meter report the same cluster alike.
+                let index = config
+                    .kubernetes
+                    .iter()
+                    .position(|k| std::ptr::eq(k, kubernetes))
+                    .unwrap_or(0);
+                match crate::kubernetes::observe(kubernetes, site, since, now).await {
+                    Ok(found) => observed.observations.extend(found),
+                    Err(err) => observed.failures.push(ProviderFailure {
+                        provider: format!("kubernetes[{index}]"),
+                        message: err.to_string(),
+                    }),
+                }
+            }
         }
     }
     observed

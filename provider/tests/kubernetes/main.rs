@@ -527,6 +527,28 @@ async fn the_meter_keeps_only_pods_that_held_gpus_in_its_window() {
     );
 }
 
+#[tokio::test]
+async fn the_site_meter_runs_the_kubernetes_meter_and_reports_its_failure() {
+    let setup = setup(Behaviour::default()).await;
+    let config = config(&setup, "");
+    let observed = accelfed_provider::observe(&config, at(0), at(14)).await;
+    assert!(observed.failures.is_empty(), "{:?}", observed.failures);
+    assert_eq!(hours_per_vo(&observed.observations, at(14))["cms"], 49.5);
+    // The file's current context has a stale token: refused, named as `provide` names it.
+    let text = site_toml(setup.dir.path(), "", None).replace("context = \"fixture\"\n", "");
+    let stale = Config::parse(Path::new("site.toml"), &text).unwrap();
+    let observed = accelfed_provider::observe(&stale, at(0), at(14)).await;
+    assert!(observed.observations.is_empty());
+    assert_eq!(observed.failures.len(), 1);
+    assert_eq!(observed.failures[0].provider, "kubernetes[0]");
+    let message = &observed.failures[0].message;
+    assert!(
+        message.contains("GET /api/v1/") && message.contains("401"),
+        "{message}"
+    );
+    assert!(!message.contains("expired-token"), "{message}");
+}
+
 /// A pod's observed `[start, end)`.
 type Span = (DateTime<Utc>, Option<DateTime<Utc>>);
 
