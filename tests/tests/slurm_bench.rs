@@ -1,0 +1,394 @@
+//! The GPU-hours meter over a large `sacct --json`: parsing and metering 1,000,000 GPU jobs against
+//! the floor (serde_json reading the same bytes into `IgnoredAny`), and peak memory at 100,000 and
+//! at 1,000,000 jobs (the reader streams, so it must not grow).
+//!
+//! The document is generated on the fly from jobs Slurm 22.05 printed (`provider/tests/fixtures/slurm/v0.0.38/
+//! sacct.json`, recorded from the real-Slurm harness: pretty-printed as `sacct --json` prints it,
+//! with their `batch` and `extern` steps and every TRES list), each copy with its own job id. The
+//! generator is a `Read`, so neither side holds the document; its own cost is measured too.
+//!
+//! Run the benchmark (release build; figures in BENCHMARKS.md, `## Slurm`):
+//!
+//! ```text
+//! cargo test --workspace --release --test slurm_bench -- --ignored --nocapture
+//! ```
+//!
+//! The small test below runs in the normal suite and checks that the generated document is what
+//! the benchmark claims: every job read, and GPU-seconds per VO as the templates add up.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, TimeZone, Utc};
+use serde::de::IgnoredAny;
+
+use accelfed_accounting::meter::records_for;
+use accelfed_provider::config::Config;
+use accelfed_provider::slurm::{SlurmConfig, observation, read_jobs};
+use accelfed_schemas::names::SiteName;
+
+const CHILD_ENV: &str = "ACCELFED_SLURM_BENCH_JOBS";
+
+/// One recorded job, cut where its job id goes.
+struct Template {
+    pieces: Vec<Vec<u8>>,
+}
+
+/// A `sacct --json` document of `jobs` jobs, produced as it is read.
+struct Sacct {
+    header: Vec<u8>,
+    footer: Vec<u8>,
+    templates: Vec<Template>,
+    jobs: u64,
+    next: u64,
+    buffer: Vec<u8>,
+    position: usize,
+    footer_done: bool,
+    bytes: u64,
+}
+
+fn fixture() -> Vec<u8> {
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../provider/tests/fixtures/slurm/v0.0.38/sacct.json"),
+    )
+    .unwrap()
+}
+
+/// The byte ranges of the elements of the document's `jobs` array.
+fn job_ranges(document: &[u8]) -> (usize, Vec<(usize, usize)>, usize) {
+    let key = document.windows(7).position(|w| w == b"\"jobs\":").unwrap();
+    let open = key + document[key..].iter().position(|&b| b == b'[').unwrap();
+    let mut ranges = Vec::new();
+    let mut at = open + 1;
+    loop {
+        while document[at].is_ascii_whitespace() || document[at] == b',' {
+            at += 1;
+        }
+        if document[at] == b']' {
+            return (open + 1, ranges, at);
+        }
+        let mut stream =
+            serde_json::Deserializer::from_slice(&document[at..]).into_iter::<IgnoredAny>();
+        stream.next().unwrap().unwrap();
+        let end = at + stream.byte_offset();
+        ranges.push((at, end));
+        at = end;
+    }
+}
+
+/// Cuts a job's text at every `"job_id": <id>` whose id is one of `ids`.
+fn template(text: &[u8], ids: &[&str]) -> Template {
+    let mut pieces = Vec::new();
+    let mut current = Vec::new();
+    let mut at = 0;
+    let key = b"\"job_id\": ";
+    while at < text.len() {
+        if text[at..].starts_with(key) {
+            let digits_at = at + key.len();
+            let digits = text[digits_at..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            let id = std::str::from_utf8(&text[digits_at..digits_at + digits]).unwrap();
+            if digits > 0 && ids.contains(&id) {
+                current.extend_from_slice(key);
+                pieces.push(std::mem::take(&mut current));
+                at = digits_at + digits;
+                continue;
+            }
+        }
+        current.push(text[at]);
+        at += 1;
+    }
+    pieces.push(current);
+    Template { pieces }
+}
+
+impl Sacct {
+    fn new(jobs: u64) -> Self {
+        let document = fixture();
+        let (start, ranges, end) = job_ranges(&document);
+        // Jobs 1 and 2 (one step each), 3 and 4 (array tasks of array 3, two steps each).
+        let ids: [&[&str]; 4] = [&["1"], &["2"], &["3"], &["3", "4"]];
+        let templates = ranges
+            .iter()
+            .zip(ids)
+            .map(|((from, to), ids)| template(&document[*from..*to], ids))
+            .collect();
+        Self {
+            header: document[..start].to_vec(),
+            footer: document[end..].to_vec(),
+            templates,
+            jobs,
+            next: 0,
+            buffer: Vec::with_capacity(1 << 16),
+            position: 0,
+            footer_done: false,
+            bytes: 0,
+        }
+    }
+
+    fn refill(&mut self) {
+        self.buffer.clear();
+        self.position = 0;
+        if self.next == 0 && self.bytes == 0 {
+            self.buffer.extend_from_slice(&self.header);
+        }
+        // A batch of jobs per refill keeps the generator cheap next to the parser.
+        while self.next < self.jobs && self.buffer.len() < (1 << 16) {
+            if self.next > 0 {
+                self.buffer.extend_from_slice(b",\n    ");
+            } else {
+                self.buffer.extend_from_slice(b"\n    ");
+            }
+            let template = &self.templates[(self.next % self.templates.len() as u64) as usize];
+            let id = (1_000_000 + self.next).to_string();
+            for (index, piece) in template.pieces.iter().enumerate() {
+                if index > 0 {
+                    self.buffer.extend_from_slice(id.as_bytes());
+                }
+                self.buffer.extend_from_slice(piece);
+            }
+            self.next += 1;
+        }
+        if self.next == self.jobs && !self.footer_done && self.buffer.len() < (1 << 16) {
+            self.buffer.extend_from_slice(b"\n  ");
+            self.buffer.extend_from_slice(&self.footer);
+            self.footer_done = true;
+        }
+    }
+}
+
+impl Read for Sacct {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if self.position == self.buffer.len() {
+            self.refill();
+        }
+        let n = out.len().min(self.buffer.len() - self.position);
+        out[..n].copy_from_slice(&self.buffer[self.position..self.position + n]);
+        self.position += n;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+}
+
+fn config() -> SlurmConfig {
+    let text = "[site]\nname = \"BENCH\"\n[[slurm]]\nid = \"hpc\"\n\
+                [slurm.gpu_types]\na100 = { model = \"NVIDIA A100-SXM4-80GB\", memory_mb = 81920 }\n\
+                [slurm.accounts]\n\"vo.atlas\" = { vo = \"atlas\", fqan = \"/atlas\" }\n\"vo.cms\" = \"cms\"\n";
+    Config::parse(Path::new("bench.toml"), text)
+        .unwrap()
+        .slurm
+        .remove(0)
+}
+
+/// After every recorded job ended.
+fn now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 12, 1, 0, 0, 0).unwrap()
+}
+
+/// What the meter produced: jobs read, records, GPU-seconds per VO, bytes read.
+#[derive(Debug, PartialEq, Eq)]
+struct Metered {
+    jobs: u64,
+    records: u64,
+    gpu_seconds: BTreeMap<String, u64>,
+    bytes: u64,
+}
+
+/// Parsing and metering: jobs -> observations -> monthly records, summed as they come.
+fn meter(jobs: u64) -> Metered {
+    let (config, site, now) = (config(), SiteName::new("BENCH").unwrap(), now());
+    let mut sacct = Sacct::new(jobs);
+    let mut records = 0;
+    let mut gpu_seconds: BTreeMap<String, u64> = BTreeMap::new();
+    let summary = read_jobs(&mut sacct, &mut |job| {
+        let job = job.unwrap();
+        let Some(observation) = observation(&config, &site, &job).unwrap() else {
+            return;
+        };
+        for record in records_for(&observation, now).unwrap() {
+            records += 1;
+            let vo = record.vo.as_ref().map_or("", |vo| vo.as_str());
+            let seconds = record.count.as_whole().unwrap() * record.available_duration;
+            match gpu_seconds.get_mut(vo) {
+                Some(sum) => *sum += seconds,
+                None => {
+                    gpu_seconds.insert(vo.to_owned(), seconds);
+                }
+            }
+        }
+    })
+    .unwrap();
+    Metered {
+        jobs: summary.jobs,
+        records,
+        gpu_seconds,
+        bytes: sacct.bytes,
+    }
+}
+
+/// The floor: serde_json reading the same bytes into `IgnoredAny`.
+fn floor(jobs: u64) -> u64 {
+    let mut sacct = Sacct::new(jobs);
+    let mut deserializer = serde_json::Deserializer::from_reader(&mut sacct);
+    serde::Deserialize::deserialize(&mut deserializer)
+        .map(|_: IgnoredAny| ())
+        .unwrap();
+    deserializer.end().unwrap();
+    sacct.bytes
+}
+
+/// The generator alone, drained.
+fn generate(jobs: u64) -> u64 {
+    let mut sacct = Sacct::new(jobs);
+    std::io::copy(&mut sacct, &mut std::io::sink()).unwrap()
+}
+
+/// GPU-seconds per VO the templates add up to: per four jobs, atlas 2x20 + 1x5 + 1x5, cms 1x20.
+fn expected(jobs: u64) -> BTreeMap<String, u64> {
+    let per_position = [("atlas", 40), ("cms", 20), ("atlas", 5), ("atlas", 5)];
+    let mut sums = BTreeMap::new();
+    for n in 0..jobs {
+        let (vo, seconds) = per_position[(n % 4) as usize];
+        *sums.entry(vo.to_owned()).or_insert(0) += seconds;
+    }
+    sums
+}
+
+#[test]
+fn the_generated_document_reads_back_with_every_job_and_its_gpu_seconds() {
+    let metered = meter(2_001);
+    assert_eq!(metered.jobs, 2_001);
+    assert_eq!(metered.records, 2_001);
+    assert_eq!(metered.gpu_seconds, expected(2_001));
+    assert_eq!(floor(2_001), metered.bytes);
+    assert_eq!(generate(2_001), metered.bytes);
+    // As large as Slurm 22.05 prints them (indented, 10 to 21 KB a job with its steps).
+    let per_job = metered.bytes / 2_001;
+    assert!((10_000..21_000).contains(&per_job), "{per_job} bytes a job");
+}
+
+fn timed<T>(run: impl Fn() -> T, rounds: u32) -> (Duration, T) {
+    let mut best = Duration::MAX;
+    let mut last = None;
+    for _ in 0..rounds {
+        let started = Instant::now();
+        let value = run();
+        best = best.min(started.elapsed());
+        last = Some(value);
+    }
+    (best, last.unwrap())
+}
+
+fn status_kib(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// Peak resident memory of metering `jobs` jobs, in a fresh process of this test binary.
+fn peak_kib(jobs: u64) -> u64 {
+    let output = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "bench_parse_and_meter_sacct_json",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, jobs.to_string())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+        .lines()
+        .find_map(|line| line.split_once("peak_kib=").map(|(_, n)| n))
+        .and_then(|n| n.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no peak in {stdout}"))
+}
+
+fn cpu() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|line| line.strip_prefix("model name"))
+        .map(|rest| rest.trim_start_matches([' ', '\t', ':']).to_owned())
+        .unwrap_or_default()
+}
+
+#[test]
+#[ignore = "benchmark: cargo test --workspace --release --test slurm_bench -- --ignored --nocapture"]
+fn bench_parse_and_meter_sacct_json() {
+    if let Ok(jobs) = std::env::var(CHILD_ENV) {
+        let jobs: u64 = jobs.parse().unwrap();
+        let metered = meter(jobs);
+        assert_eq!(metered.jobs, jobs);
+        println!("peak_kib={}", status_kib("VmHWM:"));
+        return;
+    }
+    let jobs: u64 = std::env::var("ACCELFED_SLURM_BENCH_SIZE")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1_000_000);
+    let rounds = 3;
+    let (generator, bytes) = timed(|| generate(jobs), rounds);
+    let (floor_time, floor_bytes) = timed(|| floor(jobs), rounds);
+    let (meter_time, metered) = timed(|| meter(jobs), rounds);
+    assert_eq!(floor_bytes, bytes);
+    assert_eq!(metered.bytes, bytes);
+    assert_eq!(metered.gpu_seconds, expected(jobs));
+    let mb = bytes as f64 / 1e6;
+    let rate = |d: Duration| mb / d.as_secs_f64();
+    let ratio = meter_time.as_secs_f64() / floor_time.as_secs_f64();
+    let small = jobs / 10;
+    let (peak_small, peak_large) = (peak_kib(small), peak_kib(jobs));
+    println!(
+        "machine: {} ({} CPUs)",
+        cpu(),
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    println!(
+        "document: {jobs} jobs, {mb:.0} MB ({} bytes a job), best of {rounds}",
+        bytes / jobs
+    );
+    println!(
+        "generator alone:             {:>7.2} s ({:>6.0} MB/s)",
+        generator.as_secs_f64(),
+        rate(generator)
+    );
+    println!(
+        "floor (IgnoredAny):          {:>7.2} s ({:>6.0} MB/s)",
+        floor_time.as_secs_f64(),
+        rate(floor_time)
+    );
+    println!(
+        "parse + meter:               {:>7.2} s ({:>6.0} MB/s), {} records",
+        meter_time.as_secs_f64(),
+        rate(meter_time),
+        metered.records
+    );
+    println!("parse + meter / floor:       {ratio:>7.2}");
+    println!("peak RSS at {small} jobs:  {peak_small} KiB");
+    println!("peak RSS at {jobs} jobs: {peak_large} KiB");
+    assert!(ratio <= 2.0, "parse + meter is {ratio:.2}x the floor");
+    // Streaming: ten times the jobs, the same peak (a page or two of allocator noise allowed).
+    assert!(
+        peak_large <= peak_small + 1024,
+        "peak memory grew from {peak_small} KiB to {peak_large} KiB"
+    );
+}
