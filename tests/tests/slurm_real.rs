@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
@@ -53,30 +53,6 @@ fn config(slurm: &Slurm, rest: Option<&Rest>) -> SlurmConfig {
         .remove(0)
 }
 
-/// GPUs per `scontrol show node`: (Gres total, AllocTRES gres/gpu).
-fn scontrol_gpus(slurm: &Slurm) -> (u32, u32) {
-    let text = slurm
-        .run("scontrol", &["show", "node", &slurm.layout.node])
-        .unwrap();
-    let field = |key: &str| -> String {
-        text.split_whitespace()
-            .find_map(|token| token.strip_prefix(key))
-            .unwrap_or("")
-            .to_owned()
-    };
-    let total = field("Gres=gpu:a100:")
-        .split('(')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    let used = field("AllocTRES=")
-        .split(',')
-        .find_map(|t| t.strip_prefix("gres/gpu="))
-        .map_or(0, |n| n.parse().unwrap());
-    (total, used)
-}
-
 fn provide(config: &SlurmConfig) -> ComputingService {
     let inventory =
         block_on(SlurmClient::new(config).inventory()).unwrap_or_else(|e| panic!("{e}"));
@@ -96,9 +72,9 @@ fn capacity(total: u32, used: u32) -> Capacity {
 /// starts or ends in between).
 fn check_provider_while_jobs_run(slurm: &Slurm, config: &SlurmConfig, label: &str) {
     for _ in 0..20 {
-        let before = scontrol_gpus(slurm);
+        let before = slurm.scontrol_gpus().unwrap();
         let service = provide(config);
-        let after = scontrol_gpus(slurm);
+        let after = slurm.scontrol_gpus().unwrap();
         if before != after {
             continue;
         }
@@ -221,20 +197,9 @@ fn real_slurm_gpus_and_gpu_hours_through_the_commands_and_slurmrestd() {
             &["--array=0-1", "--gpus=1", "--wrap", "sleep 3"],
         )
         .unwrap();
-    // Wait until alice's and bob's jobs run.
-    let started = Instant::now();
-    loop {
-        let running = slurm.run("squeue", &["-h", "-t", "R", "-o", "%i"]).unwrap();
-        if running.lines().any(|l| l.trim() == alice) && running.lines().any(|l| l.trim() == bob) {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "jobs never ran:\n{}",
-            slurm.logs()
-        );
-        std::thread::sleep(Duration::from_millis(300));
-    }
+    slurm
+        .wait_running(&[&alice, &bob], Duration::from_secs(60))
+        .unwrap_or_else(|err| panic!("{err}"));
     check_provider_while_jobs_run(&slurm, &cli, "commands");
     check_provider_while_jobs_run(&slurm, &via_rest, "slurmrestd");
 

@@ -324,6 +324,61 @@ impl Slurm {
         Ok(out.trim().split(';').next().unwrap_or("").to_owned())
     }
 
+    /// The node's GPUs as `scontrol show node` reports them: (total from `Gres=gpu:a100:N`, used
+    /// from `AllocTRES=...gres/gpu=N`).
+    pub fn scontrol_gpus(&self) -> Result<(u32, u32), HarnessError> {
+        let text = self.run("scontrol", &["show", "node", &self.layout.node])?;
+        let field = |key: &str| {
+            text.split_whitespace()
+                .find_map(|token| token.strip_prefix(key))
+                .unwrap_or("")
+                .to_owned()
+        };
+        let unreadable = |what: &str| HarnessError::Command {
+            command: format!("scontrol show node {}", self.layout.node),
+            status: "ok".to_owned(),
+            output: format!("cannot read {what} in:\n{text}"),
+        };
+        let total = field("Gres=gpu:a100:")
+            .split('(')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| unreadable("Gres=gpu:a100:N"))?;
+        let used = match field("AllocTRES=")
+            .split(',')
+            .find_map(|t| t.strip_prefix("gres/gpu="))
+        {
+            Some(n) => n.parse().map_err(|_| unreadable("AllocTRES gres/gpu"))?,
+            None => 0,
+        };
+        Ok((total, used))
+    }
+
+    /// Waits until every job of `ids` runs.
+    pub fn wait_running(&self, ids: &[&str], limit: Duration) -> Result<(), HarnessError> {
+        let started = Instant::now();
+        loop {
+            let running = self.run("squeue", &["-h", "-t", "R", "-o", "%i"])?;
+            if ids
+                .iter()
+                .all(|id| running.lines().any(|line| line.trim() == *id))
+            {
+                return Ok(());
+            }
+            if started.elapsed() > limit {
+                return Err(HarnessError::Start {
+                    what: format!("jobs {ids:?}"),
+                    reason: format!(
+                        "not running after {} s; running: {running}",
+                        limit.as_secs()
+                    ),
+                    logs: self.logs(),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+
     /// Starts slurmrestd with JWT on a free port and writes a token for [`REST_USER`].
     pub fn start_rest(&mut self) -> Result<Rest, HarnessError> {
         if let Some(rest) = &self.rest {
