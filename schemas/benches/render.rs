@@ -325,8 +325,13 @@ fn bench_render(c: &mut Criterion) {
     group.measurement_time(Duration::from_secs(8));
     group.bench_function("entities", |b| b.iter(|| black_box(&snapshot).entities()));
     for format in Format::ALL {
-        let bytes = render(&snapshot, format).len();
-        eprintln!("{format}: {bytes} bytes");
+        let bytes = render(&snapshot, format);
+        eprintln!("{format}: {} bytes", bytes.len());
+        // Optimising a renderer must not change its bytes: dump them to compare before and after.
+        if let Some(dir) = std::env::var_os("ACCELFED_RENDER_DUMP") {
+            let path = std::path::Path::new(&dir).join(format.as_str());
+            std::fs::write(&path, &bytes).expect("write the rendering");
+        }
         group.bench_function(format.as_str(), |b| {
             b.iter(|| render(black_box(&snapshot), format))
         });

@@ -1,6 +1,6 @@
 //! Builds the entity list of a snapshot (see [`super::entity`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::entity::{Class, Entity, Value};
 use super::ids::{Ids, Kind};
@@ -373,12 +373,21 @@ impl Builder {
                 accelerator,
             );
         }
+        let share_ids: Vec<String> = service
+            .shares
+            .iter()
+            .map(|share| self.ids.id(Kind::Share, &[svc, share.local_id.as_str()]))
+            .collect();
+        let shares_of = shares_by_environment(service);
         for environment in &manager.environments {
-            self.environment(manager_index, svc, service, environment);
+            let shares = shares_of
+                .get(environment.local_id.as_str())
+                .map_or(&[][..], Vec::as_slice);
+            let share_ids = shares.iter().map(|&share| share_ids[share].clone());
+            self.environment(manager_index, svc, environment, share_ids);
         }
 
-        for share in &service.shares {
-            let id = self.ids.id(Kind::Share, &[svc, share.local_id.as_str()]);
+        for (share, id) in service.shares.iter().zip(share_ids) {
             let attrs = Attrs::default()
                 .opt_text("Name", share.name.as_ref())
                 .opt_text("MappingQueue", share.mapping_queue.as_ref())
@@ -419,12 +428,14 @@ impl Builder {
         }
     }
 
+    /// An execution environment and its accelerators; `shares` are the IDs of the shares that
+    /// list it.
     fn environment(
         &mut self,
         manager: usize,
         svc: &str,
-        service: &ComputingService,
         ee: &ExecutionEnvironment,
+        shares: impl Iterator<Item = String>,
     ) {
         let local = ee.local_id.as_str();
         let id = self.ids.id(Kind::ExecutionEnvironment, &[svc, local]);
@@ -441,18 +452,7 @@ impl Builder {
             .opt_text("OSName", ee.os_name.as_ref())
             .opt_text("OSVersion", ee.os_version.as_ref());
         let mut associations = vec![(Class::ComputingManager, self.id_of(manager))];
-        associations.extend(
-            service
-                .shares
-                .iter()
-                .filter(|share| share.environments.contains(&ee.local_id))
-                .map(|share| {
-                    (
-                        Class::ComputingShare,
-                        self.ids.id(Kind::Share, &[svc, share.local_id.as_str()]),
-                    )
-                }),
-        );
+        associations.extend(shares.map(|share| (Class::ComputingShare, share)));
         let ee_index = self.push(
             Class::ExecutionEnvironment,
             id,
@@ -664,6 +664,24 @@ impl Builder {
             );
         }
     }
+}
+
+/// For each environment (by local id), the indexes of the shares that list it, in share order.
+///
+/// Asking every share about every environment instead is shares x environments x listed
+/// environments string comparisons: billions at a large site.
+fn shares_by_environment(service: &ComputingService) -> HashMap<&str, Vec<usize>> {
+    let mut shares_of: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (index, share) in service.shares.iter().enumerate() {
+        for environment in &share.environments {
+            let shares = shares_of.entry(environment.as_str()).or_default();
+            // A share that lists an environment twice is still one association.
+            if shares.last() != Some(&index) {
+                shares.push(index);
+            }
+        }
+    }
+    shares_of
 }
 
 /// `items` without repeats, in the order they first appear.

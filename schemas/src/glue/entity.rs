@@ -67,6 +67,12 @@ impl Class {
         }
     }
 
+    /// The position of the class in [`Class::ALL`] (`UserDomain`, which is not there, comes last), so
+    /// renderers can keep per-class tables in a plain array.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     /// Every class an entity can have, in the order documents list them.
     pub const ALL: [Class; 22] = [
         Class::AdminDomain,
@@ -130,5 +136,18 @@ impl Entity {
             .iter()
             .find(|(key, _)| *key == name)
             .map(|(_, value)| value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_is_the_position_in_all() {
+        for (position, class) in Class::ALL.into_iter().enumerate() {
+            assert_eq!(class.index(), position, "{class:?}");
+        }
+        assert_eq!(Class::UserDomain.index(), Class::ALL.len());
     }
 }

@@ -50,6 +50,7 @@ use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 use crate::glue::SiteSnapshot;
 use crate::glue::entity::{Class, Entity, Value};
 
+use super::ldif::other_info::{self, OtherInfo};
 use super::ldif::{entry, gpu_info};
 use layout::{Group, Layout, layout};
 
@@ -86,7 +87,7 @@ struct Tree<'a> {
     entities: &'a [Entity],
     parent: Vec<Option<usize>>,
     children: Vec<Vec<usize>>,
-    gpu_info: Vec<Vec<(String, String)>>,
+    gpu_info: Vec<Vec<OtherInfo>>,
     links: Vec<Vec<(Class, &'a str)>>,
 }
 
@@ -113,7 +114,7 @@ impl<'a> Tree<'a> {
             tree.parent[index] = parent;
             let Some(parent) = parent else { continue };
             if gpu_info::is_accelerator(entity.class) {
-                tree.gpu_info[parent].extend(gpu_info::fold(entity));
+                gpu_info::fold(entity, &mut tree.gpu_info[parent]);
             } else {
                 tree.children[parent].push(index);
             }
@@ -170,9 +171,13 @@ fn element<W: io::Write>(
     if let Some(Value::Text(name)) = entity.attribute("Name") {
         text(w, "Name", name)?;
     }
-    let (other_info, associations) = leftovers(tree, index, &layout);
-    for (key, value) in &other_info {
-        text(w, "OtherInfo", &format!("{key}={value}"))?;
+    let (own, associations) = leftovers(tree, index, &layout);
+    // The folded GPU facts are many (seven accelerators of 16 facts on an environment): sort
+    // references to them rather than copies.
+    let mut other_info: Vec<&OtherInfo> = own.iter().chain(&tree.gpu_info[index]).collect();
+    other_info::normalize(&mut other_info);
+    for pair in other_info {
+        text(w, "OtherInfo", pair.as_str())?;
     }
     groups(w, tree, index, layout.first, stamp)?;
     for field in layout.fields {
@@ -202,20 +207,22 @@ fn element<W: io::Write>(
     w.write_event(Event::End(BytesEnd::new(layout.element)))
 }
 
-/// `OtherInfo` key/value pairs.
-type OtherInfo = Vec<(String, String)>;
 /// `<Associations>` children: element name and target ID.
 type AssociationElements<'t> = Vec<(&'static str, &'t str)>;
 
-/// The entity's `OtherInfo` pairs (its own, attributes and associations the layout has no element
-/// for, folded GPU facts; sorted) and its `<Associations>` elements (in the layout's order).
+/// The entity's own `OtherInfo` pairs (its own, attributes and associations the layout has no
+/// element for; not sorted) and its `<Associations>` elements (in the layout's order).
 fn leftovers<'t>(
     tree: &'t Tree,
     index: usize,
     layout: &Layout,
-) -> (OtherInfo, AssociationElements<'t>) {
+) -> (Vec<OtherInfo>, AssociationElements<'t>) {
     let entity = &tree.entities[index];
-    let mut other = entity.other_info.clone();
+    let mut other: Vec<OtherInfo> = entity
+        .other_info
+        .iter()
+        .map(|(key, value)| OtherInfo::new(key, value))
+        .collect();
     for (name, value) in &entity.attributes {
         let field = layout.fields.iter().find(|f| f.source == Some(*name));
         let placed = match (field, value) {
@@ -224,7 +231,7 @@ fn leftovers<'t>(
             (None, _) => *name == "Name",
         };
         if !placed {
-            other.push(((*name).to_owned(), entry::text(value)));
+            other.push(OtherInfo::from_value(&[name], value));
         }
     }
 
@@ -242,7 +249,7 @@ fn leftovers<'t>(
         }
         match layout.associations.iter().find(|(key, _)| *key == class) {
             Some((_, element)) => associations.push((*element, target)),
-            None => other.push((format!("{}ForeignKey", class.name()), target.to_owned())),
+            None => other.push(OtherInfo::from_parts(&[class.name(), "ForeignKey"], target)),
         }
     }
     associations.sort_by_key(|(element, _)| {
@@ -253,10 +260,6 @@ fn leftovers<'t>(
             .unwrap_or(usize::MAX)
     });
 
-    other.extend(tree.gpu_info[index].iter().cloned());
-    other.retain(|(key, value)| !key.is_empty() && !value.is_empty());
-    other.sort();
-    other.dedup();
     (other, associations)
 }
 

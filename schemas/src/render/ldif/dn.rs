@@ -17,6 +17,22 @@ pub const RESOURCE_GROUP: &str = "GLUE2GroupID=resource,o=glue";
 /// RDNs on the first unescaped `=` and this keeps them right.
 pub fn escape_value(value: &str) -> String {
     let mut out = String::with_capacity(value.len() + 8);
+    push_escaped(&mut out, value);
+    out
+}
+
+/// Appends [`escape_value`] of `value` to `out`.
+pub fn push_escaped(out: &mut String, value: &str) {
+    // IDs almost never need escaping: copy them in one go.
+    if needs_escaping(value) {
+        escape_each(out, value);
+    } else {
+        out.push_str(value);
+    }
+}
+
+/// The escaping itself, character by character.
+fn escape_each(out: &mut String, value: &str) {
     let last = value.chars().count().saturating_sub(1);
     for (index, ch) in value.chars().enumerate() {
         match ch {
@@ -30,12 +46,31 @@ pub fn escape_value(value: &str) -> String {
             _ => out.push(ch),
         }
     }
-    out
+}
+
+/// Whether [`push_escaped`] changes `value`. Bytes suffice: every character it escapes is ASCII,
+/// and no byte of a multi-byte UTF-8 character is.
+fn needs_escaping(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    matches!(bytes.first(), Some(b'#' | b' '))
+        || bytes.last() == Some(&b' ')
+        || bytes.iter().any(|byte| {
+            matches!(
+                byte,
+                b',' | b'+' | b'"' | b'\\' | b'<' | b'>' | b';' | b'=' | b'\0'
+            )
+        })
 }
 
 /// `attr=escaped value,parent`.
 pub fn child(attribute: &str, value: &str, parent: &str) -> String {
-    format!("{attribute}={},{parent}", escape_value(value))
+    let mut dn = String::with_capacity(attribute.len() + value.len() + parent.len() + 2);
+    dn.push_str(attribute);
+    dn.push('=');
+    push_escaped(&mut dn, value);
+    dn.push(',');
+    dn.push_str(parent);
+    dn
 }
 
 /// Why [`unescape_value`] refused its input.
@@ -122,6 +157,28 @@ mod tests {
         assert_eq!(escape_value(" a b "), "\\ a b\\ ");
         assert_eq!(escape_value(" "), "\\ ");
         assert_eq!(escape_value("a  b"), "a  b");
+    }
+
+    #[test]
+    fn the_fast_path_is_taken_exactly_when_nothing_changes() {
+        for value in [
+            "urn:accelfed:S:ee:hpc/gpu-node-0001",
+            "Ünï-Site",
+            "",
+            "#a",
+            "a#",
+            " a",
+            "a ",
+            "a b",
+            "a=b",
+            "a\0b",
+            "a,b",
+            "ü ",
+        ] {
+            let mut escaped = String::new();
+            escape_each(&mut escaped, value);
+            assert_eq!(needs_escaping(value), escaped != value, "{value:?}");
+        }
     }
 
     #[test]

@@ -3,22 +3,26 @@
 //! Keeping this separate from the writer lets tests look at entries (which classes, which
 //! attributes) without parsing LDIF, and lets both GLUE modes share the value formatting.
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
 use chrono::{DateTime, Utc};
 
 use crate::glue::entity::Value;
 
 use super::writer::LdifWriter;
 
-/// An entry to be written.
+/// An entry to be written. Names and values borrow from the mapping and the entities where they
+/// can (`'a`): rendering a large site this way allocates only what has to be formatted.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LdapEntry {
+pub struct LdapEntry<'a> {
     pub dn: String,
     pub object_classes: Vec<&'static str>,
     /// `(attribute, value)` in output order; a multi-valued attribute appears once per value.
-    pub attributes: Vec<(String, String)>,
+    pub attributes: Vec<(Cow<'a, str>, Cow<'a, str>)>,
 }
 
-impl LdapEntry {
+impl<'a> LdapEntry<'a> {
     pub fn new(dn: String, object_classes: &[&'static str]) -> Self {
         Self {
             dn,
@@ -28,7 +32,7 @@ impl LdapEntry {
     }
 
     /// Adds one value; empty values are dropped here already, so no renderer can emit one.
-    pub fn add(&mut self, name: impl Into<String>, value: impl Into<String>) {
+    pub fn add(&mut self, name: impl Into<Cow<'a, str>>, value: impl Into<Cow<'a, str>>) {
         let value = value.into();
         if !value.is_empty() {
             self.attributes.push((name.into(), value));
@@ -36,18 +40,36 @@ impl LdapEntry {
     }
 
     /// Adds every value of `value` (one for scalars, each item of a list).
-    pub fn add_value(&mut self, name: &str, value: &Value) {
+    pub fn add_value(&mut self, name: &'a str, value: &'a Value) {
         for text in texts(value) {
             self.add(name, text);
         }
     }
 
     /// The values of one attribute, in order.
-    pub fn values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+    pub fn values<'s>(&'s self, name: &'s str) -> impl Iterator<Item = &'s str> + 's {
         self.attributes
             .iter()
             .filter(move |(key, _)| key == name)
-            .map(|(_, value)| value.as_str())
+            .map(|(_, value)| value.as_ref())
+    }
+
+    /// The same entry owning all its text, free of the mapping and entities it was built from.
+    pub fn into_owned(self) -> LdapEntry<'static> {
+        LdapEntry {
+            dn: self.dn,
+            object_classes: self.object_classes,
+            attributes: self
+                .attributes
+                .into_iter()
+                .map(|(name, value)| {
+                    (
+                        Cow::Owned(name.into_owned()),
+                        Cow::Owned(value.into_owned()),
+                    )
+                })
+                .collect(),
+        }
     }
 
     pub fn write(&self, writer: &mut LdifWriter) {
@@ -67,22 +89,57 @@ pub fn time(time: &DateTime<Utc>) -> String {
 }
 
 /// An entity value as LDAP strings: counts keep their fraction (`0.5`), floats print the shortest
-/// form that reads back the same, lists give one string per item.
-pub fn texts(value: &Value) -> Vec<String> {
-    match value {
-        Value::Text(text) => vec![text.clone()],
-        Value::Int(int) => vec![int.to_string()],
-        Value::Count(count) => vec![count.to_string()],
-        Value::Float(float) => vec![float.to_string()],
-        Value::List(list) => list.clone(),
-        Value::Time(at) => vec![time(at)],
-    }
+/// form that reads back the same, lists give one string per item. Text is borrowed, not copied.
+pub fn texts(value: &Value) -> impl Iterator<Item = Cow<'_, str>> {
+    let (scalar, list) = match value {
+        Value::List(list) => (None, list.as_slice()),
+        Value::Text(text) => (Some(Cow::Borrowed(text.as_str())), &[][..]),
+        other => {
+            let mut text = String::new();
+            push_text(&mut text, other);
+            (Some(Cow::Owned(text)), &[][..])
+        }
+    };
+    scalar
+        .into_iter()
+        .chain(list.iter().map(|item| Cow::Borrowed(item.as_str())))
 }
 
 /// A single-valued entity value as one string (lists joined by `,`, which only the OtherInfo
 /// fallback ever needs).
-pub fn text(value: &Value) -> String {
-    texts(value).join(",")
+pub fn text(value: &Value) -> Cow<'_, str> {
+    match value {
+        Value::Text(text) => Cow::Borrowed(text),
+        other => {
+            let mut text = String::new();
+            push_text(&mut text, other);
+            Cow::Owned(text)
+        }
+    }
+}
+
+/// Appends [`text`] of `value` to `out`.
+pub fn push_text(out: &mut String, value: &Value) {
+    // Writing to a String cannot fail.
+    let _ = match value {
+        Value::Text(text) => {
+            out.push_str(text);
+            Ok(())
+        }
+        Value::Int(int) => write!(out, "{int}"),
+        Value::Count(count) => write!(out, "{count}"),
+        Value::Float(float) => write!(out, "{float}"),
+        Value::List(list) => {
+            for (index, item) in list.iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                out.push_str(item);
+            }
+            Ok(())
+        }
+        Value::Time(at) => write!(out, "{}", at.format("%Y-%m-%dT%H:%M:%SZ")),
+    };
 }
 
 #[cfg(test)]
@@ -92,22 +149,25 @@ mod tests {
 
     #[test]
     fn empty_values_never_enter_an_entry() {
+        let list = Value::List(vec![String::new(), "x".into()]);
+        let empty = Value::Text(String::new());
         let mut entry = LdapEntry::new("o=x".into(), &["top"]);
         entry.add("a", "");
-        entry.add_value("b", &Value::List(vec![String::new(), "x".into()]));
-        entry.add_value("c", &Value::Text(String::new()));
-        assert_eq!(entry.attributes, vec![("b".to_owned(), "x".to_owned())]);
+        entry.add_value("b", &list);
+        entry.add_value("c", &empty);
+        let names: Vec<&str> = entry.attributes.iter().map(|(n, _)| n.as_ref()).collect();
+        assert_eq!(names, ["b"]);
+        assert_eq!(entry.values("b").collect::<Vec<_>>(), ["x"]);
     }
 
     #[test]
     fn counts_keep_fractions_and_floats_read_back() {
         let half = GpuCount::new(0.5).expect("valid");
-        assert_eq!(texts(&Value::Count(half)), ["0.5"]);
-        assert_eq!(texts(&Value::Count(GpuCount::whole(4))), ["4"]);
-        assert_eq!(texts(&Value::Float(52.37)), ["52.37"]);
-        assert_eq!(
-            texts(&Value::List(vec!["a".into(), "b".into()])),
-            ["a", "b"]
-        );
+        let all = |value: &Value| texts(value).map(Cow::into_owned).collect::<Vec<_>>();
+        assert_eq!(all(&Value::Count(half)), ["0.5"]);
+        assert_eq!(all(&Value::Count(GpuCount::whole(4))), ["4"]);
+        assert_eq!(all(&Value::Float(52.37)), ["52.37"]);
+        assert_eq!(all(&Value::List(vec!["a".into(), "b".into()])), ["a", "b"]);
+        assert_eq!(text(&Value::List(vec!["a".into(), "b".into()])), "a,b");
     }
 }

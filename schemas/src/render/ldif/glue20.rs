@@ -15,44 +15,50 @@
 //! GPU facts are folded into OtherInfo of the parent entry ([`super::gpu_info`]); anything else
 //! without a 2.0 attribute goes to OtherInfo under its GLUE 2.1 name ([`super::mapping`]).
 
+use std::collections::HashMap;
+
 use crate::glue::SiteSnapshot;
 use crate::glue::entity::{Class, Entity};
 
 use super::classes20::{self, execution_environment};
 use super::entry::LdapEntry;
 use super::gpu_info;
-use super::mapping::{Extra, Mapping, UNKNOWN_TEXT};
+use super::mapping::{Extra, Mapping, Mappings, UNKNOWN_TEXT};
 use super::tree;
 
-/// The entries of `snapshot` in GLUE 2.0 mode.
-pub fn entries(snapshot: &SiteSnapshot) -> Vec<LdapEntry> {
-    let entities = snapshot.entities();
-    let extras = extras(&entities);
-    tree::entries(&entities, &tree::stamp(snapshot), &extras, mapping)
+/// Hands each entry of `snapshot` (whose entities are `entities`) in GLUE 2.0 mode to `sink`, in
+/// order.
+pub fn entries(snapshot: &SiteSnapshot, entities: &[Entity], sink: impl FnMut(LdapEntry<'_>)) {
+    let extras = extras(entities);
+    let mappings = Mappings::new(mapping);
+    tree::entries(entities, &tree::stamp(snapshot), extras, &mappings, sink);
 }
 
 /// GPU facts for each parent, and each cloud share's instance types (the model links them from the
 /// instance type; GLUE 2.0 only has the share -> resource key).
-fn extras(entities: &[Entity]) -> Vec<Extra> {
+fn extras(entities: &[Entity]) -> Vec<Extra<'_>> {
+    let mut shares: HashMap<&str, usize> = HashMap::new();
+    for (index, entity) in entities.iter().enumerate() {
+        if entity.class == Class::CloudComputingShare {
+            shares.entry(entity.id.as_str()).or_insert(index);
+        }
+    }
     let mut extras = vec![Extra::default(); entities.len()];
     for entity in entities {
         if gpu_info::is_accelerator(entity.class)
             && let Some(parent) = entity.parent.and_then(|parent| extras.get_mut(parent))
         {
-            parent.other_info.extend(gpu_info::fold(entity));
+            gpu_info::fold(entity, &mut parent.other_info);
         }
         if entity.class == Class::CloudComputingInstanceType {
             for (class, target) in &entity.associations {
                 if *class != Class::CloudComputingShare {
                     continue;
                 }
-                let share = entities
-                    .iter()
-                    .position(|e| e.class == Class::CloudComputingShare && &e.id == target);
-                if let Some(share) = share.and_then(|share| extras.get_mut(share)) {
+                if let Some(share) = shares.get(target.as_str()).and_then(|&s| extras.get_mut(s)) {
                     share
                         .associations
-                        .push((Class::CloudComputingInstanceType, entity.id.clone()));
+                        .push((Class::CloudComputingInstanceType, entity.id.as_str()));
                 }
             }
         }

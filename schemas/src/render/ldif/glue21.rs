@@ -4,18 +4,25 @@
 //! OtherInfo keys: a fractional count is the only thing that goes to OtherInfo (`Number=0.5`).
 
 use crate::glue::SiteSnapshot;
-use crate::glue::entity::Class;
+use crate::glue::entity::{Class, Entity};
 
 use super::classes20;
 use super::entry::LdapEntry;
-use super::mapping::Mapping;
+use super::mapping::{Mapping, Mappings};
 use super::schema21;
 use super::tree;
 
-/// The entries of `snapshot` in GLUE 2.1 mode.
-pub fn entries(snapshot: &SiteSnapshot) -> Vec<LdapEntry> {
-    let entities = snapshot.entities();
-    tree::entries(&entities, &tree::stamp(snapshot), &[], mapping)
+/// Hands each entry of `snapshot` (whose entities are `entities`) in GLUE 2.1 mode to `sink`, in
+/// order.
+pub fn entries(snapshot: &SiteSnapshot, entities: &[Entity], sink: impl FnMut(LdapEntry<'_>)) {
+    let mappings = Mappings::new(mapping);
+    tree::entries(
+        entities,
+        &tree::stamp(snapshot),
+        Vec::new(),
+        &mappings,
+        sink,
+    );
 }
 
 fn mapping(class: Class) -> Option<Mapping> {

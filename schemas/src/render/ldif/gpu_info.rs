@@ -18,7 +18,7 @@
 
 use crate::glue::entity::{Class, Entity};
 
-use super::entry;
+use super::other_info::OtherInfo;
 
 /// The classes GLUE 2.0 mode folds into their parent.
 pub fn is_accelerator(class: Class) -> bool {
@@ -42,14 +42,16 @@ pub fn local_key(id: &str) -> &str {
     &id[cut..]
 }
 
-/// The OtherInfo pairs that stand for `accelerator` on its parent.
-pub fn fold(accelerator: &Entity) -> Vec<(String, String)> {
-    let prefix = format!("GPU.{}.", local_key(&accelerator.id));
-    let mut pairs = vec![(format!("{prefix}ID"), accelerator.id.clone())];
+/// Appends to `out` the OtherInfo pairs that stand for `accelerator` on its parent.
+pub fn fold(accelerator: &Entity, out: &mut Vec<OtherInfo>) {
+    let lid = local_key(&accelerator.id);
+    out.push(OtherInfo::from_parts(
+        &["GPU.", lid, ".ID"],
+        &accelerator.id,
+    ));
     for (name, value) in &accelerator.attributes {
-        pairs.push((format!("{prefix}{name}"), entry::text(value)));
+        out.push(OtherInfo::from_value(&["GPU.", lid, ".", name], value));
     }
-    pairs
 }
 
 #[cfg(test)]
@@ -71,17 +73,18 @@ mod tests {
             other_info: vec![],
             associations: vec![],
         };
+        let mut pairs = Vec::new();
+        fold(&accelerator, &mut pairs);
+        let texts: Vec<&str> = pairs.iter().map(OtherInfo::as_str).collect();
         assert_eq!(
-            fold(&accelerator),
+            texts,
             [
-                (
-                    "GPU.g1.half.ID".to_owned(),
-                    "urn:accelfed:S:virtual-accelerator:cloud/g1.half".to_owned()
-                ),
-                ("GPU.g1.half.Model".to_owned(), "NVIDIA A100".to_owned()),
-                ("GPU.g1.half.Number".to_owned(), "0.5".to_owned()),
+                "GPU.g1.half.ID=urn:accelfed:S:virtual-accelerator:cloud/g1.half",
+                "GPU.g1.half.Model=NVIDIA A100",
+                "GPU.g1.half.Number=0.5",
             ]
         );
+        assert_eq!(pairs[0].key(), "GPU.g1.half.ID");
     }
 
     #[test]

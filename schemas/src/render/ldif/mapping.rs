@@ -9,9 +9,12 @@
 //!   `GLUE2EntityOtherInfo` as `<Attribute>=0.5` instead, never rounded;
 //! * a MUST attribute the model has no value for gets its documented placeholder ([`Mapping::placeholder`]).
 
+use std::collections::HashSet;
+
 use crate::glue::entity::{Class, Entity, Value};
 
-use super::entry::{self, LdapEntry};
+use super::entry::LdapEntry;
+use super::other_info::{self, OtherInfo};
 
 /// The GLUE2 placeholder for an unknown integer that the schema requires (GLUE 2.0 profile).
 pub const UNKNOWN_INT: &str = "999999999";
@@ -43,11 +46,26 @@ pub struct Stamp {
 
 /// Additions to an entity that its mode computes from other entities.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Extra {
+pub struct Extra<'e> {
     /// More `OtherInfo` pairs (folded GPU facts in GLUE 2.0 mode).
-    pub other_info: Vec<(String, String)>,
+    pub other_info: Vec<OtherInfo>,
     /// Associations stored on this side in LDAP although the model keeps them on the other.
-    pub associations: Vec<(Class, String)>,
+    pub associations: Vec<(Class, &'e str)>,
+}
+
+/// The mapping of every class of one mode, made once per rendering rather than once per entity.
+#[derive(Debug, Clone)]
+pub struct Mappings(Vec<Option<Mapping>>);
+
+impl Mappings {
+    pub fn new(mapping: impl Fn(Class) -> Option<Mapping>) -> Self {
+        Self(Class::ALL.into_iter().map(mapping).collect())
+    }
+
+    /// The mapping of `class`; `None` where the mode folds the class into its parent.
+    pub fn get(&self, class: Class) -> Option<&Mapping> {
+        self.0.get(class.index()).and_then(Option::as_ref)
+    }
 }
 
 impl Mapping {
@@ -85,24 +103,34 @@ impl Mapping {
     }
 
     /// The entry for `entity` at `dn`.
-    pub fn apply(&self, entity: &Entity, dn: String, stamp: &Stamp, extra: &Extra) -> LdapEntry {
+    pub fn apply<'a>(
+        &'a self,
+        entity: &'a Entity,
+        dn: String,
+        stamp: &'a Stamp,
+        extra: Extra<'a>,
+    ) -> LdapEntry<'a> {
         let mut out = LdapEntry::new(dn, &self.object_classes);
         out.add(self.id.as_str(), entity.id.as_str());
-        let mut other: Vec<(String, String)> = entity.other_info.clone();
+        let mut other: Vec<OtherInfo> = entity
+            .other_info
+            .iter()
+            .map(|(key, value)| OtherInfo::new(key, value))
+            .collect();
 
         for (name, value) in &entity.attributes {
-            let targets: Vec<&String> = self
+            let mut targets = self
                 .attributes
                 .iter()
                 .filter(|(key, _)| key == name)
-                .map(|(_, ldap)| ldap)
-                .collect();
+                .map(|(_, ldap)| ldap.as_str())
+                .peekable();
             match value {
-                _ if targets.is_empty() => other.push(((*name).to_owned(), entry::text(value))),
+                _ if targets.peek().is_none() => other.push(OtherInfo::from_value(&[name], value)),
                 Value::Count(count) if !count.is_whole() => {
-                    other.push(((*name).to_owned(), count.to_string()))
+                    other.push(OtherInfo::from_value(&[name], value))
                 }
-                _ => targets.iter().for_each(|ldap| out.add_value(ldap, value)),
+                _ => targets.for_each(|ldap| out.add_value(ldap, value)),
             }
         }
         for (ldap, value) in &self.defaults {
@@ -110,29 +138,64 @@ impl Mapping {
                 out.add(ldap.as_str(), *value);
             }
         }
-        for (class, target) in entity.associations.iter().chain(&extra.associations) {
-            match self.foreign_keys.iter().find(|(key, _)| key == class) {
+
+        // A value is written once per attribute, whichever association (or attribute) brings it.
+        let before = out.attributes.len();
+        let mut written = Written::default();
+        let associations = entity
+            .associations
+            .iter()
+            .map(|(class, target)| (*class, target.as_str()))
+            .chain(extra.associations);
+        for (class, target) in associations {
+            match self.foreign_keys.iter().find(|(key, _)| *key == class) {
                 Some((_, attributes)) => {
                     for ldap in attributes {
-                        if !out.values(ldap).any(|existing| existing == target) {
-                            out.add(ldap.as_str(), target.as_str());
+                        let earlier = out.attributes[..before]
+                            .iter()
+                            .any(|(name, value)| name == ldap && value == target);
+                        if !earlier && written.insert(ldap, target) {
+                            out.add(ldap.as_str(), target);
                         }
                     }
                 }
-                None => other.push((format!("{}ForeignKey", class.name()), target.clone())),
+                None => other.push(OtherInfo::from_parts(&[class.name(), "ForeignKey"], target)),
             }
         }
 
-        other.extend(extra.other_info.iter().cloned());
-        other.retain(|(key, value)| !key.is_empty() && !value.is_empty());
-        other.sort();
-        other.dedup();
-        for (key, value) in other {
-            out.add("GLUE2EntityOtherInfo", format!("{key}={value}"));
+        other.extend(extra.other_info);
+        other_info::normalize(&mut other);
+        for pair in other {
+            out.add("GLUE2EntityOtherInfo", pair.into_string());
         }
         out.add("GLUE2EntityCreationTime", stamp.creation_time.as_str());
         out.add("GLUE2EntityValidity", stamp.validity.as_str());
         out
+    }
+}
+
+/// The foreign-key values an entry has so far, as (attribute, value). Most entries have a handful
+/// (a list is quickest); a share can link thousands of environments (a set keeps that linear).
+#[derive(Debug, Default)]
+struct Written<'a> {
+    few: Vec<(&'a str, &'a str)>,
+    many: HashSet<(&'a str, &'a str)>,
+}
+
+impl<'a> Written<'a> {
+    const FEW: usize = 16;
+
+    /// Records the value; `false` if it was there already.
+    fn insert(&mut self, attribute: &'a str, value: &'a str) -> bool {
+        let key = (attribute, value);
+        if self.few.len() < Self::FEW {
+            if self.few.contains(&key) {
+                return false;
+            }
+            self.few.push(key);
+            return true;
+        }
+        !self.few.contains(&key) && self.many.insert(key)
     }
 }
 
@@ -174,11 +237,12 @@ mod tests {
             ("Name", Value::Text("n".into())),
             ("ProjectID", Value::Text("p".into())),
         ]);
+        let stamp = stamp();
         let out = mapping.apply(
             &e,
             "GLUE2ShareID=urn:x,o=glue".into(),
-            &stamp(),
-            &Extra::default(),
+            &stamp,
+            Extra::default(),
         );
         assert_eq!(out.values("GLUE2ShareID").collect::<Vec<_>>(), ["urn:x"]);
         assert_eq!(out.values("GLUE2EntityName").collect::<Vec<_>>(), ["n"]);
@@ -201,7 +265,8 @@ mod tests {
             ("Number", Value::Count(half)),
             ("Total", Value::Count(GpuCount::whole(3))),
         ]);
-        let out = mapping.apply(&e, "XID=urn:x".into(), &stamp(), &Extra::default());
+        let stamp = stamp();
+        let out = mapping.apply(&e, "XID=urn:x".into(), &stamp, Extra::default());
         assert_eq!(out.values("XNumber").count(), 0);
         assert_eq!(out.values("XTotal").collect::<Vec<_>>(), ["3"]);
         assert!(
@@ -217,7 +282,8 @@ mod tests {
             .placeholder("XName", UNKNOWN_TEXT)
             .placeholder("XMemory", UNKNOWN_INT);
         let e = entity(vec![("Name", Value::Text("n".into()))]);
-        let out = mapping.apply(&e, "XID=urn:x".into(), &stamp(), &Extra::default());
+        let stamp = stamp();
+        let out = mapping.apply(&e, "XID=urn:x".into(), &stamp, Extra::default());
         assert_eq!(out.values("XName").collect::<Vec<_>>(), ["n"]);
         assert_eq!(out.values("XMemory").collect::<Vec<_>>(), [UNKNOWN_INT]);
     }

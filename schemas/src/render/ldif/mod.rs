@@ -31,6 +31,7 @@ mod glue20;
 mod glue21;
 pub mod gpu_info;
 mod mapping;
+pub mod other_info;
 pub mod schema21;
 mod schema_file;
 mod tree;
@@ -42,35 +43,50 @@ pub mod writer;
 mod tests;
 
 use crate::glue::SiteSnapshot;
+use crate::glue::entity::Entity;
 
 use entry::LdapEntry;
 use writer::LdifWriter;
 
 /// LDIF with only the official GLUE 2.0 schema's classes and attributes.
 pub fn render_glue20(snapshot: &SiteSnapshot) -> Vec<u8> {
-    write(&glue20::entries(snapshot))
+    let entities = snapshot.entities();
+    let mut writer = LdifWriter::with_capacity(capacity(&entities));
+    glue20::entries(snapshot, &entities, |entry| entry.write(&mut writer));
+    writer.finish()
 }
 
 /// LDIF with accelfed's GLUE 2.1 classes (schemas/ldap/accelfed-glue21.schema).
 pub fn render_glue21(snapshot: &SiteSnapshot) -> Vec<u8> {
-    write(&glue21::entries(snapshot))
+    let entities = snapshot.entities();
+    let mut writer = LdifWriter::with_capacity(capacity(&entities));
+    glue21::entries(snapshot, &entities, |entry| entry.write(&mut writer));
+    writer.finish()
 }
 
 /// The GLUE 2.0 mode entries, for callers that want to look at entries rather than bytes (the LDAP
 /// publisher diffs them).
-pub fn entries_glue20(snapshot: &SiteSnapshot) -> Vec<LdapEntry> {
-    glue20::entries(snapshot)
+pub fn entries_glue20(snapshot: &SiteSnapshot) -> Vec<LdapEntry<'static>> {
+    let mut out = Vec::new();
+    glue20::entries(snapshot, &snapshot.entities(), |entry| {
+        out.push(entry.into_owned())
+    });
+    out
 }
 
 /// The GLUE 2.1 mode entries.
-pub fn entries_glue21(snapshot: &SiteSnapshot) -> Vec<LdapEntry> {
-    glue21::entries(snapshot)
+pub fn entries_glue21(snapshot: &SiteSnapshot) -> Vec<LdapEntry<'static>> {
+    let mut out = Vec::new();
+    glue21::entries(snapshot, &snapshot.entities(), |entry| {
+        out.push(entry.into_owned())
+    });
+    out
 }
 
-fn write(entries: &[LdapEntry]) -> Vec<u8> {
-    let mut writer = LdifWriter::new();
-    for entry in entries {
-        entry.write(&mut writer);
-    }
-    writer.finish()
+/// Room for the LDIF of `entities`, a little more than either mode needs (about 1.3 KB an entity:
+/// an entry is ~1 KB with its long DN; GLUE 2.0 mode moves the accelerators' lines to their
+/// parents). Growing a 30 MB buffer instead copies it several times; room never written costs no
+/// memory.
+fn capacity(entities: &[Entity]) -> usize {
+    entities.len() * 1_400
 }

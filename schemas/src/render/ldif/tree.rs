@@ -11,7 +11,7 @@ use crate::glue::entity::{Class, Entity};
 
 use super::dn::{self, RESOURCE_GROUP, SUFFIX};
 use super::entry::{self, LdapEntry};
-use super::mapping::{Extra, Mapping, Stamp};
+use super::mapping::{Extra, Mappings, Stamp};
 
 /// The creation time and validity every entry of `snapshot` carries.
 pub fn stamp(snapshot: &SiteSnapshot) -> Stamp {
@@ -22,54 +22,61 @@ pub fn stamp(snapshot: &SiteSnapshot) -> Stamp {
 }
 
 /// The `resource` group the services live in.
-pub fn group_entry() -> LdapEntry {
+pub fn group_entry() -> LdapEntry<'static> {
     let mut group = LdapEntry::new(RESOURCE_GROUP.to_owned(), &["GLUE2Group"]);
     group.add("GLUE2GroupID", "resource");
     group
 }
 
-/// The entries of `entities` in tree order. `extras` is indexed like `entities` (missing means none).
-pub fn entries(
-    entities: &[Entity],
-    stamp: &Stamp,
-    extras: &[Extra],
-    mapping: impl Fn(Class) -> Option<Mapping>,
-) -> Vec<LdapEntry> {
-    let none = Extra::default();
+/// Hands the entries of `entities` to `sink` in tree order. `extras` is indexed like `entities`
+/// (missing means none).
+pub fn entries<'e>(
+    entities: &'e [Entity],
+    stamp: &'e Stamp,
+    mut extras: Vec<Extra<'e>>,
+    mappings: &'e Mappings,
+    mut sink: impl FnMut(LdapEntry<'e>),
+) {
+    // Only entities with children need their DN kept: a large site's accelerators have none.
+    let mut is_parent = vec![false; entities.len()];
+    for parent in entities.iter().filter_map(|entity| entity.parent) {
+        if let Some(flag) = is_parent.get_mut(parent) {
+            *flag = true;
+        }
+    }
     let mut dns: Vec<Option<String>> = vec![None; entities.len()];
-    let mut out = Vec::with_capacity(entities.len() + 1);
     let mut group_written = false;
     for (index, entity) in entities.iter().enumerate() {
-        let Some(mapping) = mapping(entity.class) else {
+        let Some(mapping) = mappings.get(entity.class) else {
             continue;
         };
         let parent_dn = match entity.parent {
             Some(parent) => match dns.get(parent).and_then(Option::as_ref) {
-                Some(dn) => dn.clone(),
+                Some(dn) => dn.as_str(),
                 // A parent without an entry cannot hold children; the model never nests under a
                 // folded class, so this only guards against a future model change.
                 None => continue,
             },
-            None if entity.class == Class::AdminDomain => SUFFIX.to_owned(),
+            None if entity.class == Class::AdminDomain => SUFFIX,
             None => {
                 if !group_written {
-                    out.push(group_entry());
+                    sink(group_entry());
                     group_written = true;
                 }
-                RESOURCE_GROUP.to_owned()
+                RESOURCE_GROUP
             }
         };
-        let dn = dn::child(&mapping.id, &entity.id, &parent_dn);
-        out.push(mapping.apply(
-            entity,
-            dn.clone(),
-            stamp,
-            extras.get(index).unwrap_or(&none),
-        ));
-        dns[index] = Some(dn);
+        let dn = dn::child(&mapping.id, &entity.id, parent_dn);
+        if is_parent[index] {
+            dns[index] = Some(dn.clone());
+        }
+        let extra = extras
+            .get_mut(index)
+            .map(std::mem::take)
+            .unwrap_or_default();
+        sink(mapping.apply(entity, dn, stamp, extra));
     }
     if !group_written {
-        out.push(group_entry());
+        sink(group_entry());
     }
-    out
 }

@@ -29,11 +29,21 @@ pub fn is_safe_string(value: &str) -> bool {
 #[derive(Debug, Default)]
 pub struct LdifWriter {
     out: String,
+    /// The line being written, before folding; kept to reuse its allocation.
+    line: String,
 }
 
 impl LdifWriter {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A writer with room for `bytes` of output, so a large document is not copied as it grows.
+    pub fn with_capacity(bytes: usize) -> Self {
+        Self {
+            out: String::with_capacity(bytes),
+            line: String::new(),
+        }
     }
 
     /// Starts a record. Records are separated by one empty line.
@@ -56,12 +66,16 @@ impl LdifWriter {
     }
 
     fn line(&mut self, name: &str, value: &str) {
-        let line = if is_safe_string(value) {
-            format!("{name}: {value}")
+        self.line.clear();
+        self.line.push_str(name);
+        if is_safe_string(value) {
+            self.line.push_str(": ");
+            self.line.push_str(value);
         } else {
-            format!("{name}:: {}", STANDARD.encode(value.as_bytes()))
-        };
-        push_folded(&mut self.out, &line);
+            self.line.push_str(":: ");
+            STANDARD.encode_string(value.as_bytes(), &mut self.line);
+        }
+        push_folded(&mut self.out, &self.line);
     }
 }
 

@@ -1,0 +1,115 @@
+//! `OtherInfo` values of the GLUE 2.0 renderings (LDIF `GLUE2EntityOtherInfo`, XML `<OtherInfo>`):
+//! `key=value` strings, sorted by key then value, without repeats.
+//!
+//! A large site has hundreds of thousands of them (every folded GPU fact is one), so each is built
+//! once, in the form both formats write, and keeps where its key ends: the order is by (key, value),
+//! which is not the order of the joined text (`a=1` sorts before `a.b=2` by key, after it as text).
+
+use std::borrow::Borrow;
+use std::cmp::Ordering;
+
+use crate::glue::entity::Value;
+
+use super::entry;
+
+/// One `key=value` pair.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OtherInfo {
+    text: String,
+    key_len: usize,
+}
+
+impl OtherInfo {
+    pub fn new(key: &str, value: &str) -> Self {
+        Self::build(&[key], |text| text.push_str(value))
+    }
+
+    /// The pair whose key is `key` (its parts joined) and whose value is `value` as text (lists
+    /// joined by `,`).
+    pub fn from_value(key: &[&str], value: &Value) -> Self {
+        Self::build(key, |text| entry::push_text(text, value))
+    }
+
+    /// The pair whose key is `key` (its parts joined) and whose value is `value`.
+    pub fn from_parts(key: &[&str], value: &str) -> Self {
+        Self::build(key, |text| text.push_str(value))
+    }
+
+    fn build(key: &[&str], value: impl FnOnce(&mut String)) -> Self {
+        let mut text = String::with_capacity(64);
+        key.iter().for_each(|part| text.push_str(part));
+        let key_len = text.len();
+        text.push('=');
+        value(&mut text);
+        Self { text, key_len }
+    }
+
+    pub fn key(&self) -> &str {
+        &self.text[..self.key_len]
+    }
+
+    pub fn value(&self) -> &str {
+        &self.text[self.key_len + 1..]
+    }
+
+    /// `key=value`.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    pub fn into_string(self) -> String {
+        self.text
+    }
+}
+
+impl Ord for OtherInfo {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.key(), self.value()).cmp(&(other.key(), other.value()))
+    }
+}
+
+impl PartialOrd for OtherInfo {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Puts `pairs` in output order: sorted by (key, value), without repeats and without pairs whose
+/// key or value is empty (GLUE2 has no meaning for them).
+/// `pairs` may hold the pairs or references to them.
+pub fn normalize<P: Borrow<OtherInfo> + Ord>(pairs: &mut Vec<P>) {
+    pairs.retain(|pair| {
+        let pair = pair.borrow();
+        !pair.key().is_empty() && !pair.value().is_empty()
+    });
+    pairs.sort_unstable();
+    pairs.dedup();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_is_by_key_then_value_not_by_the_joined_text() {
+        let mut pairs = vec![
+            OtherInfo::new("a.b", "2"),
+            OtherInfo::new("a", "1"),
+            OtherInfo::new("a", "0"),
+            OtherInfo::new("a", "1"),
+            OtherInfo::new("", "x"),
+            OtherInfo::new("y", ""),
+        ];
+        normalize(&mut pairs);
+        let texts: Vec<&str> = pairs.iter().map(OtherInfo::as_str).collect();
+        assert_eq!(texts, ["a=0", "a=1", "a.b=2"]);
+    }
+
+    #[test]
+    fn keys_and_values_may_contain_the_separator() {
+        let pair = OtherInfo::from_parts(&["GPU.", "x=y", ".ID"], "u=v");
+        assert_eq!(pair.key(), "GPU.x=y.ID");
+        assert_eq!(pair.value(), "u=v");
+        assert_eq!(pair.as_str(), "GPU.x=y.ID=u=v");
+    }
+}
