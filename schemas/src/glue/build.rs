@@ -1,5 +1,6 @@
 //! Builds the entity list of a snapshot (see [`super::entity`]).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 use super::entity::{Class, Entity, Value};
@@ -13,7 +14,9 @@ use crate::names::Text;
 
 impl SiteSnapshot {
     /// The GLUE2 entities of this snapshot, parents before children.
-    pub fn entities(&self) -> Vec<Entity> {
+    ///
+    /// Text attributes borrow from the snapshot: a large site has hundreds of thousands of them.
+    pub fn entities(&self) -> Vec<Entity<'_>> {
         let mut builder = Builder {
             ids: Ids::new(&self.domain.name),
             out: Vec::new(),
@@ -29,21 +32,28 @@ impl SiteSnapshot {
     }
 }
 
-struct Builder {
+struct Builder<'a> {
     ids: Ids,
-    out: Vec<Entity>,
+    out: Vec<Entity<'a>>,
 }
 
 /// Collects attributes, leaving out the absent ones.
-#[derive(Default)]
-struct Attrs(Vec<(&'static str, Value)>);
+struct Attrs<'a>(Vec<(&'static str, Value<'a>)>);
 
-impl Attrs {
-    fn text(mut self, key: &'static str, value: impl AsRef<str>) -> Self {
-        self.0.push((key, Value::Text(value.as_ref().to_owned())));
+impl Default for Attrs<'_> {
+    fn default() -> Self {
+        // Room for the largest class (an accelerator environment has 15), so it never grows.
+        Self(Vec::with_capacity(16))
+    }
+}
+
+impl<'a> Attrs<'a> {
+    fn text<T: AsRef<str> + ?Sized>(mut self, key: &'static str, value: &'a T) -> Self {
+        self.0
+            .push((key, Value::Text(Cow::Borrowed(value.as_ref()))));
         self
     }
-    fn opt_text(self, key: &'static str, value: Option<&Text>) -> Self {
+    fn opt_text(self, key: &'static str, value: Option<&'a Text>) -> Self {
         match value {
             Some(value) => self.text(key, value),
             None => self,
@@ -59,7 +69,7 @@ impl Attrs {
             None => self,
         }
     }
-    fn value(mut self, key: &'static str, value: Value) -> Self {
+    fn value(mut self, key: &'static str, value: Value<'a>) -> Self {
         self.0.push((key, value));
         self
     }
@@ -73,7 +83,7 @@ impl Attrs {
         self
     }
     /// The attributes every accelerator class shares: what the device is.
-    fn gpu(self, gpu: &GpuSpec) -> Self {
+    fn gpu(self, gpu: &'a GpuSpec) -> Self {
         self.text("Type", gpu.kind.as_str())
             .text("Vendor", &gpu.vendor)
             .text("Model", &gpu.model)
@@ -105,13 +115,13 @@ fn sorted(map: &BTreeMap<String, String>) -> Vec<(String, String)> {
     map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
 }
 
-impl Builder {
+impl<'a> Builder<'a> {
     fn push(
         &mut self,
         class: Class,
         id: String,
         parent: Option<usize>,
-        attrs: Attrs,
+        attrs: Attrs<'a>,
         other_info: Vec<(String, String)>,
         associations: Vec<(Class, String)>,
     ) -> usize {
@@ -130,7 +140,7 @@ impl Builder {
         self.out[index].id.clone()
     }
 
-    fn domain(&mut self, domain: &AdminDomain) -> usize {
+    fn domain(&mut self, domain: &'a AdminDomain) -> usize {
         let mut other = sorted(&domain.other_info);
         if let Some(gocdb) = &domain.gocdb_id {
             other.push(("gocdb_id".into(), gocdb.to_string()));
@@ -187,7 +197,7 @@ impl Builder {
         site
     }
 
-    fn endpoint(&mut self, class: Class, service: usize, svc: &str, endpoint: &Endpoint) {
+    fn endpoint(&mut self, class: Class, service: usize, svc: &str, endpoint: &'a Endpoint) {
         let id = self
             .ids
             .id(Kind::Endpoint, &[svc, endpoint.local_id.as_str()]);
@@ -287,7 +297,7 @@ impl Builder {
         parent: usize,
         path: &[&str],
         names: [&'static str; 3],
-        accelerator: &AcceleratorCapacity,
+        accelerator: &'a AcceleratorCapacity,
     ) {
         let parent_class = self.out[parent].class;
         let parent_id = self.id_of(parent);
@@ -315,7 +325,7 @@ impl Builder {
         );
     }
 
-    fn computing(&mut self, site: usize, service: &ComputingService) {
+    fn computing(&mut self, site: usize, service: &'a ComputingService) {
         let svc = service.local_id.as_str();
         let site_id = self.id_of(site);
         let attrs = Attrs::default()
@@ -434,7 +444,7 @@ impl Builder {
         &mut self,
         manager: usize,
         svc: &str,
-        ee: &ExecutionEnvironment,
+        ee: &'a ExecutionEnvironment,
         shares: impl Iterator<Item = String>,
     ) {
         let local = ee.local_id.as_str();
@@ -489,7 +499,7 @@ impl Builder {
         }
     }
 
-    fn cloud(&mut self, site: usize, service: &CloudService) {
+    fn cloud(&mut self, site: usize, service: &'a CloudService) {
         let svc = service.local_id.as_str();
         let site_id = self.id_of(site);
         let attrs = Attrs::default()
@@ -612,9 +622,12 @@ impl Builder {
             );
             if let Some(accelerator) = &flavor.accelerator {
                 let attrs = Attrs::default()
-                    .text(
+                    .value(
                         "Name",
-                        format!("{} x {}", accelerator.count, accelerator.gpu.model),
+                        Value::Text(Cow::Owned(format!(
+                            "{} x {}",
+                            accelerator.count, accelerator.gpu.model
+                        ))),
                     )
                     .value("Number", Value::Count(accelerator.count))
                     .gpu(&accelerator.gpu);

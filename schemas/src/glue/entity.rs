@@ -4,6 +4,8 @@
 //! Every rendering starts here, so IDs, attribute names and values are decided once. The list is built
 //! by [`super::SiteSnapshot::entities`]; formats only choose spelling and layout.
 
+use std::borrow::Cow;
+
 use chrono::{DateTime, Utc};
 
 use crate::gpu::GpuCount;
@@ -100,10 +102,10 @@ impl Class {
     ];
 }
 
-/// An attribute value.
+/// An attribute value. Text borrows from the snapshot where it can (`'a`).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Value {
-    Text(String),
+pub enum Value<'a> {
+    Text(Cow<'a, str>),
     Int(u64),
     /// A GPU count, possibly fractional.
     Count(GpuCount),
@@ -115,7 +117,7 @@ pub enum Value {
 
 /// One GLUE2 entity.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Entity {
+pub struct Entity<'a> {
     pub class: Class,
     pub id: String,
     /// Index of the entity this one nests under in the LDAP DIT and in XML; `None` for the site and
@@ -123,15 +125,15 @@ pub struct Entity {
     pub parent: Option<usize>,
     /// Attributes with their GLUE 2.1 names (no class prefix), absent values left out, in the order
     /// the class defines them. `Name` comes first where present.
-    pub attributes: Vec<(&'static str, Value)>,
+    pub attributes: Vec<(&'static str, Value<'a>)>,
     /// `OtherInfo` as sorted `key=value` pairs.
     pub other_info: Vec<(String, String)>,
     /// Associations (foreign keys): the target's class and ID.
     pub associations: Vec<(Class, String)>,
 }
 
-impl Entity {
-    pub fn attribute(&self, name: &str) -> Option<&Value> {
+impl<'a> Entity<'a> {
+    pub fn attribute(&self, name: &str) -> Option<&Value<'a>> {
         self.attributes
             .iter()
             .find(|(key, _)| *key == name)

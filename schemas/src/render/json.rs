@@ -57,7 +57,7 @@ pub fn document(snapshot: &SiteSnapshot) -> Json {
 
 /// The whole document: every class key, in [`Class::ALL`] order, with its entities in tree order.
 struct Document<'a> {
-    by_class: Vec<Vec<&'a Entity>>,
+    by_class: Vec<Vec<&'a Entity<'a>>>,
     stamp: Stamp,
 }
 
@@ -69,7 +69,7 @@ struct Stamp {
 
 impl<'a> Document<'a> {
     fn new(snapshot: &SiteSnapshot, entities: &'a [Entity]) -> Self {
-        let mut by_class: Vec<Vec<&Entity>> = vec![Vec::new(); Class::ALL.len()];
+        let mut by_class: Vec<Vec<&Entity<'a>>> = vec![Vec::new(); Class::ALL.len()];
         for entity in entities {
             if let Some(list) = by_class.get_mut(entity.class.index()) {
                 list.push(entity);
@@ -89,7 +89,7 @@ impl<'a> Document<'a> {
 }
 
 impl Document<'_> {
-    fn object<'s>(&'s self, entity: &'s Entity) -> Object<'s> {
+    fn object<'s>(&'s self, entity: &'s Entity<'s>) -> Object<'s> {
         Object {
             entity,
             stamp: &self.stamp,
@@ -118,7 +118,7 @@ impl Serialize for Document<'_> {
 /// One entity as a JSON object: `ID`, its attributes, `CreationTime`, `Validity`, `OtherInfo`,
 /// `Associations`.
 struct Object<'a> {
-    entity: &'a Entity,
+    entity: &'a Entity<'a>,
     stamp: &'a Stamp,
 }
 
@@ -174,7 +174,7 @@ fn association_key(entity: Class, target: Class) -> (&'static str, bool) {
 /// `Associations`: the targets under each key in the order the keys first appear. A single-string
 /// key holds its last target; a list key the targets after the last single one (what building the
 /// object association by association gives when one key is both, which the layout never has).
-struct Associations<'a>(&'a Entity);
+struct Associations<'a>(&'a Entity<'a>);
 
 impl Serialize for Associations<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -213,7 +213,7 @@ impl Serialize for Associations<'_> {
 }
 
 /// An attribute value.
-struct Attribute<'a>(&'a Value);
+struct Attribute<'a>(&'a Value<'a>);
 
 impl Serialize for Attribute<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

@@ -84,7 +84,7 @@ struct Stamp {
 /// under the site), the GPU facts folded into each parent, and the share -> instance type links the
 /// model keeps only on the instance type.
 struct Tree<'a> {
-    entities: &'a [Entity],
+    entities: &'a [Entity<'a>],
     parent: Vec<Option<usize>>,
     children: Vec<Vec<usize>>,
     gpu_info: Vec<Vec<OtherInfo>>,
@@ -92,7 +92,7 @@ struct Tree<'a> {
 }
 
 impl<'a> Tree<'a> {
-    fn new(entities: &'a [Entity]) -> Self {
+    fn new(entities: &'a [Entity<'a>]) -> Self {
         let site = entities.iter().position(|e| e.class == Class::AdminDomain);
         let mut tree = Tree {
             entities,
@@ -169,7 +169,7 @@ fn element<W: io::Write>(
 
     text(w, "ID", &entity.id)?;
     if let Some(Value::Text(name)) = entity.attribute("Name") {
-        text(w, "Name", name)?;
+        text(w, "Name", name.as_ref())?;
     }
     let (own, associations) = leftovers(tree, index, &layout);
     // The folded GPU facts are many (seven accelerators of 16 facts on an environment): sort

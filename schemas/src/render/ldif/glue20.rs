@@ -36,7 +36,7 @@ pub fn entries(snapshot: &SiteSnapshot, entities: &[Entity], sink: impl FnMut(Ld
 
 /// GPU facts for each parent, and each cloud share's instance types (the model links them from the
 /// instance type; GLUE 2.0 only has the share -> resource key).
-fn extras(entities: &[Entity]) -> Vec<Extra<'_>> {
+fn extras<'e>(entities: &'e [Entity<'_>]) -> Vec<Extra<'e>> {
     let mut shares: HashMap<&str, usize> = HashMap::new();
     for (index, entity) in entities.iter().enumerate() {
         if entity.class == Class::CloudComputingShare {

@@ -211,7 +211,7 @@ mod tests {
         }
     }
 
-    fn entity(attributes: Vec<(&'static str, Value)>) -> Entity {
+    fn entity(attributes: Vec<(&'static str, Value<'static>)>) -> Entity<'static> {
         Entity {
             class: Class::CloudComputingShare,
             id: "urn:x".into(),
