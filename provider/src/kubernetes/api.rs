@@ -8,6 +8,7 @@
 //! quantities stay text and are checked where they are used, so one bad value names its object
 //! instead of failing the listing.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
@@ -47,17 +48,19 @@ pub struct ObjectMeta {
     pub deletion_timestamp: Option<String>,
 }
 
-/// Pod metadata: the hot path of a large listing keeps no labels or annotations.
+/// Pod metadata: the hot path of a large listing keeps no labels or annotations, and borrows its
+/// text from the page.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PodMeta {
-    #[serde(default)]
-    pub name: String,
-    #[serde(default)]
-    pub namespace: String,
-    #[serde(default)]
-    pub uid: String,
-    pub deletion_timestamp: Option<String>,
+pub struct PodMeta<'a> {
+    #[serde(default, borrow)]
+    pub name: Str<'a>,
+    #[serde(default, borrow)]
+    pub namespace: Str<'a>,
+    #[serde(default, borrow)]
+    pub uid: Str<'a>,
+    #[serde(borrow)]
+    pub deletion_timestamp: Option<Str<'a>>,
 }
 
 /// A node.
@@ -121,79 +124,121 @@ pub struct NodeInfo {
     pub os_image: String,
 }
 
-/// A pod.
+/// A pod. Pods are most of a large cluster's text (150,000 of about 4 KB each), so their fields
+/// borrow from the page's text (`Cow`: borrowed unless the JSON string has escapes) instead of
+/// allocating; only what [`super::pods::read_pod`] keeps is copied.
 #[derive(Debug, Clone, Default, Deserialize)]
-pub struct Pod {
-    #[serde(default)]
-    pub metadata: PodMeta,
-    #[serde(default)]
-    pub spec: PodSpec,
-    #[serde(default)]
-    pub status: PodStatus,
+pub struct Pod<'a> {
+    #[serde(default, borrow)]
+    pub metadata: PodMeta<'a>,
+    #[serde(default, borrow)]
+    pub spec: PodSpec<'a>,
+    #[serde(default, borrow)]
+    pub status: PodStatus<'a>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PodSpec {
-    pub node_name: Option<String>,
-    #[serde(default)]
-    pub containers: Vec<Container>,
-    #[serde(default)]
-    pub init_containers: Vec<Container>,
+pub struct PodSpec<'a> {
+    #[serde(borrow)]
+    pub node_name: Option<Str<'a>>,
+    #[serde(default, borrow)]
+    pub containers: Vec<Container<'a>>,
+    #[serde(default, borrow)]
+    pub init_containers: Vec<Container<'a>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Container {
-    #[serde(default)]
-    pub resources: Resources,
+pub struct Container<'a> {
+    #[serde(default, borrow)]
+    pub resources: Resources<'a>,
     /// `Always` on an init container makes it a sidecar that runs beside the main containers.
-    pub restart_policy: Option<String>,
+    #[serde(borrow)]
+    pub restart_policy: Option<Str<'a>>,
 }
 
 /// A container's requests and limits, GPU resources only.
 #[derive(Debug, Clone, Default, Deserialize)]
-pub struct Resources {
-    #[serde(default, deserialize_with = "gpu_resources")]
-    pub requests: Vec<(String, String)>,
-    #[serde(default, deserialize_with = "gpu_resources")]
-    pub limits: Vec<(String, String)>,
+pub struct Resources<'a> {
+    #[serde(default, borrow)]
+    pub requests: GpuQuantities<'a>,
+    #[serde(default, borrow)]
+    pub limits: GpuQuantities<'a>,
+}
+
+/// The GPU entries of a resource map (resource name, quantity text). A container names one GPU
+/// resource almost always, so the first entry is kept inline and a list is allocated only for more.
+#[derive(Debug, Clone, Default)]
+pub struct GpuQuantities<'a> {
+    first: Option<(Str<'a>, Str<'a>)>,
+    more: Vec<(Str<'a>, Str<'a>)>,
+}
+
+impl<'a> GpuQuantities<'a> {
+    pub fn is_empty(&self) -> bool {
+        self.first.is_none()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &(Str<'a>, Str<'a>)> {
+        self.first.iter().chain(&self.more)
+    }
+
+    fn push(&mut self, entry: (Str<'a>, Str<'a>)) {
+        if self.first.is_none() {
+            self.first = Some(entry);
+        } else {
+            self.more.push(entry);
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for GpuQuantities<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        gpu_resources(deserializer)
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PodStatus {
+pub struct PodStatus<'a> {
     /// `Pending`, `Running`, `Succeeded`, `Failed`, `Unknown`.
-    pub phase: Option<String>,
-    pub start_time: Option<String>,
-    #[serde(default)]
-    pub container_statuses: Vec<ContainerStatus>,
-    #[serde(default)]
-    pub init_container_statuses: Vec<ContainerStatus>,
+    #[serde(borrow)]
+    pub phase: Option<Str<'a>>,
+    #[serde(borrow)]
+    pub start_time: Option<Str<'a>>,
+    #[serde(default, borrow)]
+    pub container_statuses: Vec<ContainerStatus<'a>>,
+    #[serde(default, borrow)]
+    pub init_container_statuses: Vec<ContainerStatus<'a>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
-pub struct ContainerStatus {
-    #[serde(default)]
-    pub state: ContainerState,
+pub struct ContainerStatus<'a> {
+    #[serde(default, borrow)]
+    pub state: ContainerState<'a>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
-pub struct ContainerState {
-    pub running: Option<Running>,
-    pub terminated: Option<Terminated>,
+pub struct ContainerState<'a> {
+    #[serde(borrow)]
+    pub running: Option<Running<'a>>,
+    #[serde(borrow)]
+    pub terminated: Option<Terminated<'a>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Running {
-    pub started_at: Option<String>,
+pub struct Running<'a> {
+    #[serde(borrow)]
+    pub started_at: Option<Str<'a>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Terminated {
-    pub finished_at: Option<String>,
+pub struct Terminated<'a> {
+    #[serde(borrow)]
+    pub finished_at: Option<Str<'a>>,
 }
 
 /// A namespace.
@@ -225,25 +270,25 @@ pub fn is_gpu_resource(name: &str) -> bool {
     name.starts_with("nvidia.com/") || name.starts_with("amd.com/gpu")
 }
 
-/// Reads a resource map keeping only GPU entries, so `cpu` and `memory` cost no allocation.
-fn gpu_resources<'de, D: Deserializer<'de>>(
+/// Reads a resource map keeping only GPU entries, so `cpu` and `memory` cost nothing.
+fn gpu_resources<'de: 'a, 'a, D: Deserializer<'de>>(
     deserializer: D,
-) -> Result<Vec<(String, String)>, D::Error> {
-    struct GpuOnly;
-    impl<'de> Visitor<'de> for GpuOnly {
-        type Value = Vec<(String, String)>;
+) -> Result<GpuQuantities<'a>, D::Error> {
+    struct GpuOnly<'a>(std::marker::PhantomData<&'a ()>);
+    impl<'de: 'a, 'a> Visitor<'de> for GpuOnly<'a> {
+        type Value = GpuQuantities<'a>;
         fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             f.write_str("a map of resource names to quantities")
         }
         fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
-            Ok(Vec::new())
+            Ok(GpuQuantities::default())
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let mut kept = Vec::new();
-            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                if is_gpu_resource(&key) {
-                    let value: String = map.next_value()?;
-                    kept.push((key.into_owned(), value));
+            let mut kept = GpuQuantities::default();
+            while let Some(key) = map.next_key::<Str<'a>>()? {
+                if is_gpu_resource(&key.0) {
+                    let value: Str<'a> = map.next_value()?;
+                    kept.push((key, value));
                 } else {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -251,7 +296,56 @@ fn gpu_resources<'de, D: Deserializer<'de>>(
             Ok(kept)
         }
     }
-    deserializer.deserialize_any(GpuOnly)
+    deserializer.deserialize_any(GpuOnly(std::marker::PhantomData))
+}
+
+/// Text of a pod, borrowed from the page where the JSON string has no escapes (serde's own
+/// `Cow<str>` copies inside `Option`). Reads as a `&str`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Str<'a>(pub Cow<'a, str>);
+
+impl std::ops::Deref for Str<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Str<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl PartialEq<&str> for Str<'_> {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Text<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Text<'a> {
+            type Value = Str<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(
+                self,
+                v: &'de str,
+            ) -> Result<Self::Value, E> {
+                Ok(Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Str(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(Text(std::marker::PhantomData))
+    }
 }
 
 #[cfg(test)]
@@ -265,16 +359,22 @@ mod tests {
                 "limits":{"nvidia.com/mig-1g.10gb":"2"}}"#,
         )
         .unwrap();
-        assert_eq!(
-            resources.requests,
-            vec![("nvidia.com/gpu".to_owned(), "1".to_owned())]
-        );
-        assert_eq!(resources.limits[0].0, "nvidia.com/mig-1g.10gb");
+        let requests: Vec<(&str, &str)> = resources
+            .requests
+            .iter()
+            .map(|(name, value)| (&**name, &**value))
+            .collect();
+        assert_eq!(requests, [("nvidia.com/gpu", "1")]);
+        let (name, value) = resources.limits.iter().next().unwrap();
+        assert_eq!(*name, "nvidia.com/mig-1g.10gb");
+        // Borrowed from the text, not copied.
+        assert!(matches!(value.0, Cow::Borrowed("2")));
     }
 
     #[test]
     fn a_pod_without_status_or_spec_still_reads() {
-        let pod: Pod = serde_json::from_str(r#"{"metadata":{"name":"p"}}"#).unwrap();
+        let pod: Pod = serde_json::from_str(r#"{"metadata":{"name":"p","uid":"a\"b"}}"#).unwrap();
+        assert_eq!(pod.metadata.uid, "a\"b");
         assert_eq!(pod.metadata.name, "p");
         assert!(pod.status.phase.is_none());
     }

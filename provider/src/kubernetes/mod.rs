@@ -3,7 +3,7 @@
 //! the pod observations the GPU-hours meter turns into usage records.
 //!
 //! `config.rs` is `[[kubernetes]]`; `client/` is the only IO (the API server through `kube`, and
-//! Prometheus); the rest is pure: `api.rs` is the lean shape of the API objects, `quantity.rs`,
+//! Prometheus); the rest is pure: `api.rs` is the lean shape of the API objects, `page.rs` streams a list's pages, `quantity.rs`,
 //! `labels.rs`, `nodes.rs` and `pods.rs` read them, `vo.rs` maps namespaces, `capacity.rs` counts,
 //! `map.rs` builds GLUE2, `usage.rs` builds observations, `dcgm.rs` reads utilisation, and `meter.rs`
 //! is the GPU-hours meter's entry point ([`observe`]).
@@ -18,6 +18,7 @@ mod labels;
 mod map;
 mod meter;
 mod nodes;
+mod page;
 mod pods;
 mod quantity;
 mod usage;
@@ -33,6 +34,7 @@ pub use error::KubernetesError;
 pub use map::{Mapped, service};
 pub use meter::{Metered, observe, observe_inventory};
 pub use nodes::{NodeGpus, NodeResource, read_node};
+pub use page::read_page;
 pub use pods::{Phase, PodGpus, read_pod};
 pub use quantity::{QuantityError, whole};
 pub use usage::observations;

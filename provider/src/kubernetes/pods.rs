@@ -12,7 +12,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::api::{Container, ContainerStatus, Pod};
+use super::api::{Container, ContainerStatus, GpuQuantities, Pod};
 use super::quantity::whole;
 
 /// Where a pod is in its life (`status.phase`).
@@ -59,7 +59,7 @@ pub struct PodGpus {
 
 /// Reads a pod; `None` when it requests no GPU. Unreadable quantities and times are reported with
 /// the pod's name; a resource whose quantity cannot be read is left out of the pod's count.
-pub fn read_pod(pod: &Pod, warnings: &mut Vec<String>) -> Option<PodGpus> {
+pub fn read_pod(pod: &Pod<'_>, warnings: &mut Vec<String>) -> Option<PodGpus> {
     let spec = &pod.spec;
     if spec
         .containers
@@ -70,34 +70,37 @@ pub fn read_pod(pod: &Pod, warnings: &mut Vec<String>) -> Option<PodGpus> {
         return None;
     }
     let meta = &pod.metadata;
-    let who = format!("pod {}/{}", meta.namespace, meta.name);
-    let mut resources: Vec<&str> = Vec::new();
+    let who = Who(&meta.namespace, &meta.name);
+    // Each GPU resource the pod names, once, in the order named; a resource that counts 0 or
+    // cannot be read is dropped after (its warning written once).
+    let mut gpus: Vec<(String, u64)> = Vec::new();
     for container in spec.containers.iter().chain(&spec.init_containers) {
         let named = container
             .resources
             .requests
             .iter()
-            .chain(&container.resources.limits);
+            .chain(container.resources.limits.iter());
         for (resource, _) in named {
-            if !resources.contains(&resource.as_str()) {
-                resources.push(resource);
+            if gpus.iter().any(|(seen, _)| seen == &**resource) {
+                continue;
             }
+            let devices = match effective(
+                spec.containers.as_slice(),
+                spec.init_containers.as_slice(),
+                resource,
+            ) {
+                Ok(devices) => devices,
+                Err(message) => {
+                    warnings.push(format!(
+                        "{who}: {resource}: {message}; resource not counted"
+                    ));
+                    0
+                }
+            };
+            gpus.push((resource.to_string(), devices));
         }
     }
-    let mut gpus = Vec::new();
-    for resource in resources {
-        match effective(
-            spec.containers.as_slice(),
-            spec.init_containers.as_slice(),
-            resource,
-        ) {
-            Ok(0) => {}
-            Ok(devices) => gpus.push((resource.to_owned(), devices)),
-            Err(message) => warnings.push(format!(
-                "{who}: {resource}: {message}; resource not counted"
-            )),
-        }
-    }
+    gpus.retain(|(_, devices)| *devices > 0);
     if gpus.is_empty() {
         return None;
     }
@@ -107,30 +110,34 @@ pub fn read_pod(pod: &Pod, warnings: &mut Vec<String>) -> Option<PodGpus> {
     let start = status
         .start_time
         .as_deref()
-        .and_then(|text| time(text, &who, "status.startTime", warnings))
-        .or_else(|| earliest_start(&status.container_statuses, &who, warnings));
+        .and_then(|text| time(text, who, "status.startTime", warnings))
+        .or_else(|| earliest_start(&status.container_statuses, who, warnings));
     let finished = latest_finish(
         status
             .container_statuses
             .iter()
             .chain(&status.init_container_statuses),
-        &who,
+        who,
         warnings,
     );
     let deleted = meta
         .deletion_timestamp
         .as_deref()
-        .and_then(|text| time(text, &who, "metadata.deletionTimestamp", warnings));
+        .and_then(|text| time(text, who, "metadata.deletionTimestamp", warnings));
     let end = if phase.is_terminal() {
         finished.or(deleted)
     } else {
         deleted
     };
     Some(PodGpus {
-        namespace: meta.namespace.clone(),
-        name: meta.name.clone(),
-        uid: meta.uid.clone(),
-        node: spec.node_name.clone().filter(|node| !node.is_empty()),
+        namespace: meta.namespace.to_string(),
+        name: meta.name.to_string(),
+        uid: meta.uid.to_string(),
+        node: spec
+            .node_name
+            .as_deref()
+            .filter(|node| !node.is_empty())
+            .map(str::to_owned),
         phase,
         gpus,
         start,
@@ -139,7 +146,11 @@ pub fn read_pod(pod: &Pod, warnings: &mut Vec<String>) -> Option<PodGpus> {
 }
 
 /// The pod's effective request of one resource.
-fn effective(containers: &[Container], init: &[Container], resource: &str) -> Result<u64, String> {
+fn effective(
+    containers: &[Container<'_>],
+    init: &[Container<'_>],
+    resource: &str,
+) -> Result<u64, String> {
     let mut app = 0_u64;
     for container in containers {
         app = app.saturating_add(request(container, resource)?);
@@ -159,11 +170,11 @@ fn effective(containers: &[Container], init: &[Container], resource: &str) -> Re
 }
 
 /// One container's request, defaulting to its limit as Kubernetes does for extended resources.
-fn request(container: &Container, resource: &str) -> Result<u64, String> {
-    fn find<'a>(list: &'a [(String, String)], resource: &str) -> Option<&'a str> {
+fn request(container: &Container<'_>, resource: &str) -> Result<u64, String> {
+    fn find<'a>(list: &'a GpuQuantities<'_>, resource: &str) -> Option<&'a str> {
         list.iter()
-            .find(|(name, _)| name == resource)
-            .map(|(_, value)| value.as_str())
+            .find(|(name, _)| &**name == resource)
+            .map(|(_, value)| &**value)
     }
     match find(&container.resources.requests, resource)
         .or_else(|| find(&container.resources.limits, resource))
@@ -173,7 +184,22 @@ fn request(container: &Container, resource: &str) -> Result<u64, String> {
     }
 }
 
-fn time(text: &str, who: &str, field: &str, warnings: &mut Vec<String>) -> Option<DateTime<Utc>> {
+/// Names a pod in warnings; formatted only when one is written.
+#[derive(Clone, Copy)]
+struct Who<'a>(&'a str, &'a str);
+
+impl std::fmt::Display for Who<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "pod {}/{}", self.0, self.1)
+    }
+}
+
+fn time(
+    text: &str,
+    who: Who<'_>,
+    field: &str,
+    warnings: &mut Vec<String>,
+) -> Option<DateTime<Utc>> {
     match DateTime::parse_from_rfc3339(text) {
         Ok(at) => Some(at.with_timezone(&Utc)),
         Err(_) => {
@@ -186,8 +212,8 @@ fn time(text: &str, who: &str, field: &str, warnings: &mut Vec<String>) -> Optio
 }
 
 fn earliest_start(
-    statuses: &[ContainerStatus],
-    who: &str,
+    statuses: &[ContainerStatus<'_>],
+    who: Who<'_>,
     warnings: &mut Vec<String>,
 ) -> Option<DateTime<Utc>> {
     statuses
@@ -197,9 +223,9 @@ fn earliest_start(
         .min()
 }
 
-fn latest_finish<'a>(
-    statuses: impl Iterator<Item = &'a ContainerStatus>,
-    who: &str,
+fn latest_finish<'a, 'b: 'a>(
+    statuses: impl Iterator<Item = &'a ContainerStatus<'b>>,
+    who: Who<'_>,
     warnings: &mut Vec<String>,
 ) -> Option<DateTime<Utc>> {
     statuses
@@ -212,7 +238,7 @@ fn latest_finish<'a>(
 mod tests {
     use super::*;
 
-    fn pod(json: &str) -> Pod {
+    fn pod(json: &str) -> Pod<'_> {
         serde_json::from_str(json).unwrap()
     }
 

@@ -37,9 +37,9 @@ pub fn observations(
                 .map(move |r| ((node.name.as_str(), r.resource.as_str()), &r.gpu.model))
         })
         .collect();
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(inventory.pods.len());
     for pod in &inventory.pods {
-        let who = format!("pod {}/{}", pod.namespace, pod.name);
+        let who = Who(&pod.namespace, &pod.name);
         let Some(start) = pod.start else {
             if pod.phase != Phase::Pending {
                 warnings.push(format!("{who}: no start time; not metered"));
@@ -58,7 +58,12 @@ pub fn observations(
             ));
             continue;
         }
-        let Ok(resource) = LocalId::new(format!("{cluster}/{}/{}", pod.namespace, pod.uid)) else {
+        let mut name =
+            String::with_capacity(cluster.len() + pod.namespace.len() + pod.uid.len() + 2);
+        for part in [cluster, "/", &pod.namespace, "/", &pod.uid] {
+            name.push_str(part);
+        }
+        let Ok(resource) = LocalId::new(name) else {
             warnings.push(format!("{who}: unusable uid {:?}; not metered", pod.uid));
             continue;
         };
@@ -66,6 +71,9 @@ pub fn observations(
         if vo.is_none() {
             warnings.push(format!("{who}: namespace has no VO; metered without one"));
         }
+        let busy = utilisation
+            .and_then(|u| u.get(&(pod.namespace.clone(), pod.name.clone())))
+            .copied();
         for (name, devices) in &pod.gpus {
             let model = pod
                 .node
@@ -92,13 +100,21 @@ pub fn observations(
                 source: Source::Kubernetes,
                 cores: None,
                 benchmark: None,
-                utilisation: utilisation
-                    .and_then(|u| u.get(&(pod.namespace.clone(), pod.name.clone())))
-                    .copied(),
+                utilisation: busy,
                 start,
                 end: pod.end,
             });
         }
     }
     out
+}
+
+/// Names a pod in warnings; formatted only when one is written.
+#[derive(Clone, Copy)]
+struct Who<'a>(&'a str, &'a str);
+
+impl std::fmt::Display for Who<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "pod {}/{}", self.0, self.1)
+    }
 }

@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod bench;
 mod server;
 
 use std::collections::BTreeMap;

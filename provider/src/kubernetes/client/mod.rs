@@ -13,12 +13,12 @@ use std::time::Duration;
 
 use kube::api::ListParams;
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use serde::de::DeserializeOwned;
 
-use super::api::{List, Namespace, Node, Pod, ResourceQuota};
+use super::api::{Namespace, Node, Pod, ResourceQuota};
 use super::config::KubernetesConfig;
 use super::error::KubernetesError;
 use super::nodes::{NodeGpus, read_node};
+use super::page::read_page;
 use super::pods::{PodGpus, read_pod};
 
 /// How often one list may be restarted after its continue token expired.
@@ -128,14 +128,28 @@ impl KubeClient {
     pub async fn inventory(&self) -> Result<Inventory, KubernetesError> {
         let tolerated = &self.tolerated_taints;
         let (nodes, pods, namespaces, quotas) = tokio::try_join!(
-            self.list("/api/v1/nodes", |node: Node, warnings| {
-                read_node(&node, tolerated, warnings)
+            self.list("/api/v1/nodes", |text, kept, warnings| {
+                read_page(
+                    text,
+                    &mut |node: Node, warnings| read_node(&node, tolerated, warnings),
+                    kept,
+                    warnings,
+                )
             }),
-            self.list("/api/v1/pods", |pod: Pod, warnings| read_pod(
-                &pod, warnings
-            )),
-            self.list("/api/v1/namespaces", |ns: Namespace, _| Some(ns)),
-            self.list("/api/v1/resourcequotas", |q: ResourceQuota, _| Some(q)),
+            self.list("/api/v1/pods", |text, kept, warnings| {
+                read_page(
+                    text,
+                    &mut |pod: Pod<'_>, warnings| read_pod(&pod, warnings),
+                    kept,
+                    warnings,
+                )
+            }),
+            self.list("/api/v1/namespaces", |text, kept, warnings| {
+                read_page(text, &mut |ns: Namespace, _| Some(ns), kept, warnings)
+            }),
+            self.list("/api/v1/resourcequotas", |text, kept, warnings| {
+                read_page(text, &mut |q: ResourceQuota, _| Some(q), kept, warnings)
+            }),
         )?;
         let mut warnings = nodes.1;
         warnings.extend(pods.1);
@@ -148,24 +162,26 @@ impl KubeClient {
         })
     }
 
-    /// Reads a whole list page by page, keeping what `read` makes of each item. A `410 Gone`
-    /// starts the list over (dropping what was read, so nothing counts twice).
-    pub async fn list<T, U>(
+    /// Reads a whole list page by page; `read` reads one page's text (usually with [`read_page`]),
+    /// keeping what it makes of the items and returning the continue token. A `410 Gone` starts
+    /// the list over (dropping what was read, so nothing counts twice).
+    pub async fn list<U>(
         &self,
         path: &str,
-        mut read: impl FnMut(T, &mut Vec<String>) -> Option<U>,
-    ) -> Result<(Vec<U>, Vec<String>), KubernetesError>
-    where
-        T: DeserializeOwned,
-    {
+        mut read: impl FnMut(
+            &str,
+            &mut Vec<U>,
+            &mut Vec<String>,
+        ) -> Result<Option<String>, serde_json::Error>,
+    ) -> Result<(Vec<U>, Vec<String>), KubernetesError> {
         let mut restarts = 0;
         'restart: loop {
             let mut kept = Vec::new();
             let mut warnings = Vec::new();
             let mut token: Option<String> = None;
             loop {
-                let page: List<T> = match self.page(path, token.take()).await {
-                    Ok(page) => page,
+                let text = match self.page(path, token.take()).await {
+                    Ok(text) => text,
                     Err(PageError::Gone) if restarts < MAX_RESTARTS => {
                         restarts += 1;
                         tracing::info!(cluster = %self.cluster, path, restarts, "list expired (410 Gone); reading it again");
@@ -180,12 +196,14 @@ impl KubeClient {
                     }
                     Err(PageError::Failed(err)) => return Err(err),
                 };
-                kept.extend(
-                    page.items
-                        .into_iter()
-                        .filter_map(|item| read(item, &mut warnings)),
-                );
-                match page.metadata.continue_token.filter(|t| !t.is_empty()) {
+                let next = read(&text, &mut kept, &mut warnings).map_err(|err| {
+                    KubernetesError::Decode {
+                        cluster: self.cluster.clone(),
+                        path: path.to_owned(),
+                        message: err.to_string(),
+                    }
+                })?;
+                match next {
                     Some(next) => token = Some(next),
                     None => return Ok((kept, warnings)),
                 }
@@ -193,11 +211,8 @@ impl KubeClient {
         }
     }
 
-    async fn page<T: DeserializeOwned>(
-        &self,
-        path: &str,
-        token: Option<String>,
-    ) -> Result<List<T>, PageError> {
+    /// One page's text.
+    async fn page(&self, path: &str, token: Option<String>) -> Result<String, PageError> {
         let params = ListParams {
             limit: Some(self.page_size),
             continue_token: token,
@@ -227,13 +242,7 @@ impl KubeClient {
             Ok(Err(err)) => return Err(self.failed(path, error_chain(&err), true)),
             Ok(Ok(text)) => text,
         };
-        serde_json::from_str(&text).map_err(|err| {
-            PageError::Failed(KubernetesError::Decode {
-                cluster: self.cluster.clone(),
-                path: path.to_owned(),
-                message: err.to_string(),
-            })
-        })
+        Ok(text)
     }
 
     fn failed(&self, path: &str, message: String, retryable: bool) -> PageError {
