@@ -1,7 +1,7 @@
 //! The only file that does IO: runs `sinfo`, `scontrol` and `sacct` (each with a timeout, killed when
 //! it passes), or asks slurmrestd with a JWT. Everything it reads goes to the pure parsers.
 
-use std::io::{BufReader, Read};
+use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -273,7 +273,7 @@ impl SlurmClient {
             text
         });
         let watchdog = Watchdog::start(child, Duration::from_secs(self.cli.timeout_s));
-        let parsed = read_jobs(BufReader::with_capacity(1 << 16, stdout), on_job);
+        let parsed = read_jobs(stdout, on_job);
         let (status, ended) = watchdog.finish(parsed.is_err());
         let stderr = stderr_reader.join().unwrap_or_default().trim().to_owned();
         let failed =

@@ -5,14 +5,14 @@
 //! Each job becomes a [`SlurmJob`]: the allocation (not its steps), its GPUs from the allocated TRES,
 //! its times, and `gres/gpuutil` from the steps' `TRESUsageInTot` where Slurm recorded it.
 
-use std::fmt;
 use std::io::Read;
 
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::IgnoredAny;
 
 use super::json::{Num, States, opt_string};
+use super::stream::{AHEAD, FrameError, Framer};
 use super::tres_json::TresList;
 use super::version::{DataVersion, Meta};
 
@@ -59,8 +59,8 @@ pub struct JobProblem {
 /// Why a whole jobs document could not be read: no job of it may be used.
 #[derive(Debug, thiserror::Error)]
 pub enum JobsError {
-    #[error("unreadable JSON: {0}")]
-    Json(#[from] serde_json::Error),
+    #[error(transparent)]
+    Json(#[from] FrameError),
     #[error("{0}")]
     Version(String),
     #[error("Slurm reported errors: {}", .0.join("; "))]
@@ -81,82 +81,75 @@ pub struct JobsSummary {
 /// The `meta` block decides whether the document is accepted: where it comes first (22.05) an
 /// unknown version stops before any job; where it comes last (24.05+ put data first) the jobs have
 /// already been passed on, so callers must treat them as provisional until this returns `Ok`. The
-/// job reader accepts the field shapes of every known version (see [`super::json`]).
+/// job reader accepts the field shapes of every known version (see [`super::json`]). Memory stays
+/// at one window of input ([`Framer`]) whatever the number of jobs.
 pub fn read_jobs<R: Read>(
     reader: R,
     on_job: &mut dyn FnMut(Result<SlurmJob, JobProblem>),
 ) -> Result<JobsSummary, JobsError> {
-    let mut state = DocState {
-        on_job,
-        meta: None,
-        version_error: None,
-        slurm_errors: Vec::new(),
-        jobs: 0,
-    };
-    let mut deserializer = serde_json::Deserializer::from_reader(reader);
-    let outcome = (&mut state).deserialize(&mut deserializer);
-    if let Some(message) = state.version_error {
-        return Err(JobsError::Version(message));
+    let mut input = Framer::new(reader);
+    let mut meta: Option<Meta> = None;
+    let mut slurm_errors = Vec::new();
+    let mut jobs = 0u64;
+    input.next_of(b"{", "the document's `{`")?;
+    if input.peek()? == Some(b'}') {
+        input.next_of(b"}", "`}`")?;
+    } else {
+        loop {
+            let key: String = input.value()?;
+            input.next_of(b":", "`:` after a key")?;
+            match key.as_str() {
+                "meta" => {
+                    let read: Meta = input.value()?;
+                    read.version().map_err(JobsError::Version)?;
+                    meta = Some(read);
+                }
+                "errors" => {
+                    let errors: Option<Vec<serde_json::Value>> = input.value()?;
+                    slurm_errors.extend(errors.iter().flatten().map(describe_error));
+                }
+                "jobs" => {
+                    input.next_of(b"[", "the list of jobs")?;
+                    if input.peek()? == Some(b']') {
+                        input.next_of(b"]", "`]`")?;
+                    } else {
+                        loop {
+                            let raw: RawJob = input.value_ahead(AHEAD)?;
+                            jobs += 1;
+                            on_job(raw.read());
+                            if input.next_of(b",]", "`,` or `]` after a job")? == b']' {
+                                break;
+                            }
+                        }
+                    }
+                }
+                _ => {
+                    input.value::<IgnoredAny>()?;
+                }
+            }
+            if input.next_of(b",}", "`,` or `}` after a value")? == b'}' {
+                break;
+            }
+        }
     }
-    outcome?;
-    deserializer.end()?;
-    if !state.slurm_errors.is_empty() {
-        return Err(JobsError::Slurm(state.slurm_errors));
+    if input.peek()?.is_some() {
+        return Err(FrameError::Syntax {
+            at: input.at(),
+            message: "trailing characters after the document".to_owned(),
+        }
+        .into());
     }
-    let meta = state
-        .meta
-        .ok_or_else(|| JobsError::Version("the document has no meta block".to_owned()))?;
+    if !slurm_errors.is_empty() {
+        return Err(JobsError::Slurm(slurm_errors));
+    }
+    let meta =
+        meta.ok_or_else(|| JobsError::Version("the document has no meta block".to_owned()))?;
     let version = meta.version().map_err(JobsError::Version)?;
     Ok(JobsSummary {
         version,
         release: meta.slurm.release,
-        jobs: state.jobs,
+        jobs,
     })
-}
-
-struct DocState<'a> {
-    on_job: &'a mut dyn FnMut(Result<SlurmJob, JobProblem>),
-    meta: Option<Meta>,
-    version_error: Option<String>,
-    slurm_errors: Vec<String>,
-    jobs: u64,
-}
-
-impl<'de> DeserializeSeed<'de> for &mut DocState<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for &mut DocState<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a Slurm jobs document")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "meta" => {
-                    let meta: Meta = map.next_value()?;
-                    if let Err(message) = meta.version() {
-                        self.version_error = Some(message.clone());
-                        return Err(de::Error::custom(message));
-                    }
-                    self.meta = Some(meta);
-                }
-                "errors" => {
-                    let errors: Vec<serde_json::Value> = map.next_value()?;
-                    self.slurm_errors.extend(errors.iter().map(describe_error));
-                }
-                "jobs" => map.next_value_seed(JobsSeed(&mut *self))?,
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(())
-    }
 }
 
 fn describe_error(error: &serde_json::Value) -> String {
@@ -166,29 +159,6 @@ fn describe_error(error: &serde_json::Value) -> String {
     match number {
         Some(n) => format!("{description} ({source}, error {n})"),
         None => error.to_string(),
-    }
-}
-
-struct JobsSeed<'s, 'a>(&'s mut DocState<'a>);
-
-impl<'de> DeserializeSeed<'de> for JobsSeed<'_, '_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for JobsSeed<'_, '_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a list of jobs")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(raw) = seq.next_element::<RawJob>()? {
-            self.0.jobs += 1;
-            (self.0.on_job)(raw.read());
-        }
-        Ok(())
     }
 }
 

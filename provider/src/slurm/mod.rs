@@ -17,6 +17,7 @@ mod map;
 mod nodes;
 mod observe;
 mod partitions;
+mod stream;
 mod tres;
 mod tres_json;
 mod version;
@@ -31,6 +32,7 @@ pub use map::{Mapped, admitted, service};
 pub use nodes::{NodeGpus, NodeProblem, SlurmNode};
 pub use observe::{observation, observe};
 pub use partitions::{Allow, SlurmPartition, parse_scontrol_text};
+pub use stream::FrameError;
 pub use tres::{GpuTres, TresError, parse_tres_string};
 pub use version::DataVersion;
 
