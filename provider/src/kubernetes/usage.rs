@@ -7,7 +7,7 @@
 //! A finished pod with neither time is left out here: its records stay as the last run that saw it
 //! running metered them (see [`super::meter`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use accelfed_schemas::glue::VoAccess;
 use accelfed_schemas::gpu::{AcceleratorType, GpuModel};
@@ -28,7 +28,8 @@ pub fn observations(
     utilisation: Option<&Utilisation>,
     warnings: &mut Vec<String>,
 ) -> Vec<Observation> {
-    let models: BTreeMap<(&str, &str), &GpuModel> = inventory
+    // Hashed: looked up once per pod, and a cluster has thousands of nodes.
+    let models: HashMap<(&str, &str), &GpuModel> = inventory
         .nodes
         .iter()
         .flat_map(|node| {
