@@ -206,6 +206,82 @@ async fn gather_publishes_the_fixture_truth_per_gpu_kind() {
     );
 }
 
+/// What `accelfed provide` renders from the cluster, in both service kinds: a valid snapshot, GLUE
+/// 2.1 JSON that the shipped JSON Schema accepts with the fixture's totals per GPU kind, and LDIF in
+/// both modes. (Loading the LDIF into a real slapd is `cli/tests/ldap_example.rs`'s job for the
+/// static example; this checks the Kubernetes service renders at all and carries the counts.)
+#[tokio::test]
+async fn provide_renders_the_fixture_truth_in_every_format() {
+    let setup = setup(Behaviour::default()).await;
+    let schema_path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/json/glue21.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+    let validator = jsonschema::draft202012::new(&schema).unwrap();
+    for (kind, class, total_key, used_key, free_key) in [
+        (
+            "computing",
+            "ComputingManagerAccelerator",
+            "TotalAcceleratorSlots",
+            "UsedAcceleratorSlots",
+            "FreeAcceleratorSlots",
+        ),
+        (
+            "cloud",
+            "CloudComputingManagerAccelerator",
+            "TotalAccelerators",
+            "UsedAccelerators",
+            "FreeAccelerators",
+        ),
+    ] {
+        // The schema wants a cloud service's OtherInfo to carry the site's GOCDB id.
+        let text = site_toml(setup.dir.path(), &format!("service = \"{kind}\"\n"), None)
+            .replace("[site]\n", "[site]\ngocdb_id = \"1234G0\"\n");
+        let config = Config::parse(Path::new("site.toml"), &text).unwrap();
+        let gathered = accelfed_provider::gather(&config, at(14)).await.unwrap();
+        assert!(gathered.failures.is_empty(), "{:?}", gathered.failures);
+        gathered.snapshot.validate().unwrap();
+        let bytes = accelfed_schemas::render::json::render(&gathered.snapshot);
+        let document: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        let violations: Vec<String> = validator
+            .iter_errors(&document)
+            .map(|error| format!("{}: {error}", error.instance_path))
+            .collect();
+        assert_eq!(violations, Vec::<String>::new(), "{kind}");
+        let mut counts: BTreeMap<String, (f64, f64, f64)> = BTreeMap::new();
+        for accelerator in document[class].as_array().unwrap() {
+            let number = |key: &str| accelerator[key].as_f64().unwrap();
+            let model = accelerator["Model"].as_str().unwrap_or("").to_owned();
+            let sharing = accelerator["VirtualizationType"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned();
+            let entry = counts.entry(format!("{model} {sharing}")).or_default();
+            entry.0 += number(total_key);
+            entry.1 += number(used_key);
+            entry.2 += number(free_key);
+        }
+        let a100 = counts
+            .iter()
+            .find(|(key, _)| key.starts_with("NVIDIA A100-SXM4-80GB") && !key.contains("mig"))
+            .map(|(_, value)| *value);
+        assert_eq!(a100, Some((12.0, 4.0, 1.0)), "{kind}: {counts:?}");
+        let totals: f64 = counts.values().map(|c| c.0).sum();
+        // 12 A100 + 7 + 2 MIG slices + 8 T4 replicas + 1 vGPU + 8 MI210.
+        assert_eq!(totals, 38.0, "{kind}: {counts:?}");
+        for format in [
+            accelfed_schemas::render::Format::LdifGlue20,
+            accelfed_schemas::render::Format::LdifGlue21,
+        ] {
+            let ldif =
+                String::from_utf8(accelfed_schemas::render::render(&gathered.snapshot, format))
+                    .unwrap();
+            assert!(ldif.contains("Kubernetes"), "{kind} {format}");
+            assert!(ldif.contains("A100-SXM4-80GB"), "{kind} {format}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn an_expired_continue_token_restarts_the_list_without_counting_twice() {
     let setup = setup(Behaviour {
