@@ -14,16 +14,8 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 
-/// One page of a list (`kind: NodeList` and so on).
-#[derive(Debug, Deserialize)]
-pub struct List<T> {
-    #[serde(default)]
-    pub metadata: ListMeta,
-    #[serde(default = "Vec::new")]
-    pub items: Vec<T>,
-}
-
-/// Where the next page starts.
+/// A list page's `metadata`: where the next page starts. ([`super::page`] reads the page's
+/// `items` one by one.)
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct ListMeta {
     /// The token for the next page; absent or empty on the last one.
