@@ -36,16 +36,13 @@
 //!   keep their fraction.
 //!
 //! `docs/formats-xml.md` is the reader's guide. The output is pure and deterministic: same snapshot,
-//! same bytes. Text and attribute values are escaped by quick-xml (`&`, `<`, `>`, `'`, `"`);
-//! non-ASCII stays UTF-8.
+//! same bytes. Text and attribute values are escaped as quick-xml escapes them (`&`, `<`, `>`, `'`,
+//! `"`); non-ASCII stays UTF-8. [`writer`] lays the document out.
 
 mod layout;
+mod writer;
 
 use std::collections::HashMap;
-use std::io;
-
-use quick_xml::Writer;
-use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 
 use crate::glue::SiteSnapshot;
 use crate::glue::entity::{Class, Entity, Value};
@@ -53,6 +50,7 @@ use crate::glue::entity::{Class, Entity, Value};
 use super::ldif::other_info::{self, OtherInfo};
 use super::ldif::{entry, gpu_info};
 use layout::{Group, Layout, layout};
+use writer::XmlWriter;
 
 /// The GLUE 2.0 XML namespace (OGF GFD.147 rendering, release 1).
 pub const NAMESPACE: &str = "http://schemas.ogf.org/glue/2009/03/spec_2.0_r1";
@@ -65,11 +63,11 @@ pub fn render(snapshot: &SiteSnapshot) -> Vec<u8> {
         creation_time: entry::time(&snapshot.creation_time),
         validity: snapshot.validity_s.to_string(),
     };
-    let mut writer = Writer::new_with_indent(Vec::with_capacity(entities.len() * 640), b' ', 2);
-    // Writing into a Vec cannot fail, so there is no error to report; were quick-xml to return
-    // one anyway, the bytes written so far are what we have.
-    let _ = document(&mut writer, &tree, &stamp);
-    let mut out = writer.into_inner();
+    // A large site's document is ~1.1 KB an entity (the accelerators fold into their parents):
+    // room for it saves copying the buffer as it grows.
+    let mut writer = XmlWriter::with_capacity(entities.len() * 1_200);
+    document(&mut writer, &tree, &stamp);
+    let mut out = writer.finish();
     out.push(b'\n');
     out
 }
@@ -132,44 +130,41 @@ impl<'a> Tree<'a> {
     }
 }
 
-fn document<W: io::Write>(w: &mut Writer<W>, tree: &Tree, stamp: &Stamp) -> io::Result<()> {
-    w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
+fn document(w: &mut XmlWriter, tree: &Tree, stamp: &Stamp) {
+    w.declaration();
     let root = "Domains";
-    w.write_event(Event::Start(
-        BytesStart::new(root).with_attributes([("xmlns", NAMESPACE)]),
-    ))?;
+    w.start(root, &[("xmlns", NAMESPACE)]);
     if let Some(site) = tree
         .entities
         .iter()
         .position(|e| e.class == Class::AdminDomain)
     {
-        element(w, tree, site, stamp)?;
+        element(w, tree, site, stamp);
     }
-    w.write_event(Event::End(BytesEnd::new(root)))
+    w.end(root);
 }
 
 /// Writes entity `index` and, inside it, its children.
-fn element<W: io::Write>(
-    w: &mut Writer<W>,
-    tree: &Tree,
-    index: usize,
-    stamp: &Stamp,
-) -> io::Result<()> {
+fn element(w: &mut XmlWriter, tree: &Tree, index: usize, stamp: &Stamp) {
     let entity = &tree.entities[index];
     let Some(layout) = layout(entity.class) else {
-        return Ok(());
+        return;
     };
-    let mut start = BytesStart::new(layout.element);
-    if let Some(base_type) = layout.base_type {
-        start.push_attribute(("BaseType", base_type));
+    let times = [
+        ("CreationTime", stamp.creation_time.as_str()),
+        ("Validity", stamp.validity.as_str()),
+    ];
+    match layout.base_type {
+        Some(base_type) => w.start(
+            layout.element,
+            &[("BaseType", base_type), times[0], times[1]],
+        ),
+        None => w.start(layout.element, &times),
     }
-    start.push_attribute(("CreationTime", stamp.creation_time.as_str()));
-    start.push_attribute(("Validity", stamp.validity.as_str()));
-    w.write_event(Event::Start(start))?;
 
-    text(w, "ID", &entity.id)?;
+    w.text_element("ID", &entity.id);
     if let Some(Value::Text(name)) = entity.attribute("Name") {
-        text(w, "Name", name.as_ref())?;
+        w.text_element("Name", name);
     }
     let (own, associations) = leftovers(tree, index, &layout);
     // The folded GPU facts are many (seven accelerators of 16 facts on an environment): sort
@@ -177,34 +172,34 @@ fn element<W: io::Write>(
     let mut other_info: Vec<&OtherInfo> = own.iter().chain(&tree.gpu_info[index]).collect();
     other_info::normalize(&mut other_info);
     for pair in other_info {
-        text(w, "OtherInfo", pair.as_str())?;
+        w.text_element("OtherInfo", pair.as_str());
     }
-    groups(w, tree, index, layout.first, stamp)?;
+    groups(w, tree, index, layout.first, stamp);
     for field in layout.fields {
         let value = field.source.and_then(|source| entity.attribute(source));
         match value {
             Some(Value::Count(count)) if !count.is_whole() => {}
             Some(value) => {
                 for item in entry::texts(value) {
-                    text(w, field.element, &item)?;
+                    w.text_element(field.element, &item);
                 }
             }
             None => {
                 if let Some(default) = field.default {
-                    text(w, field.element, default)?;
+                    w.text_element(field.element, default);
                 }
             }
         }
     }
-    groups(w, tree, index, layout.last, stamp)?;
+    groups(w, tree, index, layout.last, stamp);
     if !associations.is_empty() {
-        w.write_event(Event::Start(BytesStart::new("Associations")))?;
+        w.start("Associations", &[]);
         for (element, target) in associations {
-            text(w, element, target)?;
+            w.text_element(element, target);
         }
-        w.write_event(Event::End(BytesEnd::new("Associations")))?;
+        w.end("Associations");
     }
-    w.write_event(Event::End(BytesEnd::new(layout.element)))
+    w.end(layout.element);
 }
 
 /// `<Associations>` children: element name and target ID.
@@ -265,13 +260,7 @@ fn leftovers<'t>(
 
 /// Writes the children of `index` that belong to `groups`, each group in its wrapper if it has one
 /// (a wrapper with nothing in it is left out).
-fn groups<W: io::Write>(
-    w: &mut Writer<W>,
-    tree: &Tree,
-    index: usize,
-    groups: &[Group],
-    stamp: &Stamp,
-) -> io::Result<()> {
+fn groups(w: &mut XmlWriter, tree: &Tree, index: usize, groups: &[Group], stamp: &Stamp) {
     for group in groups {
         let mut members = tree.children[index]
             .iter()
@@ -282,23 +271,15 @@ fn groups<W: io::Write>(
             continue;
         }
         if let Some(wrapper) = group.wrapper {
-            w.write_event(Event::Start(BytesStart::new(wrapper)))?;
+            w.start(wrapper, &[]);
         }
         for child in members {
-            element(w, tree, child, stamp)?;
+            element(w, tree, child, stamp);
         }
         if let Some(wrapper) = group.wrapper {
-            w.write_event(Event::End(BytesEnd::new(wrapper)))?;
+            w.end(wrapper);
         }
     }
-    Ok(())
-}
-
-/// `<element>value</element>`, the value escaped.
-fn text<W: io::Write>(w: &mut Writer<W>, element: &str, value: &str) -> io::Result<()> {
-    w.create_element(element)
-        .write_text_content(BytesText::new(value))?;
-    Ok(())
 }
 
 #[cfg(test)]
