@@ -36,6 +36,73 @@ pub enum Command {
     /// Reads only the repository's summaries, so it is fast on any number of records. Exit status:
     /// 0 report written; 1 the repository could not be read; 2 usage error.
     Report(ReportArgs),
+    /// Meter GPU usage: observations from every configured backend (and the manual-usage file)
+    /// become monthly usage records, written to the spool in one transaction.
+    ///
+    /// Exit status: 0 all metered; 1 a backend failed (the others' records were written); 2 usage
+    /// or configuration error (nothing written).
+    Meter(MeterArgs),
+    /// Ship the spool's pending records to the central repository (gRPC over TLS), oldest first.
+    ///
+    /// Exit status: 0 everything acknowledged; 1 a record was refused or the repository could not
+    /// be reached (what was acknowledged stays acknowledged; the rest stays in the spool); 2 usage
+    /// or configuration error.
+    Ship(ShipArgs),
+    /// Run the central accounting service: gRPC ingest over TLS and /metrics.
+    ///
+    /// Runs until SIGINT or SIGTERM. Exit status: 0 stopped cleanly; 1 failed while running; 2
+    /// configuration error.
+    Serve(ServeArgs),
+    /// Make a new site token: the token on standard output (give it to the site), the line for
+    /// central.toml on standard error.
+    Token(TokenArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct MeterArgs {
+    /// The site configuration file (TOML) with an [accounting] table.
+    #[arg(short, long, env = "ACCELFED_CONFIG")]
+    pub config: PathBuf,
+    /// Meter usage from this instant on (RFC 3339, or YYYY-MM-DD for midnight UTC); default: the
+    /// start of the previous month, so last month's records are final.
+    #[arg(long, value_parser = parse_since)]
+    pub since: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ShipArgs {
+    /// The site configuration file (TOML) with an [accounting.ship] table.
+    #[arg(short, long, env = "ACCELFED_CONFIG")]
+    pub config: PathBuf,
+    /// First compare the repository's record counts per month with the spool's, and re-send the
+    /// months the repository lacks records of.
+    #[arg(long)]
+    pub verify: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// The central configuration file (TOML).
+    #[arg(short, long, env = "ACCELFED_CENTRAL_CONFIG")]
+    pub config: PathBuf,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct TokenArgs {
+    /// The site the token is for (its GOCDB name), for the central.toml line.
+    #[arg(long)]
+    pub site: String,
+}
+
+fn parse_since(value: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
+    if let Ok(time) = chrono::DateTime::parse_from_rfc3339(value) {
+        return Ok(time.with_timezone(&chrono::Utc));
+    }
+    chrono::NaiveDate::parse_from_str(value, "%Y-%m-%d")
+        .ok()
+        .and_then(|date| date.and_hms_opt(0, 0, 0))
+        .map(|naive| naive.and_utc())
+        .ok_or_else(|| format!("{value:?} is neither RFC 3339 nor YYYY-MM-DD"))
 }
 
 #[derive(Debug, clap::Args)]

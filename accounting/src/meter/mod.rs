@@ -4,9 +4,11 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 mod error;
+mod manual;
 mod records;
 mod split;
 
 pub use error::MeterError;
+pub use manual::{ManualError, parse_manual, read_manual};
 pub use records::records_for;
 pub use split::{MonthPiece, split_months};

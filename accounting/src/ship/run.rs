@@ -138,7 +138,7 @@ async fn submit(
                     });
                 }
                 let wait = delay(backoff, failed, random_unit());
-                tracing::info!(
+                tracing::warn!(
                     endpoint = %client.endpoint,
                     attempt = failed,
                     "submit failed ({}); trying again in {:.1} s",

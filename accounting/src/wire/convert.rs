@@ -45,6 +45,19 @@ pub fn record_to_proto(record: &UsageRecord) -> proto::UsageRecord {
 
 /// A received record, decoded and checked like any other submission.
 pub fn record_from_proto(record: proto::UsageRecord) -> Submission {
+    for (field, text) in [
+        ("first_seen", &record.first_seen),
+        ("last_seen", &record.last_seen),
+    ] {
+        if chrono::DateTime::parse_from_rfc3339(text).is_err() {
+            return Submission::Invalid(Rejection::BadField {
+                detail: format!(
+                    "{field} {text:?} of {} {} is not an RFC 3339 time",
+                    record.site, record.associated_record
+                ),
+            });
+        }
+    }
     Submission::from_value(record_to_value(record))
 }
 

@@ -1,7 +1,11 @@
 //! One file per subcommand.
 
+mod meter;
 mod provide;
 mod report;
+mod serve;
+mod ship;
+mod token;
 mod validate;
 
 use crate::args::Command;
@@ -12,5 +16,20 @@ pub fn run(command: Command) -> Outcome {
         Command::Provide(args) => provide::run(&args),
         Command::Validate(args) => validate::run(&args),
         Command::Report(args) => report::run(&args),
+        Command::Meter(args) => meter::run(&args),
+        Command::Ship(args) => ship::run(&args),
+        Command::Serve(args) => serve::run(&args),
+        Command::Token(args) => token::run(&args),
     }
+}
+
+/// A current-thread runtime for one command's network IO.
+fn runtime() -> Result<tokio::runtime::Runtime, Outcome> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|err| {
+            eprintln!("error: cannot start the async runtime: {err}");
+            Outcome::Partial
+        })
 }

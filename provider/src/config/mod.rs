@@ -3,6 +3,7 @@
 //! Parsing is strict (unknown keys are errors) and validating needs no network, so `accelfed validate`
 //! can run anywhere. Every error names the file, line and column, and the field.
 
+mod accounting;
 mod error;
 mod site;
 
@@ -10,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+pub use accounting::{AccountingConfig, ShipConfig};
 pub use error::ConfigError;
 pub use site::{ContactConfig, LocationConfig, SiteConfig};
 
@@ -41,6 +43,9 @@ pub struct Config {
     /// Kubernetes clusters, read through their API.
     #[serde(default)]
     pub kubernetes: Vec<KubernetesConfig>,
+    /// Usage accounting: the spool, manual usage, and where records are shipped.
+    #[serde(default)]
+    pub accounting: Option<AccountingConfig>,
 }
 
 /// One configured provider; the closed set of middleware accelfed reads.

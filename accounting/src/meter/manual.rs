@@ -1,0 +1,190 @@
+//! Manual usage: a JSON-lines file of observations for GPUs no meter can read (a bare-metal node
+//! handed to one VO, a workstation lent for a project). One object per line; blank lines and lines
+//! starting with `#` are skipped. The site comes from the configuration, the source is `static`.
+//!
+//! ```json
+//! {"resource": "gpu-node-07", "model": "A100-SXM4-80GB", "count": 4, "vo": "atlas",
+//!  "start": "2026-01-01T00:00:00Z", "end": "2026-02-01T00:00:00Z"}
+//! ```
+//!
+//! Fields: `resource` (required, stable: it is the record's AssociatedRecord), `model` (required),
+//! `count` (required, > 0, fractional allowed), `start` (required, RFC 3339), `end` (RFC 3339;
+//! left out: still in use, metered up to now), `vo`, `fqan`, `user`, `cores`, `utilisation`
+//! (0..=1), `type` (`GPU` default, `FPGA`, `MIC`, `Other`), `record_type` (`cloud` default, `job`).
+//! Unknown fields are refused. Errors name the file, the line and the field.
+
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+
+use accelfed_schemas::gpu::{AcceleratorType, GpuCount, GpuModel};
+use accelfed_schemas::names::{Fqan, LocalId, SiteName, Text, VoName};
+use accelfed_schemas::usage::{Observation, RecordType, Source};
+
+/// A manual-usage file that cannot be used; nothing of it is metered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}:{line}: {message}")]
+pub struct ManualError {
+    pub path: String,
+    /// 1-based; 0 when the file could not be read.
+    pub line: usize,
+    pub message: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Line {
+    resource: LocalId,
+    model: GpuModel,
+    count: f64,
+    start: DateTime<Utc>,
+    #[serde(default)]
+    end: Option<DateTime<Utc>>,
+    #[serde(default)]
+    vo: Option<VoName>,
+    #[serde(default)]
+    fqan: Option<Fqan>,
+    #[serde(default)]
+    user: Option<Text>,
+    #[serde(default)]
+    cores: Option<u32>,
+    #[serde(default)]
+    utilisation: Option<f64>,
+    #[serde(default, rename = "type")]
+    accelerator_type: AcceleratorType,
+    #[serde(default = "cloud")]
+    record_type: RecordType,
+}
+
+fn cloud() -> RecordType {
+    RecordType::Cloud
+}
+
+/// Reads a manual-usage file (all or nothing).
+pub fn read_manual(path: &Path, site: &SiteName) -> Result<Vec<Observation>, ManualError> {
+    let text = std::fs::read_to_string(path).map_err(|err| ManualError {
+        path: path.display().to_string(),
+        line: 0,
+        message: format!("cannot read: {err}"),
+    })?;
+    parse_manual(&path.display().to_string(), &text, site)
+}
+
+/// Parses manual-usage text; `path` is only used in messages.
+pub fn parse_manual(
+    path: &str,
+    text: &str,
+    site: &SiteName,
+) -> Result<Vec<Observation>, ManualError> {
+    let mut observations = Vec::new();
+    for (index, raw) in text.lines().enumerate() {
+        let trimmed = raw.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let fail = |message: String| ManualError {
+            path: path.to_owned(),
+            line: index + 1,
+            message,
+        };
+        let line: Line = serde_json::from_str(trimmed).map_err(|err| fail(err.to_string()))?;
+        let count = GpuCount::new(line.count)
+            .ok()
+            .filter(|c| c.get() > 0.0)
+            .ok_or_else(|| {
+                fail(format!(
+                    "count must be a number above zero, got {}",
+                    line.count
+                ))
+            })?;
+        if let Some(end) = line.end
+            && end < line.start
+        {
+            return Err(fail(format!(
+                "end {end} is before start {} of {}",
+                line.start, line.resource
+            )));
+        }
+        if let Some(value) = line.utilisation
+            && !(0.0..=1.0).contains(&value)
+        {
+            return Err(fail(format!(
+                "utilisation must be within 0..=1, got {value}"
+            )));
+        }
+        observations.push(Observation {
+            site: site.clone(),
+            record_type: line.record_type,
+            resource: line.resource,
+            model: line.model,
+            accelerator_type: line.accelerator_type,
+            count,
+            fqan: line.fqan,
+            vo: line.vo,
+            user: line.user,
+            source: Source::Static,
+            cores: line.cores,
+            benchmark: None,
+            utilisation: line.utilisation,
+            start: line.start,
+            end: line.end,
+        });
+    }
+    Ok(observations)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site() -> SiteName {
+        SiteName::new("TEST-SITE").unwrap()
+    }
+
+    #[test]
+    fn reads_lines_skipping_comments_and_blanks() {
+        let text = "# bare-metal nodes\n\n\
+            {\"resource\": \"node-1\", \"model\": \"A100\", \"count\": 4, \"vo\": \"atlas\", \
+             \"start\": \"2026-01-01T00:00:00Z\", \"end\": \"2026-01-02T00:00:00Z\"}\n\
+            {\"resource\": \"node-2\", \"model\": \"H100\", \"count\": 0.5, \
+             \"start\": \"2026-01-01T00:00:00Z\", \"record_type\": \"job\", \"type\": \"GPU\"}\n";
+        let found = parse_manual("usage.jsonl", text, &site()).unwrap();
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0].resource.as_str(), "node-1");
+        assert_eq!(found[0].count.get(), 4.0);
+        assert_eq!(found[0].vo.as_ref().unwrap().as_str(), "atlas");
+        assert_eq!(found[0].source, Source::Static);
+        assert_eq!(found[1].end, None);
+        assert_eq!(found[1].record_type, RecordType::Job);
+    }
+
+    #[test]
+    fn errors_name_the_line_and_field() {
+        let bad = [
+            (
+                "{\"resource\": \"n\", \"model\": \"A\", \"count\": 1}",
+                "start",
+            ),
+            (
+                "{\"resource\": \"n\", \"model\": \"A\", \"count\": -1, \"start\": \"2026-01-01T00:00:00Z\"}",
+                "count",
+            ),
+            (
+                "{\"resource\": \"n\", \"model\": \"A\", \"count\": 1, \"start\": \"2026-01-01T00:00:00Z\", \"colour\": 1}",
+                "colour",
+            ),
+            (
+                "{\"resource\": \"n\", \"model\": \"A\", \"count\": 1, \"start\": \"2026-01-02T00:00:00Z\", \"end\": \"2026-01-01T00:00:00Z\"}",
+                "before start",
+            ),
+        ];
+        for (line, field) in bad {
+            let err = parse_manual("usage.jsonl", &format!("# header\n{line}\n"), &site())
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with("usage.jsonl:2: "), "{err}");
+            assert!(err.contains(field), "{field}: {err}");
+        }
+    }
+}

@@ -1,0 +1,225 @@
+//! The gRPC ingest in process on port 0, over TLS, with the protocol's own client: bad records are
+//! refused one by one with a reason naming the field while the rest of the batch is stored; records
+//! past the batch limit are refused as such; a call without a known token is refused whole.
+
+#![allow(clippy::unwrap_used)]
+
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tonic::Request;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig};
+
+use accelfed_accounting::repository::{Dimension, Repository, SummaryFilter, SummaryQuery};
+use accelfed_accounting::wire::convert::record_to_proto;
+use accelfed_accounting::wire::proto::{self, Status, accounting_client::AccountingClient};
+use accelfed_central::auth::{TokenHash, Tokens};
+use accelfed_central::{ServeSettings, serve};
+use accelfed_schemas::names::SiteName;
+use accelfed_schemas::usage::sample;
+
+const TOKEN: &str = "token-of-site-a";
+
+struct Running {
+    channel: Channel,
+    repository: Repository,
+    _dir: tempfile::TempDir,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+async fn start(max_batch: usize) -> Running {
+    let dir = tempfile::tempdir().unwrap();
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
+        .unwrap()
+        .signed_by(&key, &issuer)
+        .unwrap();
+
+    let repository = Repository::open(dir.path().join("r.sqlite").to_str().unwrap())
+        .await
+        .unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let settings = ServeSettings {
+        repository: repository.clone(),
+        tokens: Tokens::new([(SiteName::new("CESNET-MCC").unwrap(), TokenHash::of(TOKEN))]),
+        certificate_pem: cert.pem().into_bytes(),
+        key_pem: key.serialize_pem().into_bytes(),
+        max_batch,
+    };
+    tokio::spawn(serve(settings, listener, None, async {
+        let _ = stopped.await;
+    }));
+    let channel = Channel::from_shared(format!("https://localhost:{port}"))
+        .unwrap()
+        .tls_config(ClientTlsConfig::new().ca_certificate(Certificate::from_pem(ca_cert.pem())))
+        .unwrap()
+        .timeout(Duration::from_secs(10))
+        .connect_lazy();
+    Running {
+        channel,
+        repository,
+        _dir: dir,
+        stop: Some(stop),
+    }
+}
+
+fn with_token<T>(message: T, token: &str) -> Request<T> {
+    let mut request = Request::new(message);
+    request
+        .metadata_mut()
+        .insert("authorization", format!("Bearer {token}").parse().unwrap());
+    request
+}
+
+async fn gpu_hours(repository: &Repository) -> f64 {
+    repository
+        .summaries(SummaryQuery {
+            group_by: vec![Dimension::Vo],
+            filter: SummaryFilter::default(),
+        })
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.totals.gpu_hours())
+        .sum()
+}
+
+#[tokio::test]
+async fn bad_records_are_refused_one_by_one_and_the_rest_is_stored() {
+    let running = start(100).await;
+    let mut client = AccountingClient::new(running.channel.clone());
+    let good = record_to_proto(&sample::record("vm-good"));
+    let mut month = record_to_proto(&sample::record("vm-month"));
+    month.month = 13;
+    let mut negative = record_to_proto(&sample::record("vm-negative"));
+    negative.available_duration = -3600;
+    let mut nan = record_to_proto(&sample::record("vm-nan"));
+    nan.count = f64::NAN;
+    let mut future = record_to_proto(&sample::record("vm-future"));
+    future.year = 2999;
+    let mut other_site = record_to_proto(&sample::record("vm-other"));
+    other_site.site = "SOMEONE-ELSE".into();
+    let mut garbage = record_to_proto(&sample::record("vm-garbage"));
+    garbage.first_seen = "yesterday".into();
+    let good2 = record_to_proto(&sample::record("vm-good-2"));
+
+    let batch = vec![
+        good, month, negative, nan, future, other_site, garbage, good2,
+    ];
+    let response = client
+        .submit(with_token(
+            proto::SubmitRequest {
+                records: batch,
+                spool_depth: Some(8),
+            },
+            TOKEN,
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    let kinds: Vec<(i32, &str)> = response
+        .outcomes
+        .iter()
+        .map(|o| (o.status, o.reason_kind.as_str()))
+        .collect();
+    let rejected = Status::Rejected as i32;
+    assert_eq!(
+        kinds,
+        vec![
+            (Status::Stored as i32, ""),
+            (rejected, "bad_month"),
+            (rejected, "bad_duration"),
+            (rejected, "bad_count"),
+            (rejected, "future"),
+            (rejected, "wrong_site"),
+            (rejected, "bad_field"),
+            (Status::Stored as i32, ""),
+        ]
+    );
+    assert!(response.outcomes[1].reason.contains("13"));
+    assert!(response.outcomes[5].reason.contains("SOMEONE-ELSE"));
+    assert!(
+        response.outcomes[6].reason.contains("first_seen"),
+        "{}",
+        response.outcomes[6].reason
+    );
+    // the two good records: one GPU for ten days each
+    assert_eq!(gpu_hours(&running.repository).await, 480.0);
+}
+
+#[tokio::test]
+async fn records_past_the_batch_limit_are_refused_as_such() {
+    let running = start(3).await;
+    let mut client = AccountingClient::new(running.channel.clone());
+    let records = (0..5)
+        .map(|i| record_to_proto(&sample::record(&format!("vm-{i}"))))
+        .collect();
+    let response = client
+        .submit(with_token(
+            proto::SubmitRequest {
+                records,
+                spool_depth: None,
+            },
+            TOKEN,
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    let kinds: Vec<&str> = response
+        .outcomes
+        .iter()
+        .map(|o| o.reason_kind.as_str())
+        .collect();
+    assert_eq!(
+        kinds,
+        vec!["", "", "", "batch_too_large", "batch_too_large"]
+    );
+    assert_eq!(gpu_hours(&running.repository).await, 720.0);
+}
+
+#[tokio::test]
+async fn calls_without_a_known_token_are_refused() {
+    let running = start(10).await;
+    let mut client = AccountingClient::new(running.channel.clone());
+    let request = || proto::SubmitRequest {
+        records: vec![record_to_proto(&sample::record("vm-1"))],
+        spool_depth: None,
+    };
+    for token in ["wrong", "", TOKEN.to_uppercase().as_str()] {
+        let status = client
+            .submit(with_token(request(), token))
+            .await
+            .unwrap_err();
+        assert_eq!(status.code(), tonic::Code::Unauthenticated, "{token:?}");
+    }
+    let status = client.submit(Request::new(request())).await.unwrap_err();
+    assert_eq!(status.code(), tonic::Code::Unauthenticated);
+    let status = client
+        .sync_counts(with_token(proto::SyncRequest {}, "wrong"))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::Unauthenticated);
+    assert_eq!(gpu_hours(&running.repository).await, 0.0);
+
+    let counts = client
+        .sync_counts(with_token(proto::SyncRequest {}, TOKEN))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(counts.months.is_empty());
+}

@@ -1,0 +1,132 @@
+//! `accelfed serve`: the central accounting service until SIGINT or SIGTERM.
+
+use tokio::net::TcpListener;
+
+use accelfed_accounting::repository::Repository;
+use accelfed_central::auth::Tokens;
+use accelfed_central::{CentralConfig, ServeSettings, serve};
+
+use crate::args::ServeArgs;
+use crate::exit::Outcome;
+
+pub fn run(args: &ServeArgs) -> Outcome {
+    let loaded = match CentralConfig::load(&args.config) {
+        Ok(loaded) => loaded,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return Outcome::Config;
+        }
+    };
+    let read = |what: &str, path: &std::path::Path| {
+        let path = loaded.resolve(path);
+        std::fs::read(&path).map_err(|err| format!("tls.{what} {}: {err}", path.display()))
+    };
+    let (certificate_pem, key_pem) = match (
+        read("certificate", &loaded.config.tls.certificate),
+        read("key", &loaded.config.tls.key),
+    ) {
+        (Ok(cert), Ok(key)) => (cert, key),
+        (Err(err), _) | (_, Err(err)) => {
+            eprintln!("error: {err}");
+            return Outcome::Config;
+        }
+    };
+    if loaded.config.sites.is_empty() {
+        tracing::warn!("no [sites.*] in the configuration: every submission will be refused");
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("error: cannot start the async runtime: {err}");
+            return Outcome::Partial;
+        }
+    };
+    runtime.block_on(async {
+        let location = loaded.database_location();
+        let repository = match Repository::open(&location).await {
+            Ok(repository) => repository,
+            Err(err) => {
+                eprintln!("error: {err}");
+                return Outcome::Partial;
+            }
+        };
+        let grpc = match TcpListener::bind(loaded.config.listen.grpc).await {
+            Ok(listener) => listener,
+            Err(err) => {
+                eprintln!("error: listen.grpc {}: {err}", loaded.config.listen.grpc);
+                return Outcome::Partial;
+            }
+        };
+        let metrics = match loaded.config.listen.metrics {
+            Some(address) => match TcpListener::bind(address).await {
+                Ok(listener) => Some(listener),
+                Err(err) => {
+                    eprintln!("error: listen.metrics {address}: {err}");
+                    return Outcome::Partial;
+                }
+            },
+            None => None,
+        };
+        // Print where we listen (port 0 resolved), so scripts and tests can find us.
+        let grpc_address = grpc.local_addr().ok();
+        let metrics_address = metrics.as_ref().and_then(|l| l.local_addr().ok());
+        tracing::info!(
+            grpc = ?grpc_address,
+            metrics = ?metrics_address,
+            sites = loaded.config.sites.len(),
+            "accelfed serve: listening"
+        );
+        if let Some(address) = grpc_address {
+            eprintln!("listening grpc {address}");
+        }
+        if let Some(address) = metrics_address {
+            eprintln!("listening metrics {address}");
+        }
+        let settings = ServeSettings {
+            repository,
+            tokens: Tokens::new(
+                loaded
+                    .config
+                    .sites
+                    .iter()
+                    .map(|(site, entry)| (site.clone(), entry.token_sha256)),
+            ),
+            certificate_pem,
+            key_pem,
+            max_batch: loaded.config.ingest.max_batch,
+        };
+        match serve(settings, grpc, metrics, shutdown_signal()).await {
+            Ok(()) => Outcome::Ok,
+            Err(err) => {
+                tracing::error!("{err}");
+                Outcome::Partial
+            }
+        }
+    })
+}
+
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = interrupt => {}
+                    _ = terminate.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = interrupt.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+    }
+    tracing::info!("stopping");
+}

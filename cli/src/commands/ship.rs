@@ -1,0 +1,135 @@
+//! `accelfed ship`: the spool's pending records to the central repository, oldest first.
+
+use std::time::Duration;
+
+use accelfed_accounting::ship::{Backoff, Client, ClientSettings, ShipOptions, ship, verify};
+use accelfed_accounting::spool::{ShipLimits, Spool};
+use accelfed_provider::config::Config;
+
+use super::meter::{resolve, spool_path};
+use crate::args::ShipArgs;
+use crate::exit::Outcome;
+
+pub fn run(args: &ShipArgs) -> Outcome {
+    let loaded = match Config::load(&args.config) {
+        Ok(loaded) => loaded,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return Outcome::Config;
+        }
+    };
+    let Some(accounting) = &loaded.config.accounting else {
+        eprintln!(
+            "error: {}: no [accounting] table (see docs/configuration.md)",
+            args.config.display()
+        );
+        return Outcome::Config;
+    };
+    let Some(settings) = &accounting.ship else {
+        eprintln!(
+            "error: {}: no [accounting.ship] table (it names the repository; see docs/configuration.md)",
+            args.config.display()
+        );
+        return Outcome::Config;
+    };
+    let token_path = resolve(&args.config, &settings.token_file);
+    let token = match std::fs::read_to_string(&token_path) {
+        Ok(token) if !token.trim().is_empty() => token.trim().to_owned(),
+        Ok(_) => {
+            eprintln!(
+                "error: accounting.ship.token_file {}: empty",
+                token_path.display()
+            );
+            return Outcome::Config;
+        }
+        Err(err) => {
+            eprintln!(
+                "error: accounting.ship.token_file {}: {err}",
+                token_path.display()
+            );
+            return Outcome::Config;
+        }
+    };
+    let ca_pem = match &settings.ca {
+        Some(ca) => {
+            let path = resolve(&args.config, ca);
+            match std::fs::read(&path) {
+                Ok(pem) => Some(pem),
+                Err(err) => {
+                    eprintln!("error: accounting.ship.ca {}: {err}", path.display());
+                    return Outcome::Config;
+                }
+            }
+        }
+        None => None,
+    };
+    let client_settings = ClientSettings {
+        endpoint: settings.endpoint.clone(),
+        ca_pem,
+        token,
+        timeout: Duration::from_secs(settings.timeout_s.max(1)),
+    };
+    let options = ShipOptions {
+        limits: ShipLimits {
+            max_records: settings.batch_size,
+            ..ShipLimits::default()
+        },
+        backoff: Backoff {
+            attempts: settings.attempts,
+            initial: Duration::from_millis(settings.backoff_initial_ms),
+            max: Duration::from_millis(settings.backoff_max_ms.max(settings.backoff_initial_ms)),
+        },
+    };
+    let runtime = match super::runtime() {
+        Ok(runtime) => runtime,
+        Err(outcome) => return outcome,
+    };
+    let mut spool = match Spool::open(spool_path(&args.config, accounting)) {
+        Ok(spool) => spool,
+        Err(err) => {
+            tracing::error!("{err}");
+            return Outcome::Partial;
+        }
+    };
+    let result = runtime.block_on(async {
+        let mut client = Client::new(&client_settings)?;
+        if args.verify {
+            let found = verify(&mut spool, &mut client).await?;
+            tracing::info!(
+                months = found.resent.len(),
+                records = found.reopened,
+                "verified against the repository"
+            );
+        }
+        ship(&mut spool, &mut client, &options).await
+    });
+    match result {
+        Ok(report) => {
+            let depth = spool.depth().unwrap_or(0);
+            tracing::info!(
+                batches = report.batches,
+                acknowledged = report.acknowledged,
+                rejected = report.rejected.len(),
+                retries = report.retries,
+                pending = depth,
+                "shipped"
+            );
+            for id in &report.oversized {
+                tracing::error!(record = %id, "too large for any batch; left in the spool");
+            }
+            if report.rejected.is_empty() && report.oversized.is_empty() {
+                Outcome::Ok
+            } else {
+                Outcome::Partial
+            }
+        }
+        Err(err @ accelfed_accounting::ship::ShipError::Settings { .. }) => {
+            eprintln!("error: {err}");
+            Outcome::Config
+        }
+        Err(err) => {
+            tracing::error!("{err}");
+            Outcome::Partial
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! The `[accounting]` table of the site's file: where `accelfed meter` keeps its spool, an optional
+//! file of manual usage, and where `accelfed ship` sends the records. Relative paths are relative
+//! to the configuration file.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Deserializer};
+
+/// `[accounting]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccountingConfig {
+    /// The spool (an SQLite file, created if missing) holding records until the repository has
+    /// acknowledged them. Keep it on local disk, not NFS.
+    #[serde(default = "default_spool")]
+    pub spool: PathBuf,
+    /// Usage no meter can read (bare-metal GPU nodes handed to a VO): a JSON-lines file of
+    /// observations, see docs/formats/usage-observations.md. Metered on every run.
+    #[serde(default)]
+    pub observations: Option<PathBuf>,
+    /// The central repository. Needed by `accelfed ship`, not by `accelfed meter`.
+    #[serde(default)]
+    pub ship: Option<ShipConfig>,
+}
+
+fn default_spool() -> PathBuf {
+    PathBuf::from("/var/lib/accelfed/spool.sqlite")
+}
+
+/// `[accounting.ship]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShipConfig {
+    /// The repository's gRPC endpoint, `https://host:port` (TLS only).
+    #[serde(deserialize_with = "https")]
+    pub endpoint: String,
+    /// A file holding the site's token (one line; readable by the accelfed user only). The token
+    /// itself never goes into this file.
+    pub token_file: PathBuf,
+    /// PEM file of the CA that signed the repository's certificate; left out: the system's roots.
+    #[serde(default)]
+    pub ca: Option<PathBuf>,
+    /// Records per batch (1..=50000). Must not exceed the repository's `ingest.max_batch`.
+    #[serde(default = "default_batch_size", deserialize_with = "batch_size")]
+    pub batch_size: usize,
+    /// Calls per batch before `ship` gives up until its next run (at least 1).
+    #[serde(default = "default_attempts", deserialize_with = "attempts")]
+    pub attempts: u32,
+    /// Delay before the first retry, in milliseconds; doubles per retry, with jitter.
+    #[serde(default = "default_backoff_initial_ms")]
+    pub backoff_initial_ms: u64,
+    /// The longest delay between retries, in milliseconds.
+    #[serde(default = "default_backoff_max_ms")]
+    pub backoff_max_ms: u64,
+    /// Seconds one call may take, connecting included.
+    #[serde(default = "default_timeout_s")]
+    pub timeout_s: u64,
+}
+
+fn default_batch_size() -> usize {
+    500
+}
+fn default_attempts() -> u32 {
+    8
+}
+fn default_backoff_initial_ms() -> u64 {
+    1_000
+}
+fn default_backoff_max_ms() -> u64 {
+    60_000
+}
+fn default_timeout_s() -> u64 {
+    60
+}
+
+fn https<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    let value = String::deserialize(deserializer)?;
+    if !value.starts_with("https://") || value.len() <= "https://".len() {
+        return Err(serde::de::Error::custom(format!(
+            "endpoint must be an https:// URL (records are only shipped over TLS), got {value:?}"
+        )));
+    }
+    Ok(value)
+}
+
+fn batch_size<'de, D: Deserializer<'de>>(deserializer: D) -> Result<usize, D::Error> {
+    let value = usize::deserialize(deserializer)?;
+    if !(1..=50_000).contains(&value) {
+        return Err(serde::de::Error::custom(format!(
+            "batch_size must be 1..=50000, got {value}"
+        )));
+    }
+    Ok(value)
+}
+
+fn attempts<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
+    let value = u32::deserialize(deserializer)?;
+    if value == 0 {
+        return Err(serde::de::Error::custom("attempts must be at least 1"));
+    }
+    Ok(value)
+}
