@@ -1,0 +1,187 @@
+//! `accelfed meter` on a Slurm site, as cron runs it:
+//!
+//! * against a real Slurm 22.05 with accounting (the harness in `accelfed_tests::slurm`): after GPU
+//!   jobs of two VOs ran, the spool holds one record per job whose GPU-seconds per VO equal
+//!   `sum(ElapsedRaw x gres/gpu)` from `sacct -X -P -o Account,ElapsedRaw,AllocTRES`;
+//! * with a `sacct` that prints jobs and then fails: exit status 1, the error names the command, its
+//!   exit status and stderr, and nothing is written to the spool.
+//!
+//! A Slurm that cannot start fails this test (with its logs), never skips it.
+
+// A failing call here is the test failing; its error (the daemons' logs included) is the message.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use accelfed_accounting::spool::Spool;
+use accelfed_tests::slurm::Slurm;
+
+fn site_toml(dir: &Path, slurm_section: &str) -> PathBuf {
+    let text = format!(
+        "[site]\nname = \"TEST-SLURM-METER\"\n\n[accounting]\nspool = \"spool.sqlite\"\n\n\
+         [[slurm]]\nid = \"hpc\"\n{slurm_section}\
+         [slurm.gpu_types]\na100 = {{ model = \"NVIDIA A100-SXM4-80GB\", memory_mb = 81920 }}\n\
+         [slurm.accounts]\n\"vo.atlas\" = {{ vo = \"atlas\", fqan = \"/atlas\" }}\n\"vo.cms\" = \"cms\"\n"
+    );
+    let path = dir.join("site.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn meter(config: &Path, since: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_accelfed"))
+        .args(["meter", "--config"])
+        .arg(config)
+        .args(["--since", since])
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap()
+}
+
+/// GPU-seconds per VO and the record names in the spool.
+fn spooled(spool: &Path) -> (BTreeMap<String, u64>, Vec<String>) {
+    let spool = Spool::open(spool).unwrap();
+    let mut sums = BTreeMap::new();
+    let mut names = Vec::new();
+    for pending in spool.pending(10_000).unwrap() {
+        let record = pending.record;
+        let vo = record
+            .vo
+            .as_ref()
+            .map_or("none".to_owned(), |v| v.to_string());
+        *sums.entry(vo).or_insert(0) +=
+            record.count.as_whole().unwrap() * record.available_duration;
+        names.push(record.associated_record.to_string());
+    }
+    names.sort();
+    (sums, names)
+}
+
+/// Slurm's own truth: sum(ElapsedRaw x gres/gpu) per account over allocations (`-X`).
+fn sacct_gpu_seconds(slurm: &Slurm) -> BTreeMap<String, u64> {
+    let text = slurm
+        .run(
+            "sacct",
+            &[
+                "-a",
+                "-X",
+                "-P",
+                "-n",
+                "-o",
+                "Account,ElapsedRaw,AllocTRES",
+                "--starttime",
+                "2000-01-01",
+            ],
+        )
+        .unwrap();
+    let mut sums = BTreeMap::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let fields: Vec<&str> = line.split('|').collect();
+        let elapsed: u64 = fields[1].parse().unwrap();
+        let gpus: u64 = fields[2]
+            .split(',')
+            .find_map(|t| t.strip_prefix("gres/gpu="))
+            .map_or(0, |n| n.parse().unwrap());
+        let vo = match fields[0] {
+            "vo.atlas" => "atlas",
+            "vo.cms" => "cms",
+            other => panic!("unexpected account {other}"),
+        };
+        *sums.entry(vo.to_owned()).or_insert(0) += elapsed * gpus;
+    }
+    sums
+}
+
+#[test]
+fn meter_spools_a_real_slurms_gpu_seconds_per_vo_as_sacct_counts_them() {
+    let mut slurm = Slurm::start().unwrap_or_else(|err| panic!("{err}"));
+    let dir = tempfile::tempdir().unwrap();
+    let config = site_toml(
+        dir.path(),
+        &format!(
+            "cluster = \"{}\"\n[slurm.cli]\nslurm_conf = {:?}\ntimeout_s = 30\n",
+            slurm.layout.cluster,
+            slurm.slurm_conf()
+        ),
+    );
+    let since = (chrono::Utc::now() - chrono::Duration::hours(1))
+        .format("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    let alice = slurm
+        .submit("af-alice", &["--gres=gpu:a100:2", "--wrap", "sleep 6"])
+        .unwrap();
+    let bob = slurm
+        .submit("af-bob", &["--gpus=1", "--wrap", "sleep 4"])
+        .unwrap();
+    let cpu_only = slurm.submit("af-bob", &["--wrap", "sleep 1"]).unwrap();
+    slurm
+        .wait_all_done(Duration::from_secs(120))
+        .unwrap_or_else(|err| panic!("{err}"));
+
+    let out = meter(&config, &since);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let truth = sacct_gpu_seconds(&slurm);
+    assert!(
+        truth["atlas"] >= 2 * 6 && truth["cms"] >= 4,
+        "sacct: {truth:?}"
+    );
+    let (sums, names) = spooled(&dir.path().join("spool.sqlite"));
+    assert_eq!(sums, truth, "GPU-seconds per VO in the spool vs sacct");
+    let cluster = &slurm.layout.cluster;
+    let mut expected = vec![format!("{cluster}:{alice}"), format!("{cluster}:{bob}")];
+    expected.sort();
+    assert_eq!(
+        names, expected,
+        "one record per GPU job, none for {cpu_only}"
+    );
+
+    // Metering again replaces, never adds.
+    let out = meter(&config, &since);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(spooled(&dir.path().join("spool.sqlite")).0, truth);
+}
+
+#[test]
+fn a_failing_sacct_fails_the_run_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../provider/tests/fixtures/slurm/v0.0.38/sacct.json");
+    let sacct = bin.join("sacct");
+    std::fs::write(
+        &sacct,
+        format!(
+            "#!/bin/sh\ncat {}\necho 'sacct: error: slurmdbd: Connection refused' >&2\nexit 1\n",
+            fixture.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&sacct, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = site_toml(
+        dir.path(),
+        &format!("[slurm.cli]\nbin_dir = {bin:?}\ntimeout_s = 10\n"),
+    );
+    let out = meter(&config, "2026-01-01");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("sacct --json"), "{stderr}");
+    assert!(stderr.contains("exit status: 1"), "{stderr}");
+    assert!(stderr.contains("slurmdbd: Connection refused"), "{stderr}");
+    let spool = dir.path().join("spool.sqlite");
+    if spool.exists() {
+        assert!(
+            Spool::open(&spool).unwrap().is_empty().unwrap(),
+            "records were written"
+        );
+    }
+}
