@@ -267,8 +267,15 @@ up() {
   # ready when placement holds both hosts' GPU providers (4 PCI + 2 VGPU children, 2 roots)
   for _ in $(seq 180); do
     for c in v100 a100; do running "$D/run/compute-$c.pid" || { say "nova-compute $c died"; return 1; }; done
-    $NM cell_v2 discover_hosts > /dev/null 2>> "$D/log/bootstrap.err" || true
-    [ "$(ACCELFED_OS_PORT=$PORT /usr/bin/python3 "$HERE/register.py" "$PASS" --count-providers)" -ge 8 ] && { say "up"; return 0; }
+    # discover_hosts maps only the compute nodes already registered: map again after the
+    # providers appear and insist on both hosts, or the scheduler may pick an unmapped host
+    # (HostMappingNotFound puts the server in ERROR).
+    [ "$(ACCELFED_OS_PORT=$PORT /usr/bin/python3 "$HERE/register.py" "$PASS" --count-providers)" -ge 8 ] && {
+      $NM cell_v2 discover_hosts > /dev/null 2>> "$D/log/bootstrap.err" || true
+      local hosts
+      hosts=$($NM cell_v2 list_hosts 2>> "$D/log/bootstrap.err" || true)
+      if grep -q gpu-v100-01 <<< "$hosts" && grep -q gpu-a100-01 <<< "$hosts"; then say "up"; return 0; fi
+    }
     sleep 2
   done
   say "resource providers never appeared"; return 1
