@@ -9,6 +9,7 @@ mod capacity;
 mod cloud;
 mod computing;
 pub mod entity;
+pub mod from_json;
 pub mod ids;
 #[cfg(any(test, feature = "test-support"))]
 pub mod sample;
