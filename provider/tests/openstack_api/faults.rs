@@ -1,0 +1,463 @@
+//! Bad input and faults (issue 6, item 6), each against the fake cloud of `server.rs`: Keystone
+//! down or refusing, a token that expires mid-run, 5xx and timeouts from one service, one project's
+//! listing failing, malformed flavor extra specs. Each is named (service and URL, flavor or
+//! project), nothing crashes, and no count is silently wrong: what cannot be read is left out and
+//! said, never guessed. A failure reaches [`accelfed_provider::Gathered::failures`], which is what
+//! makes `accelfed provide` exit 1 while it still publishes the rest.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde_json::json;
+
+use accelfed_provider::gather;
+use accelfed_provider::openstack::{OpenstackError, Provided, observe, provide};
+use accelfed_schemas::glue::Service;
+use accelfed_schemas::gpu::GpuCount;
+use accelfed_schemas::names::SiteName;
+
+use super::server::{Behaviour, FakeCloud, Fault, PASSWORD, clouds_yaml};
+use super::{setup, setup_with, site};
+
+const ATLAS: &str = "390d564ccd6c4875a2cd4d698a7bc9d0";
+
+fn at(text: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(text).unwrap().into()
+}
+
+/// `(total, used, free)` of each GPU kind of the cloud's manager.
+fn capacity(provided: &Provided) -> BTreeMap<String, (GpuCount, GpuCount, GpuCount)> {
+    provided
+        .mapped
+        .service
+        .manager
+        .accelerators
+        .iter()
+        .map(|a| {
+            (
+                a.local_id.to_string(),
+                (a.capacity.total, a.capacity.used, a.capacity.free),
+            )
+        })
+        .collect()
+}
+
+/// Placement's truth in the recorded cloud.
+fn recorded_capacity() -> BTreeMap<String, (GpuCount, GpuCount, GpuCount)> {
+    let n = GpuCount::whole;
+    BTreeMap::from([
+        ("a100-sxm4-40gb.vgpu".to_owned(), (n(16), n(3), n(13))),
+        (
+            "tesla-v100-pcie-16gb.passthrough".to_owned(),
+            (n(4), n(3), n(1)),
+        ),
+    ])
+}
+
+fn gpu_vms(provided: &Provided) -> (usize, f64) {
+    let usage = &provided.mapped.usage;
+    (usage.len(), usage.iter().map(|u| u.count().get()).sum())
+}
+
+async fn fake(behaviour: Behaviour) -> FakeCloud {
+    FakeCloud::start(behaviour).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fake_cloud_reads_like_the_recorded_one() {
+    let cloud = fake(Behaviour::default()).await;
+    let setup = setup(&cloud, 5);
+    let provided = provide(&setup.config, None).await.unwrap();
+    assert!(provided.failures.is_empty(), "{:?}", provided.failures);
+    assert!(
+        provided.mapped.warnings.is_empty(),
+        "{:?}",
+        provided.mapped.warnings
+    );
+    assert_eq!(capacity(&provided), recorded_capacity());
+    assert_eq!(gpu_vms(&provided), (5, 6.0));
+    let service = &provided.mapped.service;
+    assert_eq!(service.shares.len(), 2);
+    assert!(service.shares.iter().all(|s| s.max_vm == Some(10)));
+    assert_eq!(
+        service.images[0].cuda_version.as_ref().unwrap().as_str(),
+        "12.2"
+    );
+    assert_eq!(service.endpoints[0].health_state.as_str(), "ok");
+    assert_eq!(cloud.seen.lock().unwrap().tokens, 1);
+    // the client asked for the newest microversion it knows
+    assert!(cloud.count("GET /compute/v2.1/servers/detail?all_tenants=1&limit=1000") == 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keystone_down_fails_this_cloud_only_and_the_site_still_publishes() {
+    // a port nobody listens on
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let setup = setup_with(&clouds_yaml(&base, PASSWORD), 2);
+
+    let err = provide(&setup.config, None).await.unwrap_err();
+    assert!(
+        matches!(err, OpenstackError::Auth { retry: true, .. }),
+        "{err:?}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!("keystone {base}/identity/v3/auth/tokens"))
+            && text.contains("cannot connect")
+            && text.contains("retry may help"),
+        "{text}"
+    );
+
+    // the meter writes nothing of this cloud rather than a partial month
+    let site_name = SiteName::new("TEST-SITE").unwrap();
+    let metered = observe(
+        &setup.config,
+        &site_name,
+        at("2026-11-01T00:00:00Z"),
+        at("2026-11-22T06:00:00Z"),
+    )
+    .await;
+    assert!(matches!(metered, Err(OpenstackError::Auth { .. })));
+
+    // the site's other services are still published; the failure makes `provide` exit 1
+    let gathered = gather(&site(&setup), Utc::now()).await.unwrap();
+    assert_eq!(
+        gathered.snapshot.services.len(),
+        2,
+        "the two static services"
+    );
+    assert_eq!(gathered.failures.len(), 1);
+    assert_eq!(
+        gathered.failures[0].provider,
+        "openstack \"research-cloud\""
+    );
+    assert!(gathered.failures[0].message.contains("keystone"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keystone_refusing_says_whether_a_retry_can_help() {
+    let cloud = fake(Behaviour::default()).await;
+    let wrong = setup_with(&cloud.clouds_yaml("not-the-password"), 2);
+    let err = provide(&wrong.config, None).await.unwrap_err();
+    assert!(
+        matches!(err, OpenstackError::Auth { retry: false, .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("HTTP 401"), "{err}");
+    assert!(
+        !err.to_string().contains("not-the-password"),
+        "no secret in messages"
+    );
+
+    let failing = fake(Behaviour {
+        faults: vec![("/auth/tokens".into(), Fault::Status(503))],
+        ..Behaviour::default()
+    })
+    .await;
+    let err = provide(&setup(&failing, 2).config, None).await.unwrap_err();
+    assert!(
+        matches!(err, OpenstackError::Auth { retry: true, .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("HTTP 503"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_token_is_renewed_once_and_the_run_goes_on() {
+    // the first token expires after 6 requests, in the middle of the fan-out
+    let cloud = fake(Behaviour {
+        expire_token_after: Some(6),
+        ..Behaviour::default()
+    })
+    .await;
+    let setup = setup(&cloud, 5);
+    let provided = provide(&setup.config, None).await.unwrap();
+    assert!(provided.failures.is_empty(), "{:?}", provided.failures);
+    assert_eq!(capacity(&provided), recorded_capacity());
+    assert_eq!(gpu_vms(&provided), (5, 6.0));
+    let seen = cloud.seen.lock().unwrap();
+    assert!(seen.unauthorized >= 1, "the token did expire");
+    assert_eq!(
+        seen.tokens, 2,
+        "one re-authentication for all refused requests"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_refused_again_after_renewal_fails_instead_of_looping() {
+    let cloud = fake(Behaviour {
+        refuse_all_tokens: true,
+        ..Behaviour::default()
+    })
+    .await;
+    let err = provide(&setup(&cloud, 5).config, None).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            OpenstackError::Http {
+                status: 401,
+                retry: false,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().starts_with("nova http://"), "{err}");
+    // every request was tried at most twice: once, and once after re-authenticating
+    let seen = cloud.seen.lock().unwrap();
+    let mut tries: BTreeMap<&str, usize> = BTreeMap::new();
+    for request in seen.requests.iter().filter(|r| r.starts_with("GET")) {
+        *tries.entry(request).or_default() += 1;
+    }
+    assert!(tries.values().all(|n| *n <= 2), "{tries:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn placement_failing_leaves_capacity_out_and_publishes_the_rest() {
+    let cloud = fake(Behaviour {
+        faults: vec![(
+            "GET /placement/resource_providers".into(),
+            Fault::Status(503),
+        )],
+        ..Behaviour::default()
+    })
+    .await;
+    let setup = setup(&cloud, 5);
+    let provided = provide(&setup.config, None).await.unwrap();
+    assert_eq!(provided.failures.len(), 1, "{:?}", provided.failures);
+    let failure = &provided.failures[0];
+    assert!(
+        failure.starts_with(&format!(
+            "placement {}/placement/resource_providers: HTTP 503",
+            cloud.base
+        )) && failure.contains("retry may help"),
+        "{failure}"
+    );
+    let service = &provided.mapped.service;
+    // no capacity rather than a wrong one; flavors, shares and VMs are still there
+    assert!(service.manager.accelerators.is_empty());
+    assert_eq!(service.shares.len(), 2);
+    assert!(service.shares.iter().all(|s| s.accelerators.is_empty()));
+    assert_eq!(
+        service
+            .instance_types
+            .iter()
+            .filter(|t| t.accelerator.is_some())
+            .count(),
+        3
+    );
+    assert_eq!(gpu_vms(&provided), (5, 6.0));
+    assert_eq!(service.endpoints[0].health_state.as_str(), "warning");
+    assert!(
+        service.endpoints[0]
+            .health_state_info
+            .as_ref()
+            .unwrap()
+            .as_str()
+            .contains("placement")
+    );
+
+    // through the site: the cloud is published and the failure makes the run exit 1
+    let gathered = gather(&site(&setup), Utc::now()).await.unwrap();
+    assert_eq!(gathered.snapshot.services.len(), 3);
+    assert_eq!(gathered.failures.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_that_times_out_is_named_and_the_others_publish() {
+    let cloud = fake(Behaviour {
+        faults: vec![(
+            "GET /image/v2/images".into(),
+            Fault::Delay(Duration::from_secs(4)),
+        )],
+        ..Behaviour::default()
+    })
+    .await;
+    let setup = setup(&cloud, 1);
+    let provided = provide(&setup.config, None).await.unwrap();
+    assert_eq!(provided.failures.len(), 1, "{:?}", provided.failures);
+    assert!(
+        provided.failures[0].starts_with(&format!("glance {}/image/v2/images", cloud.base))
+            && provided.failures[0].contains("timed out"),
+        "{}",
+        provided.failures[0]
+    );
+    assert!(provided.mapped.service.images.is_empty());
+    assert_eq!(capacity(&provided), recorded_capacity());
+    assert_eq!(gpu_vms(&provided), (5, 6.0));
+
+    // one slow Placement provider: capacity left out, not summed without it
+    let slow = fake(Behaviour {
+        faults: vec![(
+            "/resource_providers/fc26e546-0ddc-4853-8886-71783573879a/inventories".into(),
+            Fault::Delay(Duration::from_secs(4)),
+        )],
+        ..Behaviour::default()
+    })
+    .await;
+    let provided = provide(&super::setup(&slow, 1).config, None).await.unwrap();
+    assert_eq!(provided.failures.len(), 1, "{:?}", provided.failures);
+    assert!(provided.failures[0].contains("fc26e546-0ddc-4853-8886-71783573879a/inventories"));
+    assert!(provided.mapped.service.manager.accelerators.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nova_failing_fails_the_cloud_and_the_site_still_publishes() {
+    let cloud = fake(Behaviour {
+        faults: vec![(
+            "GET /compute/v2.1/servers/detail".into(),
+            Fault::Status(500),
+        )],
+        ..Behaviour::default()
+    })
+    .await;
+    let setup = setup(&cloud, 5);
+    let err = provide(&setup.config, None).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            OpenstackError::Http {
+                status: 500,
+                retry: true,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string()
+            .contains("Internal Server Error (injected by the test)")
+    );
+    let gathered = gather(&site(&setup), Utc::now()).await.unwrap();
+    assert_eq!(gathered.snapshot.services.len(), 2);
+    assert_eq!(gathered.failures.len(), 1);
+    assert!(gathered.failures[0].message.contains("/servers/detail"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_whose_listing_fails_has_its_share_marked() {
+    let cloud = fake(Behaviour {
+        faults: vec![(format!("/os-quota-sets/{ATLAS}"), Fault::Status(500))],
+        ..Behaviour::default()
+    })
+    .await;
+    let setup = setup(&cloud, 5);
+    let provided = provide(&setup.config, None).await.unwrap();
+    assert_eq!(provided.failures.len(), 1, "{:?}", provided.failures);
+    assert!(provided.failures[0].starts_with(&format!("project {ATLAS}: nova ")));
+    let service = &provided.mapped.service;
+    let share = |vo: &str| {
+        service
+            .shares
+            .iter()
+            .find(|s| s.access.vo.as_str() == vo)
+            .unwrap()
+    };
+    // atlas: what could not be read is absent, not zero; cms is whole
+    assert_eq!(
+        (share("atlas").max_vm, share("atlas").running_vm),
+        (None, None)
+    );
+    assert_eq!(
+        (share("cms").max_vm, share("cms").running_vm),
+        (Some(10), Some(3))
+    );
+    assert!(service.other_info["degraded_shares"].starts_with(ATLAS));
+    assert_eq!(capacity(&provided), recorded_capacity());
+
+    // the rendered document still validates and carries both shares
+    let gathered = gather(&site(&setup), Utc::now()).await.unwrap();
+    let cloud_service = gathered
+        .snapshot
+        .services
+        .iter()
+        .find_map(|s| match s {
+            Service::Cloud(c) if c.local_id.as_str() == "research-cloud" => Some(c),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(cloud_service.shares.len(), 2);
+
+    // Keystone's project list failing: no share can be attributed, and that is said
+    let cloud = fake(Behaviour {
+        faults: vec![("GET /identity/v3/projects".into(), Fault::Status(503))],
+        ..Behaviour::default()
+    })
+    .await;
+    let provided = provide(&super::setup(&cloud, 5).config, None)
+        .await
+        .unwrap();
+    assert!(provided.mapped.service.shares.is_empty());
+    assert!(
+        provided.failures[0].starts_with("keystone "),
+        "{:?}",
+        provided.failures
+    );
+    assert_eq!(capacity(&provided), recorded_capacity());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_extra_specs_are_named_and_never_counted() {
+    let flavor = |id: &str, name: &str, specs: serde_json::Value| {
+        json!({"id": id, "name": name, "ram": 8192, "disk": 40, "swap": "",
+            "OS-FLV-EXT-DATA:ephemeral": 0, "OS-FLV-DISABLED:disabled": false, "vcpus": 4,
+            "os-flavor-access:is_public": true, "rxtx_factor": 1.0, "links": [],
+            "description": null, "extra_specs": specs})
+    };
+    let garbage = json!({"pci_passthrough:alias": "garbage"});
+    let many = json!({"Accelerator:Type": "GPU", "Accelerator:Vendor": "NVIDIA",
+        "Accelerator:Model": "A100", "Accelerator:Number": "many"});
+    let server = json!({
+        "id": "0e9a7c55-5d1e-4a8e-9d43-2f1f3c6e0b11", "name": "atlas-bad-1", "status": "ACTIVE",
+        "tenant_id": ATLAS, "user_id": "a24cbe8c1d5648da830f405359b47a8a",
+        "flavor": {"vcpus": 4, "ram": 8192, "disk": 40, "ephemeral": 0, "swap": 0,
+            "original_name": "bad.number", "extra_specs": many.clone()},
+        "created": "2026-11-22T03:40:00Z", "updated": "2026-11-22T03:40:00Z",
+        "OS-SRV-USG:launched_at": "2026-11-22T03:40:05.000000", "OS-SRV-USG:terminated_at": null,
+        "OS-EXT-SRV-ATTR:host": "gpu-a100-01"});
+    let cloud = fake(Behaviour {
+        extra_flavors: vec![
+            flavor("5b7e2a0c-1f2d-4c1e-8f3a-6d5e4c3b2a10", "bad.alias", garbage),
+            flavor("7c1d3e5f-2a4b-4d6c-9e8f-0a1b2c3d4e5f", "bad.number", many),
+        ],
+        extra_servers: vec![server],
+        ..Behaviour::default()
+    })
+    .await;
+    let provided = provide(&setup(&cloud, 5).config, None).await.unwrap();
+    // bad input is not a failure of the cloud: exit 0, with warnings naming each flavor
+    assert!(provided.failures.is_empty(), "{:?}", provided.failures);
+    let warnings = &provided.mapped.warnings;
+    let named = |flavor: &str, what: &str| {
+        warnings
+            .iter()
+            .any(|w| w.starts_with(&format!("flavor {flavor:?}: ")) && w.contains(what))
+    };
+    assert!(
+        named("bad.alias", "\"garbage\" is not alias:count"),
+        "{warnings:?}"
+    );
+    assert!(
+        named(
+            "bad.number",
+            "Accelerator:Number=\"many\" is not a GPU count"
+        ),
+        "{warnings:?}"
+    );
+    // both flavors are published without a GPU rather than with a guessed one
+    let types: BTreeMap<&str, bool> = provided
+        .mapped
+        .service
+        .instance_types
+        .iter()
+        .map(|t| (t.name.as_str(), t.accelerator.is_some()))
+        .collect();
+    assert!(!types["bad.alias"]);
+    assert!(!types["bad.number"]);
+    // the VM on the unreadable flavor holds no counted GPU; Placement's truth is untouched
+    assert_eq!(gpu_vms(&provided), (5, 6.0));
+    assert_eq!(capacity(&provided), recorded_capacity());
+}
