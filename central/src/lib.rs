@@ -11,6 +11,7 @@ pub mod auth;
 pub mod config;
 pub mod ingest;
 pub mod metrics;
+pub mod registry;
 pub mod serve;
 
 pub use config::{CentralConfig, CentralConfigError, LoadedCentral};
