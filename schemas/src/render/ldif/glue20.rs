@@ -23,15 +23,20 @@ use crate::glue::entity::{Class, Entity};
 use super::classes20::{self, execution_environment};
 use super::entry::LdapEntry;
 use super::gpu_info;
-use super::mapping::{Extra, Mapping, Mappings, UNKNOWN_TEXT};
+use super::mapping::{Extra, Mapping, Mappings, Stamp, UNKNOWN_TEXT};
 use super::tree;
 
 /// Hands each entry of `snapshot` (whose entities are `entities`) in GLUE 2.0 mode to `sink`, in
 /// order.
 pub fn entries(snapshot: &SiteSnapshot, entities: &[Entity], sink: impl FnMut(LdapEntry<'_>)) {
+    entries_stamped(entities, &tree::stamp(snapshot), sink);
+}
+
+/// [`entries`] for entities that come with their own stamp rather than a snapshot's.
+pub fn entries_stamped(entities: &[Entity], stamp: &Stamp, sink: impl FnMut(LdapEntry<'_>)) {
     let extras = extras(entities);
     let mappings = Mappings::new(mapping);
-    tree::entries(entities, &tree::stamp(snapshot), extras, &mappings, sink);
+    tree::entries(entities, stamp, extras, &mappings, sink);
 }
 
 /// GPU facts for each parent, and each cloud share's instance types (the model links them from the

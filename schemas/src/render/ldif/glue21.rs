@@ -8,21 +8,20 @@ use crate::glue::entity::{Class, Entity};
 
 use super::classes20;
 use super::entry::LdapEntry;
-use super::mapping::{Mapping, Mappings};
+use super::mapping::{Mapping, Mappings, Stamp};
 use super::schema21;
 use super::tree;
 
 /// Hands each entry of `snapshot` (whose entities are `entities`) in GLUE 2.1 mode to `sink`, in
 /// order.
 pub fn entries(snapshot: &SiteSnapshot, entities: &[Entity], sink: impl FnMut(LdapEntry<'_>)) {
+    entries_stamped(entities, &tree::stamp(snapshot), sink);
+}
+
+/// [`entries`] for entities that come with their own stamp rather than a snapshot's.
+pub fn entries_stamped(entities: &[Entity], stamp: &Stamp, sink: impl FnMut(LdapEntry<'_>)) {
     let mappings = Mappings::new(mapping);
-    tree::entries(
-        entities,
-        &tree::stamp(snapshot),
-        Vec::new(),
-        &mappings,
-        sink,
-    );
+    tree::entries(entities, stamp, Vec::new(), &mappings, sink);
 }
 
 fn mapping(class: Class) -> Option<Mapping> {

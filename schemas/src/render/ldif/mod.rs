@@ -83,6 +83,38 @@ pub fn entries_glue21(snapshot: &SiteSnapshot) -> Vec<LdapEntry<'static>> {
     out
 }
 
+/// The LDIF modes, for callers that choose one by configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LdifMode {
+    /// [`render_glue20`]: loads into a stock BDII.
+    Glue20,
+    /// [`render_glue21`]: needs `schemas/ldap/accelfed-glue21.schema`.
+    Glue21,
+}
+
+/// The entries of an entity list that was read back from a document rather than built from a
+/// snapshot (the federation registry holds sites' GLUE 2.1 JSON), every entry stamped with
+/// `creation_time` and `validity_s`. Same DNs and attributes as [`entries_glue20`] and
+/// [`entries_glue21`] give for the snapshot the entities came from.
+pub fn entries_of(
+    mode: LdifMode,
+    entities: &[Entity],
+    creation_time: &chrono::DateTime<chrono::Utc>,
+    validity_s: u64,
+) -> Vec<LdapEntry<'static>> {
+    let stamp = mapping::Stamp {
+        creation_time: entry::time(creation_time),
+        validity: validity_s.to_string(),
+    };
+    let mut out = Vec::new();
+    let sink = |entry: LdapEntry<'_>| out.push(entry.into_owned());
+    match mode {
+        LdifMode::Glue20 => glue20::entries_stamped(entities, &stamp, sink),
+        LdifMode::Glue21 => glue21::entries_stamped(entities, &stamp, sink),
+    }
+    out
+}
+
 /// Room for the LDIF of `entities`, a little more than either mode needs (about 1.3 KB an entity:
 /// an entry is ~1 KB with its long DN; GLUE 2.0 mode moves the accelerators' lines to their
 /// parents). Growing a 30 MB buffer instead copies it several times; room never written costs no
