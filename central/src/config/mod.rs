@@ -36,6 +36,9 @@ pub struct CentralConfig {
     /// The sites allowed to ship records, by GOCDB name, each with the SHA-256 of its token.
     #[serde(default)]
     pub sites: BTreeMap<SiteName, SiteEntry>,
+    /// The federation registry (served on `[listen] https`).
+    #[serde(default)]
+    pub registry: crate::registry::config::RegistryConfig,
 }
 
 /// `[listen]`.
@@ -48,6 +51,10 @@ pub struct ListenConfig {
     /// Left out: no metrics endpoint.
     #[serde(default)]
     pub metrics: Option<SocketAddr>,
+    /// The federation registry's HTTPS API (push and query), e.g. `0.0.0.0:8443`, with the `[tls]`
+    /// certificate. Left out: no registry.
+    #[serde(default)]
+    pub https: Option<SocketAddr>,
 }
 
 /// `[tls]`: PEM files; relative paths are relative to the configuration file.
@@ -129,6 +136,19 @@ impl LoadedCentral {
                 .display()
                 .to_string(),
         }
+    }
+
+    /// Where the registry keeps documents: the PostgreSQL URL, or `registry.sqlite` beside the
+    /// accounting SQLite file.
+    pub fn registry_location(&self) -> String {
+        if let Some(url) = &self.config.database.url {
+            return url.clone();
+        }
+        let accounting = PathBuf::from(self.database_location());
+        accounting
+            .with_file_name("registry.sqlite")
+            .display()
+            .to_string()
     }
 
     /// `path` relative to the configuration file's folder.

@@ -3,5 +3,18 @@
 //!
 //! * [`offer`]: the offers (cloud flavors and batch node types with GPUs) read from a site's
 //!   entities, and the [`offer::Filter`] every query form shares.
+//! * [`check`]: what a pushed document must pass (size, JSON, entities, schema, site).
+//! * [`store`]: the latest document per site and a history, SQLite or PostgreSQL.
+//! * [`index`]: the in-memory view queries read, rebuilt on push and swapped in whole.
+//! * [`registry`]: push and query over the three; [`http`] and [`https`]: the API.
 
+pub mod check;
+pub mod config;
+pub mod http;
+pub mod https;
+pub mod index;
+pub mod ldap;
 pub mod offer;
+pub mod registry;
+pub mod service;
+pub mod store;

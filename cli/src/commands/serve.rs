@@ -70,6 +70,53 @@ pub fn run(args: &ServeArgs) -> Outcome {
             },
             None => None,
         };
+        let https = match loaded.config.listen.https {
+            Some(address) => match TcpListener::bind(address).await {
+                Ok(listener) => Some(listener),
+                Err(err) => {
+                    eprintln!("error: listen.https {address}: {err}");
+                    return Outcome::Partial;
+                }
+            },
+            None => None,
+        };
+        let tokens = Tokens::new(
+            loaded
+                .config
+                .sites
+                .iter()
+                .map(|(site, entry)| (site.clone(), entry.token_sha256)),
+        );
+        // One stop signal for every listener.
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            shutdown_signal().await;
+            let _ = stop_tx.send(true);
+        });
+        let mut registry_task = None;
+        if let Some(listener) = https {
+            let address = listener.local_addr().ok();
+            match accelfed_central::registry::service::start(
+                &loaded.registry_location(),
+                &loaded.config.registry,
+                tokens.clone(),
+                &certificate_pem,
+                &key_pem,
+                listener,
+                stop_rx.clone(),
+            )
+            .await
+            {
+                Ok((_, task)) => registry_task = Some(task),
+                Err(err) => {
+                    eprintln!("error: {err}");
+                    return Outcome::Partial;
+                }
+            }
+            if let Some(address) = address {
+                eprintln!("listening https {address}");
+            }
+        }
         // Print where we listen (port 0 resolved), so scripts and tests can find us.
         let grpc_address = grpc.local_addr().ok();
         let metrics_address = metrics.as_ref().and_then(|l| l.local_addr().ok());
@@ -87,18 +134,20 @@ pub fn run(args: &ServeArgs) -> Outcome {
         }
         let settings = ServeSettings {
             repository,
-            tokens: Tokens::new(
-                loaded
-                    .config
-                    .sites
-                    .iter()
-                    .map(|(site, entry)| (site.clone(), entry.token_sha256)),
-            ),
+            tokens,
             certificate_pem,
             key_pem,
             max_batch: loaded.config.ingest.max_batch,
         };
-        match serve(settings, grpc, metrics, shutdown_signal()).await {
+        let mut grpc_stop = stop_rx;
+        let stopped = async move {
+            let _ = grpc_stop.wait_for(|stop| *stop).await;
+        };
+        let served = serve(settings, grpc, metrics, stopped).await;
+        if let Some(task) = registry_task {
+            let _ = task.await;
+        }
+        match served {
             Ok(()) => Outcome::Ok,
             Err(err) => {
                 tracing::error!("{err}");

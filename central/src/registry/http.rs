@@ -1,0 +1,175 @@
+//! The registry's HTTPS API (documented in `docs/registry-openapi.yaml`):
+//!
+//! * `PUT /registry/v1/document`: a site pushes its GLUE 2.1 JSON with `Authorization: Bearer
+//!   <token>`; the token decides the site.
+//! * `GET /registry/v1/offers?model=A100&min_gpus=4&vo=atlas&fresh=true`: offers, JSON.
+//! * `GET /registry/v1/broker?num_gpus=2&gpu_vendor=nvidia&gpu_model=a100&vo=atlas`: the smallest
+//!   fitting flavor per site.
+//! * `GET /registry/v1/sites`: every site with its freshness.
+//!
+//! Answers are JSON; errors are `{"error": "<reason>"}` with a 4xx status for the caller's mistakes
+//! and 503 when the database failed (try again).
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, put};
+use chrono::Utc;
+use serde::Serialize;
+
+use super::check::Rejection;
+use super::index::BrokerRequest;
+use super::offer::Filter;
+use super::registry::{PushError, Registry};
+use crate::auth::Tokens;
+
+/// What the handlers share.
+#[derive(Debug, Clone)]
+pub struct ApiState {
+    pub registry: Arc<Registry>,
+    pub tokens: Arc<Tokens>,
+    /// The largest body read; the registry's own limit decides, this only stops reading early.
+    pub max_body: usize,
+}
+
+/// The API's routes.
+pub fn router(state: ApiState) -> Router {
+    Router::new()
+        .route("/registry/v1/document", put(push))
+        .route("/registry/v1/offers", get(offers))
+        .route("/registry/v1/broker", get(broker))
+        .route("/registry/v1/sites", get(sites))
+        .layer(DefaultBodyLimit::disable())
+        .with_state(state)
+}
+
+fn json<T: Serialize>(status: StatusCode, value: &T) -> Response {
+    match serde_json::to_vec(value) {
+        Ok(body) => (status, [(header::CONTENT_TYPE, "application/json")], body).into_response(),
+        Err(error) => error_response(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string()),
+    }
+}
+
+fn error_response(status: StatusCode, reason: &str) -> Response {
+    #[derive(Serialize)]
+    struct Error<'a> {
+        error: &'a str,
+    }
+    let body = serde_json::to_vec(&Error { error: reason }).unwrap_or_default();
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+async fn push(State(state): State<ApiState>, headers: HeaderMap, body: Body) -> Response {
+    let authorization = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok());
+    let Some(site) = state.tokens.authenticate(authorization) else {
+        return error_response(
+            StatusCode::UNAUTHORIZED,
+            "missing or unknown bearer token (Authorization: Bearer <site token>)",
+        );
+    };
+    // One byte past the limit is enough to know the document is too large.
+    let body: Bytes = match axum::body::to_bytes(body, state.max_body.saturating_add(1)).await {
+        Ok(body) => body,
+        Err(_) => {
+            let reason = format!(
+                "document too large: more than {} bytes, the limit",
+                state.max_body
+            );
+            tracing::warn!(site = %site, "registry push refused: {reason}");
+            return error_response(StatusCode::PAYLOAD_TOO_LARGE, &reason);
+        }
+    };
+    match state.registry.push(site.as_str(), &body, Utc::now()).await {
+        Ok(report) => {
+            tracing::info!(site = %report.site, entities = report.entities, offers = report.offers, "registry document stored");
+            json(StatusCode::OK, &report)
+        }
+        Err(PushError::Rejected(rejection)) => {
+            tracing::warn!(site = %site, "registry push refused: {rejection}");
+            let status = match rejection {
+                Rejection::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+                Rejection::WrongSite { .. } => StatusCode::FORBIDDEN,
+                Rejection::InvalidJson(_) => StatusCode::BAD_REQUEST,
+                _ => StatusCode::UNPROCESSABLE_ENTITY,
+            };
+            error_response(status, &rejection.to_string())
+        }
+        Err(PushError::Store(error)) => {
+            tracing::error!(site = %site, "registry store: {error}");
+            error_response(StatusCode::SERVICE_UNAVAILABLE, &error.to_string())
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct OffersAnswer<'a> {
+    generated_at: chrono::DateTime<Utc>,
+    offers: &'a [super::offer::Offer],
+}
+
+async fn offers(
+    State(state): State<ApiState>,
+    filter: Result<Query<Filter>, QueryRejection>,
+) -> Response {
+    let Query(filter) = match filter {
+        Ok(filter) => filter,
+        Err(rejection) => return error_response(StatusCode::BAD_REQUEST, &rejection.body_text()),
+    };
+    let now = Utc::now();
+    let offers = state.registry.index().offers(&filter, now);
+    json(
+        StatusCode::OK,
+        &OffersAnswer {
+            generated_at: now,
+            offers: &offers,
+        },
+    )
+}
+
+async fn broker(
+    State(state): State<ApiState>,
+    request: Result<Query<BrokerRequest>, QueryRejection>,
+) -> Response {
+    let Query(request) = match request {
+        Ok(request) => request,
+        Err(rejection) => return error_response(StatusCode::BAD_REQUEST, &rejection.body_text()),
+    };
+    if !(request.num_gpus.is_finite() && request.num_gpus > 0.0) {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            "num_gpus must be a positive number",
+        );
+    }
+    let now = Utc::now();
+    let offers = state.registry.index().broker(&request, now);
+    json(
+        StatusCode::OK,
+        &OffersAnswer {
+            generated_at: now,
+            offers: &offers,
+        },
+    )
+}
+
+async fn sites(State(state): State<ApiState>) -> Response {
+    #[derive(Serialize)]
+    struct SitesAnswer {
+        generated_at: chrono::DateTime<Utc>,
+        sites: Vec<super::index::SiteStatus>,
+    }
+    let now = Utc::now();
+    json(
+        StatusCode::OK,
+        &SitesAnswer {
+            generated_at: now,
+            sites: state.registry.index().site_statuses(now),
+        },
+    )
+}

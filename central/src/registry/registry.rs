@@ -1,0 +1,120 @@
+//! The registry service: checks a push, stores it, and swaps in a new index; answers queries from
+//! the index.
+
+use std::sync::{Arc, RwLock};
+
+use chrono::{DateTime, Utc};
+use tokio::sync::Mutex;
+
+use accelfed_schemas::glue::from_json;
+
+use super::check::{Checker, Rejection};
+use super::index::{Index, SiteView};
+use super::store::{DocumentStore, StoreError, StoredDocument};
+
+/// How many documents of each site the history keeps, unless configured.
+pub const DEFAULT_KEEP_HISTORY: u32 = 100;
+/// The largest document accepted, unless configured: a site with thousands of flavors and node
+/// types renders a few megabytes.
+pub const DEFAULT_MAX_DOCUMENT_BYTES: usize = 16 * 1024 * 1024;
+
+/// Why a push failed. Either way the site's stored document is unchanged.
+#[derive(Debug, thiserror::Error)]
+pub enum PushError {
+    #[error("{0}")]
+    Rejected(#[from] Rejection),
+    #[error("{0}")]
+    Store(#[from] StoreError),
+}
+
+/// What a successful push stored.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PushReport {
+    pub site: String,
+    pub entities: usize,
+    pub offers: usize,
+    pub received_at: DateTime<Utc>,
+}
+
+#[derive(Debug)]
+pub struct Registry {
+    store: DocumentStore,
+    checker: Checker,
+    keep_history: u32,
+    index: RwLock<Arc<Index>>,
+    /// Pushes are applied one at a time, so two sites' swaps cannot lose each other.
+    push_lock: Mutex<()>,
+}
+
+impl Registry {
+    /// Opens the registry on `store`, loading every site's latest document into the index. A stored
+    /// document that no longer reads (a newer program wrote it) is left out with a warning.
+    pub async fn open(
+        store: DocumentStore,
+        checker: Checker,
+        keep_history: u32,
+    ) -> Result<Self, StoreError> {
+        let mut index = Index::default();
+        for stored in store.latest().await? {
+            match from_json::parse(stored.document.as_bytes()) {
+                Ok(parsed) => {
+                    index = index.with(SiteView::new(stored.site, stored.received_at, parsed));
+                }
+                Err(error) => {
+                    tracing::warn!(site = %stored.site, %error, "stored registry document does not read; left out");
+                }
+            }
+        }
+        Ok(Self {
+            store,
+            checker,
+            keep_history,
+            index: RwLock::new(Arc::new(index)),
+            push_lock: Mutex::new(()),
+        })
+    }
+
+    /// The current index; cheap (an `Arc` clone).
+    pub fn index(&self) -> Arc<Index> {
+        self.index
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    /// Checks and stores a document sent with `token_site`'s token.
+    pub async fn push(
+        &self,
+        token_site: &str,
+        body: &[u8],
+        now: DateTime<Utc>,
+    ) -> Result<PushReport, PushError> {
+        let parsed = self.checker.check(body, token_site)?;
+        let text = String::from_utf8_lossy(body).into_owned();
+        let _guard = self.push_lock.lock().await;
+        self.store
+            .put(
+                StoredDocument {
+                    site: token_site.to_owned(),
+                    received_at: now,
+                    document: text,
+                },
+                self.keep_history,
+            )
+            .await?;
+        let entities = parsed.entities.len();
+        let view = SiteView::new(token_site.to_owned(), now, parsed);
+        let offers = view.offers.len();
+        let next = Arc::new(self.index().with(view));
+        *self
+            .index
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = next;
+        Ok(PushReport {
+            site: token_site.to_owned(),
+            entities,
+            offers,
+            received_at: now,
+        })
+    }
+}

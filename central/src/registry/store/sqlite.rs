@@ -1,0 +1,128 @@
+//! The SQLite store. Calls block, so they run on tokio's blocking pool, behind one mutex (pushes are
+//! rare: one per site per provider run; queries never read the database).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rusqlite::{Connection, params};
+
+use super::{HistoryEntry, StoreError, StoredDocument, from_millis, millis};
+
+const SCHEMA: &str = "
+    PRAGMA journal_mode = WAL;
+    CREATE TABLE IF NOT EXISTS registry_latest (
+        site        TEXT    PRIMARY KEY,
+        received_at INTEGER NOT NULL,
+        document    TEXT    NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS registry_history (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        site        TEXT    NOT NULL,
+        received_at INTEGER NOT NULL,
+        document    TEXT    NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS registry_history_by_site ON registry_history (site, id);";
+
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    path: PathBuf,
+    conn: Arc<Mutex<Connection>>,
+}
+
+impl SqliteStore {
+    pub async fn open(path: &Path) -> Result<Self, StoreError> {
+        let path = path.to_path_buf();
+        let opened = path.clone();
+        let conn = tokio::task::spawn_blocking(move || {
+            let conn = Connection::open(&opened)?;
+            conn.busy_timeout(std::time::Duration::from_secs(10))?;
+            conn.execute_batch(SCHEMA)?;
+            Ok::<_, rusqlite::Error>(conn)
+        })
+        .await
+        .map_err(|e| StoreError::Worker(e.to_string()))?
+        .map_err(|source| StoreError::Sqlite {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Ok(Self {
+            path,
+            conn: Arc::new(Mutex::new(conn)),
+        })
+    }
+
+    pub async fn put(&self, document: StoredDocument, keep: u32) -> Result<(), StoreError> {
+        self.run(move |conn| {
+            let tx = conn.transaction()?;
+            let at = millis(document.received_at);
+            tx.execute(
+                "INSERT INTO registry_history (site, received_at, document) VALUES (?1, ?2, ?3)",
+                params![document.site, at, document.document],
+            )?;
+            tx.execute(
+                "INSERT INTO registry_latest (site, received_at, document) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (site) DO UPDATE SET received_at = excluded.received_at,
+                                                  document = excluded.document",
+                params![document.site, at, document.document],
+            )?;
+            tx.execute(
+                "DELETE FROM registry_history WHERE site = ?1 AND id NOT IN
+                   (SELECT id FROM registry_history WHERE site = ?1 ORDER BY id DESC LIMIT ?2)",
+                params![document.site, i64::from(keep.max(1))],
+            )?;
+            tx.commit()
+        })
+        .await
+    }
+
+    pub async fn latest(&self) -> Result<Vec<StoredDocument>, StoreError> {
+        self.run(|conn| {
+            let mut statement = conn
+                .prepare("SELECT site, received_at, document FROM registry_latest ORDER BY site")?;
+            let rows = statement.query_map([], |row| {
+                Ok(StoredDocument {
+                    site: row.get(0)?,
+                    received_at: from_millis(row.get(1)?),
+                    document: row.get(2)?,
+                })
+            })?;
+            rows.collect()
+        })
+        .await
+    }
+
+    pub async fn history(&self, site: String) -> Result<Vec<HistoryEntry>, StoreError> {
+        self.run(move |conn| {
+            let mut statement = conn.prepare(
+                "SELECT received_at, length(CAST(document AS BLOB)) FROM registry_history
+                 WHERE site = ?1 ORDER BY id DESC",
+            )?;
+            let rows = statement.query_map([site], |row| {
+                Ok(HistoryEntry {
+                    received_at: from_millis(row.get(0)?),
+                    bytes: u64::try_from(row.get::<_, i64>(1)?).unwrap_or(0),
+                })
+            })?;
+            rows.collect()
+        })
+        .await
+    }
+
+    async fn run<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let conn = Arc::clone(&self.conn);
+        tokio::task::spawn_blocking(move || {
+            // A failed transaction rolls back on drop, so a poisoned lock is safe to reuse.
+            let mut guard = conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            work(&mut guard)
+        })
+        .await
+        .map_err(|e| StoreError::Worker(e.to_string()))?
+        .map_err(|source| StoreError::Sqlite {
+            path: self.path.display().to_string(),
+            source,
+        })
+    }
+}

@@ -1,0 +1,138 @@
+//! The same checks on both databases. PostgreSQL is the server the machine runs (127.0.0.1:5432,
+//! trust auth; `ACCELFED_TEST_POSTGRES` overrides it); each test makes its own database and drops
+//! it. An unreachable server fails the test: both backends must be shown to behave the same.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use chrono::TimeZone;
+use tokio_postgres::NoTls;
+
+use super::*;
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+fn server() -> String {
+    std::env::var("ACCELFED_TEST_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".to_owned())
+}
+
+async fn admin(sql: String) {
+    let admin = format!("{}/postgres", server());
+    let (client, connection) = tokio_postgres::connect(&admin, NoTls)
+        .await
+        .unwrap_or_else(|e| {
+            panic!("PostgreSQL at {admin} is unreachable ({e}); the registry store tests need it")
+        });
+    let task = tokio::spawn(connection);
+    client
+        .batch_execute(&sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    drop(client);
+    let _ = task.await;
+}
+
+/// Runs `check` on a fresh SQLite store and a fresh PostgreSQL store.
+async fn on_both<F, Fut>(check: F)
+where
+    F: Fn(DocumentStore) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("registry.sqlite");
+    check(DocumentStore::open(path.to_str().unwrap()).await.unwrap()).await;
+
+    let name = format!(
+        "accelfed_registry_test_{}_{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    );
+    admin(format!("CREATE DATABASE {name}")).await;
+    let store = DocumentStore::open(&format!("{}/{name}", server()))
+        .await
+        .unwrap();
+    check(store).await;
+    admin(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await;
+}
+
+fn document(site: &str, minute: u32, text: &str) -> StoredDocument {
+    StoredDocument {
+        site: site.to_owned(),
+        received_at: Utc.with_ymd_and_hms(2026, 11, 1, 12, minute, 0).unwrap(),
+        document: text.to_owned(),
+    }
+}
+
+#[tokio::test]
+async fn the_latest_document_per_site_replaces_the_previous_one() {
+    on_both(|store| async move {
+        store.put(document("B", 0, "{\"b\":1}"), 10).await.unwrap();
+        store.put(document("A", 1, "{\"a\":1}"), 10).await.unwrap();
+        store.put(document("A", 2, "{\"a\":2}"), 10).await.unwrap();
+        let latest = store.latest().await.unwrap();
+        assert_eq!(
+            latest,
+            vec![document("A", 2, "{\"a\":2}"), document("B", 0, "{\"b\":1}")]
+        );
+        let history = store.history("A").await.unwrap();
+        assert_eq!(
+            history,
+            vec![
+                HistoryEntry {
+                    received_at: document("A", 2, "").received_at,
+                    bytes: 7
+                },
+                HistoryEntry {
+                    received_at: document("A", 1, "").received_at,
+                    bytes: 7
+                },
+            ]
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn history_keeps_the_newest_entries_per_site() {
+    on_both(|store| async move {
+        for minute in 0..5 {
+            store.put(document("A", minute, "{}"), 3).await.unwrap();
+        }
+        store.put(document("B", 9, "{}"), 3).await.unwrap();
+        let minutes: Vec<u32> = store
+            .history("A")
+            .await
+            .unwrap()
+            .iter()
+            .map(|entry| chrono::Timelike::minute(&entry.received_at))
+            .collect();
+        assert_eq!(minutes, vec![4, 3, 2]);
+        assert_eq!(store.history("B").await.unwrap().len(), 1);
+        assert!(store.history("C").await.unwrap().is_empty());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn stored_documents_survive_reopening() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("registry.sqlite");
+    let location = path.to_str().unwrap();
+    DocumentStore::open(location)
+        .await
+        .unwrap()
+        .put(document("A", 0, "{}"), 5)
+        .await
+        .unwrap();
+    let reopened = DocumentStore::open(location).await.unwrap();
+    assert_eq!(
+        reopened.latest().await.unwrap(),
+        vec![document("A", 0, "{}")]
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_location_is_refused() {
+    let error = DocumentStore::open("mysql://x").await.unwrap_err();
+    assert!(error.to_string().contains("postgres://"), "{error}");
+}
