@@ -7,18 +7,23 @@
 //!   the server has; [`client`] carries it out with ldap3; [`sync`] does one round, [`task`]
 //!   repeats it after pushes and on an interval.
 //! * [`filter`] and [`query`]: the registry's filters as an LDAP search, every value escaped
-//!   (RFC 4515), offers read back from the entries.
+//!   (RFC 4515); [`read`] makes offers of the entries found.
 
 pub mod client;
 pub mod config;
 pub mod entry;
 pub mod error;
+pub mod filter;
 pub mod plan;
+pub mod query;
+pub mod read;
 pub mod sync;
+pub mod task;
 pub mod view;
 
 pub use client::{ApplyReport, Connection};
 pub use config::LdapSyncConfig;
 pub use error::LdapError;
 pub use plan::{LdapOp, PlanCounts, plan};
+pub use query::query;
 pub use sync::{LdapSync, SyncReport};

@@ -80,8 +80,11 @@ impl LdapSync {
     }
 
     /// Brings the server's subtree under the base to the view of `documents` (each site's latest).
-    pub async fn sync(&self, documents: &[ParsedDocument]) -> Result<SyncReport, LdapError> {
-        let sites: Vec<SiteEntities<'_>> = documents.iter().map(site_entities).collect();
+    pub async fn sync<'d>(
+        &self,
+        documents: impl IntoIterator<Item = &'d ParsedDocument>,
+    ) -> Result<SyncReport, LdapError> {
+        let sites: Vec<SiteEntities<'_>> = documents.into_iter().map(site_entities).collect();
         let desired = federation_entries(&self.base, self.mode, &sites);
         let mut connection =
             Connection::open(&self.url, Some((&self.bind_dn, &self.password))).await?;
