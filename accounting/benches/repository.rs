@@ -11,27 +11,17 @@
 
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
+#[path = "support/records.rs"]
+mod records;
+
 use std::time::{Duration, Instant};
 
 use accelfed_accounting::repository::floor::{PostgresFloor, PostgresFloorTable, SqliteFloor};
 use accelfed_accounting::repository::{
     Dimension, IngestOptions, Period, Repository, Submission, SummaryFilter, SummaryQuery,
 };
-use accelfed_schemas::gpu::{AcceleratorType, GpuCount, GpuModel};
-use accelfed_schemas::names::{Fqan, LocalId, SiteName, Text, VoName};
-use accelfed_schemas::usage::{Month, RecordType, Source, UsageRecord};
-use chrono::{TimeZone, Utc};
+use records::{SITES, batch, periods, site};
 use tokio_postgres::NoTls;
-
-const SITES: usize = 20;
-const VOS: usize = 20;
-const MODELS: [&str; 4] = [
-    "NVIDIA A100-SXM4-80GB",
-    "NVIDIA H100 80GB HBM3",
-    "NVIDIA L40S",
-    "AMD Instinct MI250X",
-];
-const COUNTS: [f64; 5] = [1.0, 2.0, 4.0, 8.0, 0.5];
 
 struct Args {
     mode: String,
@@ -70,70 +60,8 @@ fn args() -> Args {
     args
 }
 
-/// splitmix64: a fast, deterministic stream, so every run and both databases see the same records.
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
-fn site(i: usize) -> SiteName {
-    SiteName::new(format!("SITE-{i:02}")).unwrap()
-}
-
-/// Batch `b` of `size` records, all of one site (as a site ships them); random resource ids make
-/// random record ids. `variant` changes durations, for re-send runs.
-fn batch(b: usize, size: usize, variant: u64) -> Vec<UsageRecord> {
-    let site = site(b % SITES);
-    (0..size)
-        .map(|k| {
-            let i = (b * size + k) as u64;
-            let r = mix(i);
-            let month = Month::new(2025, 1 + (r % 12) as u32).unwrap();
-            let available = 1 + (mix(r ^ variant) % (month.seconds() - 1));
-            let first_seen = month.start();
-            UsageRecord {
-                month,
-                record_type: if r.is_multiple_of(3) {
-                    RecordType::Job
-                } else {
-                    RecordType::Cloud
-                },
-                associated_record: LocalId::new(format!("{:016x}-{:016x}", mix(r), mix(r + 1)))
-                    .unwrap(),
-                global_user_name: Some(Text::new(format!("user{}@egi.eu", r % 1000)).unwrap()),
-                fqan: Some(
-                    Fqan::new(format!("/vo{:02}.example.org", (r >> 8) as usize % VOS)).unwrap(),
-                ),
-                site: site.clone(),
-                count: GpuCount::new(COUNTS[(r >> 16) as usize % COUNTS.len()]).unwrap(),
-                cores: Some(8),
-                active_duration: (!r.is_multiple_of(5)).then_some(available / 2),
-                available_duration: available,
-                benchmark: None,
-                accelerator_type: AcceleratorType::Gpu,
-                model: GpuModel::new(MODELS[(r >> 24) as usize % MODELS.len()]).unwrap(),
-                source: Source::Openstack,
-                vo: Some(
-                    VoName::new(format!("vo{:02}.example.org", (r >> 8) as usize % VOS)).unwrap(),
-                ),
-                first_seen,
-                last_seen: first_seen + chrono::Duration::seconds(available as i64),
-            }
-        })
-        .collect()
-}
-
 fn options() -> IngestOptions {
-    IngestOptions {
-        max_batch: 100_000,
-        now: Utc.with_ymd_and_hms(2026, 6, 1, 0, 0, 0).unwrap(),
-    }
-}
-
-fn periods() -> Vec<Period> {
-    (1..=12).map(|m| Period::new(2025, m).unwrap()).collect()
+    records::options(100_000)
 }
 
 /// Ingests `records` records in batches through the repository; returns the database time and

@@ -32,8 +32,8 @@ fn rows(records: &[UsageRecord]) -> Vec<RecordRow> {
 /// Plain batched INSERTs into an SQLite file.
 #[derive(Debug)]
 pub struct SqliteFloor {
-    conn: Connection,
-    path: String,
+    pub(super) conn: Connection,
+    pub(super) path: String,
 }
 
 impl SqliteFloor {
@@ -88,9 +88,9 @@ pub enum PostgresFloorTable {
 /// Binary COPY into PostgreSQL.
 #[derive(Debug)]
 pub struct PostgresFloor {
-    client: Client,
+    pub(super) client: Client,
     table: PostgresFloorTable,
-    url: String,
+    pub(super) url: String,
 }
 
 impl PostgresFloor {

@@ -3,6 +3,7 @@
 //! reports never scan raw records.
 
 mod backend;
+mod bulk;
 mod error;
 pub mod floor;
 mod outcome;

@@ -181,7 +181,7 @@ pub(crate) async fn copy_rows_into<'a>(
     writer.finish().await.map(|_| ())
 }
 
-async fn apply_deltas(
+pub(crate) async fn apply_deltas(
     tx: &Transaction<'_>,
     deltas: &[(SummaryKey, Totals)],
 ) -> Result<(), tokio_postgres::Error> {

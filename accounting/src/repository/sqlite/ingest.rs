@@ -91,7 +91,10 @@ pub(crate) fn insert_with(
     ])
 }
 
-fn apply_deltas(tx: &Transaction<'_>, deltas: &[(SummaryKey, Totals)]) -> rusqlite::Result<()> {
+pub(crate) fn apply_deltas(
+    tx: &Transaction<'_>,
+    deltas: &[(SummaryKey, Totals)],
+) -> rusqlite::Result<()> {
     let mut upsert = tx.prepare_cached(
         "INSERT INTO summaries (site, vo, model, period, records, gpu_milli, gpu_milli_seconds,
              active_records, active_gpu_milli_seconds, active_available_gpu_milli_seconds)

@@ -1,0 +1,342 @@
+//! Ingest over gRPC and TLS against the database's own floor, in one run:
+//!
+//! * floor: the same rows written with no service and no repository logic, in transactions of the
+//!   shipping batch size (SQLite: prepared `INSERT`s; PostgreSQL: one binary `COPY` per batch into
+//!   the repository's partitioned `records`), see `accelfed_accounting::repository::floor`;
+//! * ingest: each site's records in its own spool (filled before timing), then `accelfed ship`'s
+//!   code (`accelfed_accounting::ship::ship`, its TLS client and bearer token, its batch planning)
+//!   sending them to `accelfed serve`'s code (`accelfed_central::serve`: tonic over TLS on
+//!   127.0.0.1, the real `IngestService` and token check) in front of the repository, summaries
+//!   kept on ingest. Timed from the first call to the last acknowledgement.
+//!
+//! Each site ships from its own thread with its own runtime, as separate `accelfed ship`
+//! processes would; the records of site `s` are its share of the same numbered records the floor
+//! writes.
+
+use std::time::{Duration, Instant};
+
+use accelfed_accounting::repository::floor::{PostgresFloor, PostgresFloorTable, SqliteFloor};
+use accelfed_accounting::repository::{DEFAULT_MAX_BATCH, Repository, Submission};
+use accelfed_accounting::ship::{Backoff, Client, ClientSettings, ShipOptions, ship};
+use accelfed_accounting::spool::{ShipLimits, Spool, plan};
+use accelfed_accounting::wire::convert::record_to_proto;
+use accelfed_central::auth::{TokenHash, Tokens};
+use accelfed_central::{ServeSettings, serve};
+use accelfed_schemas::usage::UsageRecord;
+use tokio::net::TcpListener;
+
+use crate::records::{record, site};
+use crate::tls::Certificates;
+use crate::{Backend, Settings, postgres, rate, total_records};
+
+/// The records of site `s` out of `n` records over `sites` sites, in chunks of `size`.
+fn site_records(
+    n: usize,
+    sites: usize,
+    s: usize,
+    size: usize,
+) -> impl Iterator<Item = Vec<UsageRecord>> {
+    let share = n / sites;
+    let name = site(s);
+    let first = (s * share) as u64;
+    let last = first + share as u64;
+    (first..last).step_by(size).map(move |start| {
+        (start..(start + size as u64).min(last))
+            .map(|i| record(&name, i, 0))
+            .collect()
+    })
+}
+
+fn token(s: usize) -> String {
+    format!("benchmark-token-of-site-{s:02}")
+}
+
+async fn floor(settings: &Settings, backend: Backend, dir: &std::path::Path) -> Duration {
+    let (n, sites, size) = (settings.records, settings.sites, settings.batch);
+    let mut spent = Duration::ZERO;
+    match backend {
+        Backend::Sqlite => {
+            let mut floor = SqliteFloor::open(&dir.join("floor.sqlite"))
+                .await
+                .expect("the SQLite floor");
+            for s in 0..sites {
+                for records in site_records(n, sites, s, size) {
+                    spent += floor.insert_batch(&records).expect("a floor batch");
+                }
+            }
+        }
+        Backend::Postgres => {
+            let server = postgres::Server::from_env();
+            let database = server.fresh("floor").await;
+            let mut floor = PostgresFloor::open(
+                &database.url,
+                PostgresFloorTable::Partitioned,
+                &crate::records::periods(),
+            )
+            .await
+            .expect("the PostgreSQL floor");
+            for s in 0..sites {
+                for records in site_records(n, sites, s, size) {
+                    spent += floor.copy_batch(&records).await.expect("a floor batch");
+                }
+            }
+            drop(floor);
+            server.drop(database).await;
+        }
+    }
+    spent
+}
+
+/// Fills one spool per site, untimed (that is the meter's work).
+fn spools(settings: &Settings, dir: &std::path::Path) -> Vec<Spool> {
+    (0..settings.sites)
+        .map(|s| {
+            let mut spool =
+                Spool::open(dir.join(format!("site-{s:02}.spool"))).expect("a site spool");
+            for records in site_records(settings.records, settings.sites, s, 50_000) {
+                spool.write_run(&records).expect("a meter run");
+            }
+            spool
+        })
+        .collect()
+}
+
+/// Ships every spool to the service at `port`, each from its own thread; returns the time from
+/// the first call to the last acknowledgement.
+fn ship_all(settings: &Settings, spools: Vec<Spool>, ca_pem: &[u8], port: u16) -> Duration {
+    let options = ShipOptions {
+        limits: ShipLimits {
+            max_records: settings.batch,
+            ..ShipLimits::default()
+        },
+        backoff: Backoff::default(),
+    };
+    let start = Instant::now();
+    let shipped: usize = std::thread::scope(|scope| {
+        let threads: Vec<_> = spools
+            .into_iter()
+            .enumerate()
+            .map(|(s, mut spool)| {
+                scope.spawn(move || {
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .expect("a shipper runtime");
+                    // The channel is built lazily on the runtime it will run on.
+                    let _runtime = runtime.enter();
+                    let mut client = Client::new(&ClientSettings {
+                        endpoint: format!("https://localhost:{port}"),
+                        ca_pem: Some(ca_pem.to_vec()),
+                        token: token(s),
+                        timeout: Duration::from_secs(600),
+                    })
+                    .expect("a shipping client");
+                    let report = runtime
+                        .block_on(ship(&mut spool, &mut client, &options))
+                        .expect("shipping");
+                    assert!(report.rejected.is_empty(), "{:?}", report.rejected.first());
+                    assert_eq!(report.retries, 0, "no call should have failed");
+                    report.acknowledged
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| t.join().expect("a shipper thread"))
+            .sum()
+    });
+    let spent = start.elapsed();
+    assert_eq!(
+        shipped,
+        settings.records / settings.sites * settings.sites,
+        "every record acknowledged"
+    );
+    spent
+}
+
+/// Ships into a fresh repository behind `accelfed serve`; returns the shipping time.
+async fn ingest(
+    settings: &Settings,
+    repository: Repository,
+    certificates: &Certificates,
+    spools: Vec<Spool>,
+) -> Duration {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let port = listener.local_addr().expect("the bound address").port();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let service = tokio::spawn(serve(
+        ServeSettings {
+            repository: repository.clone(),
+            tokens: Tokens::new((0..settings.sites).map(|s| (site(s), TokenHash::of(&token(s))))),
+            certificate_pem: certificates.certificate_pem.clone(),
+            key_pem: certificates.key_pem.clone(),
+            max_batch: DEFAULT_MAX_BATCH,
+        },
+        listener,
+        None,
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let ca_pem = certificates.ca_pem.clone();
+    let shippers = {
+        let settings = settings.clone();
+        tokio::task::spawn_blocking(move || ship_all(&settings, spools, &ca_pem, port))
+    };
+    let spent = shippers.await.expect("the shippers");
+    let _ = stop.send(());
+    service
+        .await
+        .expect("the service task")
+        .expect("the service stopped cleanly");
+    let expected = (settings.records / settings.sites * settings.sites) as i64;
+    assert_eq!(
+        total_records(&repository).await,
+        expected,
+        "summaries count every record"
+    );
+    spent
+}
+
+/// For the breakdown: the same batches straight into `Repository::ingest` (checks, ids, rows,
+/// summaries; no gRPC, no spool), into a repository of its own.
+async fn direct(settings: &Settings, repository: &Repository) -> Duration {
+    let (n, sites, size) = (settings.records, settings.sites, settings.batch);
+    let mut spent = Duration::ZERO;
+    for s in 0..sites {
+        for records in site_records(n, sites, s, size) {
+            let submissions: Vec<Submission> = records.into_iter().map(Submission::from).collect();
+            let start = Instant::now();
+            repository
+                .ingest(
+                    &site(s),
+                    submissions,
+                    crate::records::options(DEFAULT_MAX_BATCH),
+                )
+                .await
+                .expect("a direct batch");
+            spent += start.elapsed();
+        }
+    }
+    spent
+}
+
+/// For the breakdown: the shipper's work on its own spool with no network and no service: page
+/// pending records, plan batches, encode them, count the spool's depth and acknowledge every
+/// record, as `ship` does per batch.
+fn client_alone(spool: &mut Spool, batch: usize) -> Duration {
+    let limits = ShipLimits {
+        max_records: batch,
+        ..ShipLimits::default()
+    };
+    let start = Instant::now();
+    let mut after = 0;
+    loop {
+        let page = spool.pending_after(after, batch * 4).expect("a page");
+        let Some((last, _)) = page.last() else {
+            break;
+        };
+        after = *last;
+        let pending: Vec<_> = page.into_iter().map(|(_, p)| p).collect();
+        for indexes in plan(&pending, limits).batches {
+            let encoded: Vec<_> = indexes
+                .iter()
+                .map(|&i| record_to_proto(&pending[i].record))
+                .collect();
+            std::hint::black_box(encoded);
+            std::hint::black_box(spool.depth().expect("the depth"));
+            let acks: Vec<_> = indexes.iter().map(|&i| pending[i].ack()).collect();
+            spool.acknowledge(&acks).expect("acknowledging");
+        }
+    }
+    start.elapsed()
+}
+
+/// Floor, then ingest, for one database; prints the figures.
+pub async fn run(settings: &Settings, backend: Backend, certificates: &Certificates) {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("a temporary folder");
+    let n = settings.records / settings.sites * settings.sites;
+    let floor_time = floor(settings, backend, dir.path()).await;
+    let spools = spools(settings, dir.path());
+    let server = postgres::Server::from_env();
+    let (repository, database) = match backend {
+        Backend::Sqlite => {
+            let path = dir.path().join("repository.sqlite");
+            let location = path.to_str().expect("a UTF-8 path");
+            (
+                Repository::open(location).await.expect("the repository"),
+                None,
+            )
+        }
+        Backend::Postgres => {
+            let database = server.fresh("ingest").await;
+            (
+                Repository::open(&database.url)
+                    .await
+                    .expect("the repository"),
+                Some(database),
+            )
+        }
+    };
+    let spent = ingest(settings, repository, certificates, spools).await;
+    if let Some(database) = database {
+        server.drop(database).await;
+    }
+    // The breakdown, after the figures that count.
+    let (repository, database) = match backend {
+        Backend::Sqlite => {
+            let path = dir.path().join("direct.sqlite");
+            let location = path.to_str().expect("a UTF-8 path");
+            (
+                Repository::open(location).await.expect("the repository"),
+                None,
+            )
+        }
+        Backend::Postgres => {
+            let database = server.fresh("direct").await;
+            (
+                Repository::open(&database.url)
+                    .await
+                    .expect("the repository"),
+                Some(database),
+            )
+        }
+    };
+    let direct_time = direct(settings, &repository).await;
+    drop(repository);
+    if let Some(database) = database {
+        server.drop(database).await;
+    }
+    let client_time = {
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("a temporary folder");
+        let mut spool = Spool::open(dir.path().join("alone.spool")).expect("a spool");
+        for records in site_records(n, 1, 0, 50_000) {
+            spool.write_run(&records).expect("a meter run");
+        }
+        tokio::task::block_in_place(|| client_alone(&mut spool, settings.batch))
+    };
+    println!(
+        "{backend}: floor ({}, {}-row transactions): {n} rows in {:.2} s = {:.0} rows/s",
+        backend.floor(),
+        settings.batch,
+        floor_time.as_secs_f64(),
+        rate(n, floor_time)
+    );
+    println!(
+        "{backend}: ingest over gRPC/TLS ({} site(s) shipping batches of {}): {n} records in {:.2} s = {:.0} records/s = {:.0}% of the floor",
+        settings.sites,
+        settings.batch,
+        spent.as_secs_f64(),
+        rate(n, spent),
+        100.0 * floor_time.as_secs_f64() / spent.as_secs_f64()
+    );
+    println!(
+        "{backend}: breakdown: the same batches straight into Repository::ingest (no gRPC, no spool): {:.2} s = {:.0} records/s = {:.0}% of the floor; the shipper's spool work alone (page, encode, depth, acknowledge; no network): {:.2} s",
+        direct_time.as_secs_f64(),
+        rate(n, direct_time),
+        100.0 * floor_time.as_secs_f64() / direct_time.as_secs_f64(),
+        client_time.as_secs_f64()
+    );
+}

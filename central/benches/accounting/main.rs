@@ -1,0 +1,158 @@
+//! The accounting repository benchmark (not a timed test): ingest of records shipped over gRPC and
+//! TLS on loopback against each database's floor, and the per-VO report over many stored records,
+//! for SQLite and PostgreSQL, in one run. Client, service and database share the machine.
+//!
+//! ```text
+//! cargo bench --workspace --locked --bench accounting
+//! ```
+//!
+//! Sizes and choices by environment variable (defaults in brackets):
+//!
+//! * `ACCELFED_BENCH_RECORDS` [1000000]: records shipped (and written by the floor);
+//! * `ACCELFED_BENCH_BATCH` [10000]: records per shipped batch, and per floor transaction;
+//! * `ACCELFED_BENCH_SITES` [1]: sites shipping at once, each from its own spool and thread;
+//! * `ACCELFED_BENCH_REPORT_RECORDS` [10000000]: records stored for the report;
+//! * `ACCELFED_BENCH_BACKENDS` [sqlite,postgres];
+//! * `ACCELFED_BENCH_PARTS` [ingest,report];
+//! * `ACCELFED_BENCH_POSTGRES` [postgres://postgres@127.0.0.1:5432]: the server; each run makes its
+//!   own databases there and drops them. SQLite files go under `target/`.
+
+#![allow(clippy::print_stdout)]
+
+mod ingest;
+mod postgres;
+// Shared with accounting/benches/repository.rs, which uses other parts of it.
+#[allow(dead_code)]
+#[path = "../../../accounting/benches/support/records.rs"]
+mod records;
+mod report;
+mod tls;
+
+use std::fmt;
+use std::time::Duration;
+
+use accelfed_accounting::repository::{Repository, SummaryFilter, SummaryQuery};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    fn floor(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "prepared INSERTs, no service",
+            Backend::Postgres => "binary COPY into the partitioned records table, no service",
+        }
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    records: usize,
+    batch: usize,
+    sites: usize,
+    report_records: usize,
+    backends: Vec<Backend>,
+    ingest: bool,
+    report: bool,
+}
+
+fn number(name: &str, default: usize) -> usize {
+    match std::env::var(name) {
+        Ok(value) => value
+            .replace(['_', ','], "")
+            .parse()
+            .unwrap_or_else(|_| panic!("{name} must be a number, got {value:?}")),
+        Err(_) => default,
+    }
+}
+
+fn list(name: &str, default: &str) -> Vec<String> {
+    std::env::var(name)
+        .unwrap_or_else(|_| default.to_owned())
+        .split(',')
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+fn settings() -> Settings {
+    let backends = list("ACCELFED_BENCH_BACKENDS", "sqlite,postgres")
+        .iter()
+        .map(|b| match b.as_str() {
+            "sqlite" => Backend::Sqlite,
+            "postgres" => Backend::Postgres,
+            other => panic!("ACCELFED_BENCH_BACKENDS: unknown backend {other:?}"),
+        })
+        .collect();
+    let parts = list("ACCELFED_BENCH_PARTS", "ingest,report");
+    for part in &parts {
+        assert!(
+            part == "ingest" || part == "report",
+            "ACCELFED_BENCH_PARTS: unknown part {part:?}"
+        );
+    }
+    let settings = Settings {
+        records: number("ACCELFED_BENCH_RECORDS", 1_000_000),
+        batch: number("ACCELFED_BENCH_BATCH", 10_000),
+        sites: number("ACCELFED_BENCH_SITES", 1).clamp(1, records::SITES),
+        report_records: number("ACCELFED_BENCH_REPORT_RECORDS", 10_000_000),
+        backends,
+        ingest: parts.iter().any(|p| p == "ingest"),
+        report: parts.iter().any(|p| p == "report"),
+    };
+    assert!(
+        (1..=50_000).contains(&settings.batch),
+        "ACCELFED_BENCH_BATCH must be 1..=50000, as accelfed ship's batch_size"
+    );
+    settings
+}
+
+pub fn rate(records: usize, time: Duration) -> f64 {
+    records as f64 / time.as_secs_f64()
+}
+
+/// The records the summaries count, all sites and months.
+pub async fn total_records(repository: &Repository) -> i64 {
+    let rows = repository
+        .summaries(SummaryQuery {
+            group_by: vec![],
+            filter: SummaryFilter::default(),
+        })
+        .await
+        .expect("the summary totals");
+    rows.first().map(|r| r.totals.records).unwrap_or(0)
+}
+
+fn main() {
+    let settings = settings();
+    println!("{settings:?}");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let certificates = tls::certificates();
+        for &backend in &settings.backends {
+            if settings.ingest {
+                ingest::run(&settings, backend, &certificates).await;
+            }
+        }
+        for &backend in &settings.backends {
+            if settings.report {
+                report::run(&settings, backend).await;
+            }
+        }
+    });
+}
