@@ -7,6 +7,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod apel;
 pub mod meter;
 pub mod report;
 pub mod repository;

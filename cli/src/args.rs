@@ -48,6 +48,12 @@ pub enum Command {
     /// be reached (what was acknowledged stays acknowledged; the rest stays in the spool); 2 usage
     /// or configuration error.
     Ship(ShipArgs),
+    /// Export the spool's records that changed since the last export as APEL accelerator messages
+    /// (`APEL-accelerator-message` v0.1) to ssmsend's outgoing queue or to ARGO AMS.
+    ///
+    /// Exit status: 0 all exported; 1 a record could not be exported or the destination failed
+    /// (the next run re-sends what was not delivered); 2 usage or configuration error.
+    Export(ExportArgs),
     /// Run the central accounting service: gRPC ingest over TLS and /metrics.
     ///
     /// Runs until SIGINT or SIGTERM. Exit status: 0 stopped cleanly; 1 failed while running; 2
@@ -78,6 +84,17 @@ pub struct ShipArgs {
     /// months the repository lacks records of.
     #[arg(long)]
     pub verify: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ExportArgs {
+    /// The site configuration file (TOML) with an [accounting.apel] table.
+    #[arg(short, long, env = "ACCELFED_CONFIG")]
+    pub config: PathBuf,
+    /// Export every record in the spool, not only those changed since the last export (APEL
+    /// replaces records it already has).
+    #[arg(long)]
+    pub all: bool,
 }
 
 #[derive(Debug, clap::Args)]

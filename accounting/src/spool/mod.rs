@@ -6,12 +6,14 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+mod changes;
 mod error;
 mod plan;
 mod schema;
 mod store;
 mod sync;
 
+pub use changes::ChangedRecord;
 pub use error::SpoolError;
 pub use plan::{ShipLimits, plan};
 pub use store::{Ack, PendingRecord, RunSummary, Spool, StoredRecord};

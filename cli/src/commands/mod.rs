@@ -1,5 +1,6 @@
 //! One file per subcommand.
 
+mod export;
 mod meter;
 mod provide;
 mod report;
@@ -18,6 +19,7 @@ pub fn run(command: Command) -> Outcome {
         Command::Report(args) => report::run(&args),
         Command::Meter(args) => meter::run(&args),
         Command::Ship(args) => ship::run(&args),
+        Command::Export(args) => export::run(&args),
         Command::Serve(args) => serve::run(&args),
         Command::Token(args) => token::run(&args),
     }

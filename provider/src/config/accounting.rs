@@ -21,6 +21,9 @@ pub struct AccountingConfig {
     /// The central repository. Needed by `accelfed ship`, not by `accelfed meter`.
     #[serde(default)]
     pub ship: Option<ShipConfig>,
+    /// APEL export (`accelfed export`). Needed by `accelfed export` only.
+    #[serde(default)]
+    pub apel: Option<super::apel::ApelConfig>,
 }
 
 fn default_spool() -> PathBuf {

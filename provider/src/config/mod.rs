@@ -4,6 +4,7 @@
 //! can run anywhere. Every error names the file, line and column, and the field.
 
 mod accounting;
+mod apel;
 mod error;
 mod site;
 
@@ -12,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 pub use accounting::{AccountingConfig, ShipConfig};
+pub use apel::{AmsConfig, ApelConfig, DirqConfig};
 pub use error::ConfigError;
 pub use site::{ContactConfig, LocationConfig, SiteConfig};
 

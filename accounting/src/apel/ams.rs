@@ -1,0 +1,211 @@
+//! ARGO AMS (the messaging service EGI's APEL repository reads from) over its REST API:
+//!
+//! ```text
+//! POST {endpoint}/v1/projects/{project}/topics/{topic}:publish?key={token}
+//! {"messages": [{"attributes": {"empaid": "<id>"}, "data": "<base64 of the message>"}]}
+//! -> 200 {"messageIds": ["..."]}
+//! ```
+//!
+//! One APEL message per request, so a request stays under AMS's size limit whatever the batch.
+//! The token travels in the query string, as AMS wants it; it is never logged, and transport
+//! errors are reported without their URL for that reason.
+
+use std::time::Duration;
+
+use base64::Engine as _;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::error::ApelError;
+use crate::ship::{Backoff, delay};
+
+/// Where and how to publish.
+#[derive(Debug, Clone)]
+pub struct AmsSettings {
+    /// `https://host[:port]`.
+    pub endpoint: String,
+    pub project: String,
+    pub topic: String,
+    /// The AMS key (token) allowed to publish to the topic.
+    pub token: String,
+    /// PEM of a CA to trust besides the system's roots.
+    pub ca_pem: Option<Vec<u8>>,
+    /// Seconds one request may take.
+    pub timeout: Duration,
+    pub backoff: Backoff,
+}
+
+/// A publisher for one topic.
+#[derive(Debug, Clone)]
+pub struct AmsClient {
+    http: reqwest::Client,
+    endpoint: String,
+    url: String,
+    token: String,
+    backoff: Backoff,
+}
+
+#[derive(Deserialize)]
+struct Published {
+    #[serde(rename = "messageIds")]
+    message_ids: Vec<String>,
+}
+
+impl AmsClient {
+    pub fn new(settings: &AmsSettings) -> Result<Self, ApelError> {
+        let endpoint = settings.endpoint.trim_end_matches('/').to_owned();
+        let invalid = |message: String| ApelError::Settings {
+            endpoint: endpoint.clone(),
+            message,
+        };
+        if !endpoint.starts_with("https://") {
+            return Err(invalid("the endpoint must be an https:// URL".to_owned()));
+        }
+        for (what, value) in [("project", &settings.project), ("topic", &settings.topic)] {
+            let plain = !value.is_empty()
+                && value
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+            if !plain {
+                return Err(invalid(format!(
+                    "{what} {value:?} must be letters, digits, '-', '_' or '.'"
+                )));
+            }
+        }
+        let mut builder = reqwest::Client::builder().timeout(settings.timeout);
+        if let Some(pem) = &settings.ca_pem {
+            let certificates = reqwest::Certificate::from_pem_bundle(pem)
+                .map_err(|err| invalid(format!("the CA file is not PEM: {err}")))?;
+            for certificate in certificates {
+                builder = builder.add_root_certificate(certificate);
+            }
+        }
+        let http = builder
+            .build()
+            .map_err(|err| invalid(format!("cannot build the HTTPS client: {err}")))?;
+        Ok(Self {
+            http,
+            url: format!(
+                "{endpoint}/v1/projects/{}/topics/{}:publish",
+                settings.project, settings.topic
+            ),
+            endpoint,
+            token: settings.token.clone(),
+            backoff: settings.backoff,
+        })
+    }
+
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// Publishes one message, retrying what a retry can fix (no answer, 429, 5xx); returns the id
+    /// AMS gave it.
+    pub async fn publish(&self, message: &str, empaid: &str) -> Result<String, ApelError> {
+        let body = json!({
+            "messages": [{
+                "attributes": {"empaid": empaid},
+                "data": base64::engine::general_purpose::STANDARD.encode(message.as_bytes()),
+            }]
+        });
+        let attempts = self.backoff.attempts.max(1);
+        let mut last = String::new();
+        for attempt in 1..=attempts {
+            match self.try_publish(&body).await {
+                Ok(id) => return Ok(id),
+                Err(Failure::Final(message)) => {
+                    return Err(ApelError::Refused {
+                        endpoint: self.endpoint.clone(),
+                        message,
+                    });
+                }
+                Err(Failure::Retry(message)) => {
+                    tracing::warn!(attempt, endpoint = %self.endpoint, "AMS publish failed: {message}");
+                    last = message;
+                }
+            }
+            if attempt < attempts {
+                let random =
+                    getrandom::u64().map_or(0.5, |bits| (bits >> 11) as f64 / (1u64 << 53) as f64);
+                tokio::time::sleep(delay(&self.backoff, attempt, random)).await;
+            }
+        }
+        Err(ApelError::Unreachable {
+            endpoint: self.endpoint.clone(),
+            attempts,
+            message: last,
+        })
+    }
+
+    async fn try_publish(&self, body: &serde_json::Value) -> Result<String, Failure> {
+        let response = self
+            .http
+            .post(format!("{}?key={}", self.url, percent_encode(&self.token)))
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .map_err(|err| Failure::Retry(err.without_url().to_string()))?;
+        let status = response.status();
+        let text = response
+            .text()
+            .await
+            .map_err(|err| Failure::Retry(err.without_url().to_string()))?;
+        if !status.is_success() {
+            let message = format!("HTTP {status}: {}", error_message(&text));
+            return Err(
+                if status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS {
+                    Failure::Retry(message)
+                } else {
+                    Failure::Final(message)
+                },
+            );
+        }
+        let published: Published = serde_json::from_str(&text)
+            .map_err(|err| Failure::Retry(format!("unreadable answer ({err}): {text:.200}")))?;
+        match published.message_ids.as_slice() {
+            [id] => Ok(id.clone()),
+            ids => Err(Failure::Retry(format!(
+                "answered {} message ids for one message",
+                ids.len()
+            ))),
+        }
+    }
+}
+
+enum Failure {
+    Retry(String),
+    Final(String),
+}
+
+/// AMS's `{"error": {"message": ...}}`, or the start of whatever else came back.
+fn error_message(text: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .and_then(|value| value["error"]["message"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| text.chars().take(200).collect())
+}
+
+/// `value` as a URL query value: unreserved characters as they are, every other byte as `%XX`.
+fn percent_encode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for byte in value.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-_.~".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_escaped_in_the_query() {
+        assert_eq!(percent_encode("a1-B_.~"), "a1-B_.~");
+        assert_eq!(percent_encode("a+b/c=&"), "a%2Bb%2Fc%3D%26");
+    }
+}

@@ -1,0 +1,24 @@
+//! APEL interop: the spool's records as `APEL-accelerator-message` v0.1 messages for EGI's
+//! accounting repository. Rendering (fields, ASCII, the 1,000-record and 1 MB limits) is the pure
+//! [`accelfed_schemas::render::apel`]; this module does the IO around it.
+//!
+//! * [`dirq`]: an outgoing directory in the layout of python-dirq's `QueueSimple`, which is what a
+//!   stock `ssmsend` reads (its `[messaging] path`).
+//! * [`ams`]: ARGO AMS over its REST API (`POST .../topics/{topic}:publish`).
+//! * [`watermark`]: the last spool version exported, kept in a small file beside the spool.
+//! * [`export`]: what changed in the spool since the watermark, rendered, delivered, and only then
+//!   the watermark moved. A crash in between re-delivers some records on the next run; APEL keys
+//!   accelerator records by (site, record type, record, model, year, month), so a re-sent record
+//!   replaces the one it has instead of adding to it.
+
+mod ams;
+mod dirq;
+mod error;
+mod export;
+mod watermark;
+
+pub use ams::{AmsClient, AmsSettings};
+pub use dirq::DirqQueue;
+pub use error::ApelError;
+pub use export::{Destination, ExportReport, Selection, export};
+pub use watermark::Watermark;
