@@ -4,6 +4,7 @@
 pub mod apel;
 pub mod json;
 pub mod ldif;
+mod parallel;
 pub mod xml;
 
 use std::fmt;

@@ -47,8 +47,9 @@ use std::collections::HashMap;
 use crate::glue::SiteSnapshot;
 use crate::glue::entity::{Class, Entity, Value};
 
-use super::ldif::other_info::{self, OtherInfo};
+use super::ldif::other_info::Pairs;
 use super::ldif::{entry, gpu_info};
+use super::parallel;
 use layout::{Group, Layout, layout};
 use writer::XmlWriter;
 
@@ -57,20 +58,29 @@ pub const NAMESPACE: &str = "http://schemas.ogf.org/glue/2009/03/spec_2.0_r1";
 
 /// GLUE 2.0 XML of `snapshot`, indented by two spaces, ending with a newline.
 pub fn render(snapshot: &SiteSnapshot) -> Vec<u8> {
+    render_in(snapshot, None)
+}
+
+/// [`render`], long lists of elements cut into `parts` pieces rendered on threads of their own;
+/// `None`: one piece per core, and only for lists long enough to gain from it.
+fn render_in(snapshot: &SiteSnapshot, parts: Option<usize>) -> Vec<u8> {
     let entities = snapshot.entities();
-    let tree = Tree::new(&entities);
+    let tree = Tree::new(&entities, parts);
     let stamp = Stamp {
         creation_time: entry::time(&snapshot.creation_time),
         validity: snapshot.validity_s.to_string(),
     };
     // A large site's document is ~1.1 KB an entity (the accelerators fold into their parents):
     // room for it saves copying the buffer as it grows.
-    let mut writer = XmlWriter::with_capacity(entities.len() * 1_200);
+    let mut writer = XmlWriter::with_capacity(entities.len() * BYTES_PER_ENTITY);
     document(&mut writer, &tree, &stamp);
     let mut out = writer.finish();
     out.push(b'\n');
     out
 }
+
+/// Room for one entity's share of the document.
+const BYTES_PER_ENTITY: usize = 1_200;
 
 /// What every entity element carries as XML attributes.
 struct Stamp {
@@ -79,25 +89,34 @@ struct Stamp {
 }
 
 /// The entities with what the XML layout needs beyond the model: children in XML nesting (services
-/// under the site), the GPU facts folded into each parent, and the share -> instance type links the
-/// model keeps only on the instance type.
+/// under the site), the accelerators folded into each parent, and the share -> instance type links
+/// the model keeps only on the instance type.
 struct Tree<'a> {
     entities: &'a [Entity<'a>],
     parent: Vec<Option<usize>>,
     children: Vec<Vec<usize>>,
-    gpu_info: Vec<Vec<OtherInfo>>,
+    folded: Vec<Vec<usize>>,
     links: Vec<Vec<(Class, &'a str)>>,
+    /// What writing each element costs, roughly: its own and its folded accelerators' attributes.
+    weight: Vec<usize>,
+    /// How many pieces long lists are cut into (`None`: see [`render_in`]).
+    parts: Option<usize>,
 }
 
 impl<'a> Tree<'a> {
-    fn new(entities: &'a [Entity<'a>]) -> Self {
+    fn new(entities: &'a [Entity<'a>], parts: Option<usize>) -> Self {
         let site = entities.iter().position(|e| e.class == Class::AdminDomain);
         let mut tree = Tree {
             entities,
             parent: vec![None; entities.len()],
             children: vec![Vec::new(); entities.len()],
-            gpu_info: vec![Vec::new(); entities.len()],
+            folded: vec![Vec::new(); entities.len()],
             links: vec![Vec::new(); entities.len()],
+            weight: entities
+                .iter()
+                .map(|e| 4 + e.attributes.len() + e.associations.len())
+                .collect(),
+            parts,
         };
         let shares: HashMap<&str, usize> = entities
             .iter()
@@ -112,7 +131,8 @@ impl<'a> Tree<'a> {
             tree.parent[index] = parent;
             let Some(parent) = parent else { continue };
             if gpu_info::is_accelerator(entity.class) {
-                gpu_info::fold(entity, &mut tree.gpu_info[parent]);
+                tree.folded[parent].push(index);
+                tree.weight[parent] += 1 + entity.attributes.len();
             } else {
                 tree.children[parent].push(index);
             }
@@ -128,6 +148,15 @@ impl<'a> Tree<'a> {
         }
         tree
     }
+
+    /// `members` cut into pieces to render on threads of their own.
+    fn split(&self, members: &[usize]) -> Vec<std::ops::Range<usize>> {
+        let weights: Vec<usize> = members.iter().map(|&m| self.weight[m]).collect();
+        match self.parts {
+            Some(parts) => parallel::split_exactly(&weights, parts),
+            None => parallel::split(&weights, parallel::parts()),
+        }
+    }
 }
 
 fn document(w: &mut XmlWriter, tree: &Tree, stamp: &Stamp) {
@@ -139,13 +168,13 @@ fn document(w: &mut XmlWriter, tree: &Tree, stamp: &Stamp) {
         .iter()
         .position(|e| e.class == Class::AdminDomain)
     {
-        element(w, tree, site, stamp);
+        element(w, tree, site, stamp, &mut Pairs::default());
     }
     w.end(root);
 }
 
-/// Writes entity `index` and, inside it, its children.
-fn element(w: &mut XmlWriter, tree: &Tree, index: usize, stamp: &Stamp) {
+/// Writes entity `index` and, inside it, its children. `pairs` is room for `OtherInfo`, reused.
+fn element(w: &mut XmlWriter, tree: &Tree, index: usize, stamp: &Stamp, pairs: &mut Pairs) {
     let entity = &tree.entities[index];
     let Some(layout) = layout(entity.class) else {
         return;
@@ -166,15 +195,16 @@ fn element(w: &mut XmlWriter, tree: &Tree, index: usize, stamp: &Stamp) {
     if let Some(Value::Text(name)) = entity.attribute("Name") {
         w.text_element("Name", name);
     }
-    let (own, associations) = leftovers(tree, index, &layout);
-    // The folded GPU facts are many (seven accelerators of 16 facts on an environment): sort
-    // references to them rather than copies.
-    let mut other_info: Vec<&OtherInfo> = own.iter().chain(&tree.gpu_info[index]).collect();
-    other_info::normalize(&mut other_info);
-    for pair in other_info {
-        w.text_element("OtherInfo", pair.as_str());
+    pairs.clear();
+    let associations = leftovers(tree, index, &layout, pairs);
+    for &accelerator in &tree.folded[index] {
+        gpu_info::fold(&tree.entities[accelerator], pairs);
     }
-    groups(w, tree, index, layout.first, stamp);
+    pairs.normalize();
+    for pair in pairs.iter() {
+        w.text_element("OtherInfo", pair);
+    }
+    groups(w, tree, index, layout.first, stamp, pairs);
     for field in layout.fields {
         let value = field.source.and_then(|source| entity.attribute(source));
         match value {
@@ -191,7 +221,7 @@ fn element(w: &mut XmlWriter, tree: &Tree, index: usize, stamp: &Stamp) {
             }
         }
     }
-    groups(w, tree, index, layout.last, stamp);
+    groups(w, tree, index, layout.last, stamp, pairs);
     if !associations.is_empty() {
         w.start("Associations", &[]);
         for (element, target) in associations {
@@ -205,19 +235,19 @@ fn element(w: &mut XmlWriter, tree: &Tree, index: usize, stamp: &Stamp) {
 /// `<Associations>` children: element name and target ID.
 type AssociationElements<'t> = Vec<(&'static str, &'t str)>;
 
-/// The entity's own `OtherInfo` pairs (its own, attributes and associations the layout has no
-/// element for; not sorted) and its `<Associations>` elements (in the layout's order).
+/// Adds the entity's own `OtherInfo` pairs to `other` (its own, attributes and associations the
+/// layout has no element for; not sorted) and gives its `<Associations>` elements (in the layout's
+/// order).
 fn leftovers<'t>(
     tree: &'t Tree,
     index: usize,
     layout: &Layout,
-) -> (Vec<OtherInfo>, AssociationElements<'t>) {
+    other: &mut Pairs,
+) -> AssociationElements<'t> {
     let entity = &tree.entities[index];
-    let mut other: Vec<OtherInfo> = entity
-        .other_info
-        .iter()
-        .map(|(key, value)| OtherInfo::new(key, value))
-        .collect();
+    for (key, value) in &entity.other_info {
+        other.push(key, value);
+    }
     for (name, value) in &entity.attributes {
         let field = layout.fields.iter().find(|f| f.source == Some(*name));
         let placed = match (field, value) {
@@ -226,7 +256,7 @@ fn leftovers<'t>(
             (None, _) => *name == "Name",
         };
         if !placed {
-            other.push(OtherInfo::from_value(&[name], value));
+            other.push_value(&[name], value);
         }
     }
 
@@ -244,7 +274,7 @@ fn leftovers<'t>(
         }
         match layout.associations.iter().find(|(key, _)| *key == class) {
             Some((_, element)) => associations.push((*element, target)),
-            None => other.push(OtherInfo::from_parts(&[class.name(), "ForeignKey"], target)),
+            None => other.push_parts(&[class.name(), "ForeignKey"], target),
         }
     }
     associations.sort_by_key(|(element, _)| {
@@ -255,32 +285,63 @@ fn leftovers<'t>(
             .unwrap_or(usize::MAX)
     });
 
-    (other, associations)
+    associations
 }
 
 /// Writes the children of `index` that belong to `groups`, each group in its wrapper if it has one
 /// (a wrapper with nothing in it is left out).
-fn groups(w: &mut XmlWriter, tree: &Tree, index: usize, groups: &[Group], stamp: &Stamp) {
+fn groups(
+    w: &mut XmlWriter,
+    tree: &Tree,
+    index: usize,
+    groups: &[Group],
+    stamp: &Stamp,
+    pairs: &mut Pairs,
+) {
     for group in groups {
-        let mut members = tree.children[index]
+        let members: Vec<usize> = tree.children[index]
             .iter()
             .copied()
             .filter(|&child| group.classes.contains(&tree.entities[child].class))
-            .peekable();
-        if members.peek().is_none() {
+            .collect();
+        if members.is_empty() {
             continue;
         }
         if let Some(wrapper) = group.wrapper {
             w.start(wrapper, &[]);
         }
-        for child in members {
-            element(w, tree, child, stamp);
+        let ranges = tree.split(&members);
+        let depth = w.depth();
+        let here = |range: std::ops::Range<usize>| {
+            for &child in &members[range] {
+                element(w, tree, child, stamp, pairs);
+            }
+        };
+        // A large site's thousands of environments: the later pieces are written on threads of
+        // their own, at the depth they sit at, and appended.
+        let ((), pieces) = parallel::run_here(&ranges, here, |_, range| {
+            let bytes = members[range.clone()]
+                .iter()
+                .map(|&m| tree.weight[m] * BYTES_PER_WEIGHT)
+                .sum();
+            let mut piece = XmlWriter::nested(depth, bytes);
+            let mut pairs = Pairs::default();
+            for &child in &members[range] {
+                element(&mut piece, tree, child, stamp, &mut pairs);
+            }
+            piece.finish()
+        });
+        for piece in pieces {
+            w.append(&piece);
         }
         if let Some(wrapper) = group.wrapper {
             w.end(wrapper);
         }
     }
 }
+
+/// Room for a piece of the document per unit of [`Tree::weight`].
+const BYTES_PER_WEIGHT: usize = 48;
 
 #[cfg(test)]
 mod tests {
@@ -289,6 +350,16 @@ mod tests {
 
     fn rendered() -> String {
         String::from_utf8(render(&sample::snapshot("S"))).expect("UTF-8")
+    }
+
+    #[test]
+    fn pieces_rendered_apart_join_into_the_same_bytes() {
+        let snapshot = sample::snapshot("S");
+        let whole = render_in(&snapshot, Some(1));
+        for parts in [2, 3, 7] {
+            assert!(render_in(&snapshot, Some(parts)) == whole, "{parts} pieces");
+        }
+        assert!(render(&snapshot) == whole);
     }
 
     #[test]

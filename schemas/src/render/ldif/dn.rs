@@ -65,12 +65,17 @@ fn needs_escaping(value: &str) -> bool {
 /// `attr=escaped value,parent`.
 pub fn child(attribute: &str, value: &str, parent: &str) -> String {
     let mut dn = String::with_capacity(attribute.len() + value.len() + parent.len() + 2);
+    push_child(&mut dn, attribute, value, parent);
+    dn
+}
+
+/// Appends [`child`] to `dn`.
+pub fn push_child(dn: &mut String, attribute: &str, value: &str, parent: &str) {
     dn.push_str(attribute);
     dn.push('=');
-    push_escaped(&mut dn, value);
+    push_escaped(dn, value);
     dn.push(',');
     dn.push_str(parent);
-    dn
 }
 
 /// Why [`unescape_value`] refused its input.

@@ -17,31 +17,26 @@
 
 use std::collections::HashMap;
 
-use crate::glue::SiteSnapshot;
 use crate::glue::entity::{Class, Entity};
 
 use super::classes20::{self, execution_environment};
-use super::entry::LdapEntry;
 use super::gpu_info;
 use super::mapping::{Extra, Mapping, Mappings, Stamp, UNKNOWN_TEXT};
-use super::tree;
+use super::tree::Plan;
 
-/// Hands each entry of `snapshot` (whose entities are `entities`) in GLUE 2.0 mode to `sink`, in
-/// order.
-pub fn entries(snapshot: &SiteSnapshot, entities: &[Entity], sink: impl FnMut(LdapEntry<'_>)) {
-    entries_stamped(entities, &tree::stamp(snapshot), sink);
+/// The GLUE 2.0 mode mapping of every class.
+pub fn mappings() -> Mappings {
+    Mappings::new(mapping)
 }
 
-/// [`entries`] for entities that come with their own stamp rather than a snapshot's.
-pub fn entries_stamped(entities: &[Entity], stamp: &Stamp, sink: impl FnMut(LdapEntry<'_>)) {
-    let extras = extras(entities);
-    let mappings = Mappings::new(mapping);
-    tree::entries(entities, stamp, extras, &mappings, sink);
+/// Where the entries of `entities` go in GLUE 2.0 mode.
+pub fn plan<'e>(entities: &'e [Entity<'e>], stamp: &'e Stamp, mappings: &'e Mappings) -> Plan<'e> {
+    Plan::new(entities, stamp, extras(entities), mappings)
 }
 
 /// GPU facts for each parent, and each cloud share's instance types (the model links them from the
 /// instance type; GLUE 2.0 only has the share -> resource key).
-fn extras<'e>(entities: &'e [Entity<'_>]) -> Vec<Extra<'e>> {
+fn extras<'e>(entities: &'e [Entity<'e>]) -> Vec<Extra<'e>> {
     let mut shares: HashMap<&str, usize> = HashMap::new();
     for (index, entity) in entities.iter().enumerate() {
         if entity.class == Class::CloudComputingShare {
@@ -53,7 +48,7 @@ fn extras<'e>(entities: &'e [Entity<'_>]) -> Vec<Extra<'e>> {
         if gpu_info::is_accelerator(entity.class)
             && let Some(parent) = entity.parent.and_then(|parent| extras.get_mut(parent))
         {
-            gpu_info::fold(entity, &mut parent.other_info);
+            parent.folded.push(entity);
         }
         if entity.class == Class::CloudComputingInstanceType {
             for (class, target) in &entity.associations {

@@ -3,25 +3,21 @@
 //! `schemas/ldap/accelfed-glue21.schema` ([`super::schema21`]). Nothing is folded, so no GPU
 //! OtherInfo keys: a fractional count is the only thing that goes to OtherInfo (`Number=0.5`).
 
-use crate::glue::SiteSnapshot;
 use crate::glue::entity::{Class, Entity};
 
 use super::classes20;
-use super::entry::LdapEntry;
 use super::mapping::{Mapping, Mappings, Stamp};
 use super::schema21;
-use super::tree;
+use super::tree::Plan;
 
-/// Hands each entry of `snapshot` (whose entities are `entities`) in GLUE 2.1 mode to `sink`, in
-/// order.
-pub fn entries(snapshot: &SiteSnapshot, entities: &[Entity], sink: impl FnMut(LdapEntry<'_>)) {
-    entries_stamped(entities, &tree::stamp(snapshot), sink);
+/// The GLUE 2.1 mode mapping of every class.
+pub fn mappings() -> Mappings {
+    Mappings::new(mapping)
 }
 
-/// [`entries`] for entities that come with their own stamp rather than a snapshot's.
-pub fn entries_stamped(entities: &[Entity], stamp: &Stamp, sink: impl FnMut(LdapEntry<'_>)) {
-    let mappings = Mappings::new(mapping);
-    tree::entries(entities, stamp, Vec::new(), &mappings, sink);
+/// Where the entries of `entities` go in GLUE 2.1 mode (nothing is folded).
+pub fn plan<'e>(entities: &'e [Entity<'e>], stamp: &'e Stamp, mappings: &'e Mappings) -> Plan<'e> {
+    Plan::new(entities, stamp, Vec::new(), mappings)
 }
 
 fn mapping(class: Class) -> Option<Mapping> {

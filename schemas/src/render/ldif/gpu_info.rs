@@ -18,7 +18,7 @@
 
 use crate::glue::entity::{Class, Entity};
 
-use super::other_info::OtherInfo;
+use super::other_info::Pairs;
 
 /// The classes GLUE 2.0 mode folds into their parent.
 pub fn is_accelerator(class: Class) -> bool {
@@ -43,14 +43,11 @@ pub fn local_key(id: &str) -> &str {
 }
 
 /// Appends to `out` the OtherInfo pairs that stand for `accelerator` on its parent.
-pub fn fold(accelerator: &Entity, out: &mut Vec<OtherInfo>) {
+pub fn fold(accelerator: &Entity, out: &mut Pairs) {
     let lid = local_key(&accelerator.id);
-    out.push(OtherInfo::from_parts(
-        &["GPU.", lid, ".ID"],
-        &accelerator.id,
-    ));
+    out.push_parts(&["GPU.", lid, ".ID"], &accelerator.id);
     for (name, value) in &accelerator.attributes {
-        out.push(OtherInfo::from_value(&["GPU.", lid, ".", name], value));
+        out.push_value(&["GPU.", lid, ".", name], value);
     }
 }
 
@@ -73,9 +70,9 @@ mod tests {
             other_info: vec![],
             associations: vec![],
         };
-        let mut pairs = Vec::new();
+        let mut pairs = Pairs::default();
         fold(&accelerator, &mut pairs);
-        let texts: Vec<&str> = pairs.iter().map(OtherInfo::as_str).collect();
+        let texts: Vec<&str> = pairs.iter().collect();
         assert_eq!(
             texts,
             [
@@ -84,7 +81,6 @@ mod tests {
                 "GPU.g1.half.Number=0.5",
             ]
         );
-        assert_eq!(pairs[0].key(), "GPU.g1.half.ID");
     }
 
     #[test]

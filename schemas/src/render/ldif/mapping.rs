@@ -13,8 +13,9 @@ use std::collections::HashSet;
 
 use crate::glue::entity::{Class, Entity, Value};
 
-use super::entry::LdapEntry;
-use super::other_info::{self, OtherInfo};
+use super::entry::{EntryOut, LdapEntry};
+use super::gpu_info;
+use super::other_info::Pairs;
 
 /// The GLUE2 placeholder for an unknown integer that the schema requires (GLUE 2.0 profile).
 pub const UNKNOWN_INT: &str = "999999999";
@@ -35,6 +36,9 @@ pub struct Mapping {
     pub foreign_keys: Vec<(Class, Vec<String>)>,
     /// Values for MUST attributes the entity does not provide.
     pub defaults: Vec<(String, &'static str)>,
+    /// Whether a foreign-key attribute is also the ID, a mapped attribute or a placeholder, so a
+    /// foreign key's value may already be on the entry (kept up to date by the builder methods).
+    fk_shadowed: bool,
 }
 
 /// What entries share: when the data was gathered and for how long it is valid.
@@ -47,8 +51,8 @@ pub struct Stamp {
 /// Additions to an entity that its mode computes from other entities.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Extra<'e> {
-    /// More `OtherInfo` pairs (folded GPU facts in GLUE 2.0 mode).
-    pub other_info: Vec<OtherInfo>,
+    /// Accelerators whose facts go into this entry's `OtherInfo` (GLUE 2.0 mode folds them).
+    pub folded: Vec<&'e Entity<'e>>,
     /// Associations stored on this side in LDAP although the model keeps them on the other.
     pub associations: Vec<(Class, &'e str)>,
 }
@@ -79,7 +83,7 @@ impl Mapping {
 
     pub fn attr(mut self, name: &'static str, ldap: impl Into<String>) -> Self {
         self.attributes.push((name, ldap.into()));
-        self
+        self.shadowed()
     }
 
     /// Maps several attributes that share a prefix: `("GLUE2Endpoint", &["URL"])` maps `URL` to
@@ -88,18 +92,38 @@ impl Mapping {
         for name in names {
             self.attributes.push((name, format!("{prefix}{name}")));
         }
-        self
+        self.shadowed()
     }
 
     pub fn fk(mut self, target: Class, ldap: &[&str]) -> Self {
         self.foreign_keys
             .push((target, ldap.iter().map(|name| (*name).to_owned()).collect()));
-        self
+        self.shadowed()
     }
 
     pub fn placeholder(mut self, ldap: impl Into<String>, value: &'static str) -> Self {
         self.defaults.push((ldap.into(), value));
+        self.shadowed()
+    }
+
+    /// Brings [`Mapping::fk_shadowed`] up to date.
+    fn shadowed(mut self) -> Self {
+        let id = std::iter::once(&self.id);
+        let attributes = self.attributes.iter().map(|(_, ldap)| ldap);
+        let defaults = self.defaults.iter().map(|(ldap, _)| ldap);
+        let mut others = id.chain(attributes).chain(defaults);
+        self.fk_shadowed = self
+            .foreign_keys
+            .iter()
+            .flat_map(|(_, names)| names)
+            .any(|fk| others.any(|other| other == fk));
         self
+    }
+
+    /// Whether [`EntryOut::has_value`] is asked while applying this mapping (writers keep values
+    /// only then).
+    pub fn asks_values(&self) -> bool {
+        self.fk_shadowed
     }
 
     /// The entry for `entity` at `dn`.
@@ -108,15 +132,28 @@ impl Mapping {
         entity: &'a Entity,
         dn: String,
         stamp: &'a Stamp,
-        extra: Extra<'a>,
+        extra: &Extra<'a>,
     ) -> LdapEntry<'a> {
         let mut out = LdapEntry::new(dn, &self.object_classes);
-        out.add(self.id.as_str(), entity.id.as_str());
-        let mut other: Vec<OtherInfo> = entity
-            .other_info
-            .iter()
-            .map(|(key, value)| OtherInfo::new(key, value))
-            .collect();
+        self.apply_to(entity, stamp, extra, &mut Pairs::default(), &mut out);
+        out
+    }
+
+    /// Adds the attributes of `entity`'s entry to `out`, whose DN and object classes are written
+    /// already. `pairs` is room for the `OtherInfo` pairs, reused from entry to entry.
+    pub fn apply_to<'a>(
+        &'a self,
+        entity: &'a Entity,
+        stamp: &'a Stamp,
+        extra: &Extra<'a>,
+        pairs: &mut Pairs,
+        out: &mut impl EntryOut<'a>,
+    ) {
+        out.add_str(self.id.as_str(), entity.id.as_str());
+        pairs.clear();
+        for (key, value) in &entity.other_info {
+            pairs.push(key, value);
+        }
 
         for (name, value) in &entity.attributes {
             let mut targets = self
@@ -126,51 +163,49 @@ impl Mapping {
                 .map(|(_, ldap)| ldap.as_str())
                 .peekable();
             match value {
-                _ if targets.peek().is_none() => other.push(OtherInfo::from_value(&[name], value)),
-                Value::Count(count) if !count.is_whole() => {
-                    other.push(OtherInfo::from_value(&[name], value))
-                }
+                _ if targets.peek().is_none() => pairs.push_value(&[name], value),
+                Value::Count(count) if !count.is_whole() => pairs.push_value(&[name], value),
                 _ => targets.for_each(|ldap| out.add_value(ldap, value)),
             }
         }
         for (ldap, value) in &self.defaults {
-            if out.values(ldap).next().is_none() {
-                out.add(ldap.as_str(), *value);
+            if !out.has(ldap) {
+                out.add_str(ldap.as_str(), value);
             }
         }
 
         // A value is written once per attribute, whichever association (or attribute) brings it.
-        let before = out.attributes.len();
         let mut written = Written::default();
         let associations = entity
             .associations
             .iter()
             .map(|(class, target)| (*class, target.as_str()))
-            .chain(extra.associations);
+            .chain(extra.associations.iter().copied());
         for (class, target) in associations {
             match self.foreign_keys.iter().find(|(key, _)| *key == class) {
                 Some((_, attributes)) => {
                     for ldap in attributes {
-                        let earlier = out.attributes[..before]
-                            .iter()
-                            .any(|(name, value)| name == ldap && value == target);
+                        // Only an ID, attribute or placeholder of the same name can be there
+                        // before the foreign keys; `written` knows the foreign keys.
+                        let earlier = self.fk_shadowed && out.has_value(ldap, target);
                         if !earlier && written.insert(ldap, target) {
-                            out.add(ldap.as_str(), target);
+                            out.add_str(ldap.as_str(), target);
                         }
                     }
                 }
-                None => other.push(OtherInfo::from_parts(&[class.name(), "ForeignKey"], target)),
+                None => pairs.push_parts(&[class.name(), "ForeignKey"], target),
             }
         }
 
-        other.extend(extra.other_info);
-        other_info::normalize(&mut other);
-        for pair in other {
-            out.add("GLUE2EntityOtherInfo", pair.into_string());
+        for accelerator in &extra.folded {
+            gpu_info::fold(accelerator, pairs);
         }
-        out.add("GLUE2EntityCreationTime", stamp.creation_time.as_str());
-        out.add("GLUE2EntityValidity", stamp.validity.as_str());
-        out
+        pairs.normalize();
+        for pair in pairs.iter() {
+            out.add_string("GLUE2EntityOtherInfo", pair);
+        }
+        out.add_str("GLUE2EntityCreationTime", stamp.creation_time.as_str());
+        out.add_str("GLUE2EntityValidity", stamp.validity.as_str());
     }
 }
 
@@ -242,7 +277,7 @@ mod tests {
             &e,
             "GLUE2ShareID=urn:x,o=glue".into(),
             &stamp,
-            Extra::default(),
+            &Extra::default(),
         );
         assert_eq!(out.values("GLUE2ShareID").collect::<Vec<_>>(), ["urn:x"]);
         assert_eq!(out.values("GLUE2EntityName").collect::<Vec<_>>(), ["n"]);
@@ -266,7 +301,7 @@ mod tests {
             ("Total", Value::Count(GpuCount::whole(3))),
         ]);
         let stamp = stamp();
-        let out = mapping.apply(&e, "XID=urn:x".into(), &stamp, Extra::default());
+        let out = mapping.apply(&e, "XID=urn:x".into(), &stamp, &Extra::default());
         assert_eq!(out.values("XNumber").count(), 0);
         assert_eq!(out.values("XTotal").collect::<Vec<_>>(), ["3"]);
         assert!(
@@ -283,7 +318,7 @@ mod tests {
             .placeholder("XMemory", UNKNOWN_INT);
         let e = entity(vec![("Name", Value::Text("n".into()))]);
         let stamp = stamp();
-        let out = mapping.apply(&e, "XID=urn:x".into(), &stamp, Extra::default());
+        let out = mapping.apply(&e, "XID=urn:x".into(), &stamp, &Extra::default());
         assert_eq!(out.values("XName").collect::<Vec<_>>(), ["n"]);
         assert_eq!(out.values("XMemory").collect::<Vec<_>>(), [UNKNOWN_INT]);
     }

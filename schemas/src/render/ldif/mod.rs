@@ -45,42 +45,36 @@ mod tests;
 use crate::glue::SiteSnapshot;
 use crate::glue::entity::Entity;
 
+use super::parallel;
 use entry::LdapEntry;
-use writer::LdifWriter;
 
 /// LDIF with only the official GLUE 2.0 schema's classes and attributes.
 pub fn render_glue20(snapshot: &SiteSnapshot) -> Vec<u8> {
     let entities = snapshot.entities();
-    let mut writer = LdifWriter::with_capacity(capacity(&entities));
-    glue20::entries(snapshot, &entities, |entry| entry.write(&mut writer));
-    writer.finish()
+    let stamp = tree::stamp(snapshot);
+    let mappings = glue20::mappings();
+    glue20::plan(&entities, &stamp, &mappings).render(parallel::parts())
 }
 
 /// LDIF with accelfed's GLUE 2.1 classes (schemas/ldap/accelfed-glue21.schema).
 pub fn render_glue21(snapshot: &SiteSnapshot) -> Vec<u8> {
     let entities = snapshot.entities();
-    let mut writer = LdifWriter::with_capacity(capacity(&entities));
-    glue21::entries(snapshot, &entities, |entry| entry.write(&mut writer));
-    writer.finish()
+    let stamp = tree::stamp(snapshot);
+    let mappings = glue21::mappings();
+    glue21::plan(&entities, &stamp, &mappings).render(parallel::parts())
 }
 
 /// The GLUE 2.0 mode entries, for callers that want to look at entries rather than bytes (the LDAP
 /// publisher diffs them).
 pub fn entries_glue20(snapshot: &SiteSnapshot) -> Vec<LdapEntry<'static>> {
-    let mut out = Vec::new();
-    glue20::entries(snapshot, &snapshot.entities(), |entry| {
-        out.push(entry.into_owned())
-    });
-    out
+    let stamp = tree::stamp(snapshot);
+    entries_of_stamped(LdifMode::Glue20, &snapshot.entities(), &stamp)
 }
 
 /// The GLUE 2.1 mode entries.
 pub fn entries_glue21(snapshot: &SiteSnapshot) -> Vec<LdapEntry<'static>> {
-    let mut out = Vec::new();
-    glue21::entries(snapshot, &snapshot.entities(), |entry| {
-        out.push(entry.into_owned())
-    });
-    out
+    let stamp = tree::stamp(snapshot);
+    entries_of_stamped(LdifMode::Glue21, &snapshot.entities(), &stamp)
 }
 
 /// The LDIF modes, for callers that choose one by configuration.
@@ -106,19 +100,25 @@ pub fn entries_of(
         creation_time: entry::time(creation_time),
         validity: validity_s.to_string(),
     };
+    entries_of_stamped(mode, entities, &stamp)
+}
+
+fn entries_of_stamped(
+    mode: LdifMode,
+    entities: &[Entity],
+    stamp: &mapping::Stamp,
+) -> Vec<LdapEntry<'static>> {
     let mut out = Vec::new();
     let sink = |entry: LdapEntry<'_>| out.push(entry.into_owned());
     match mode {
-        LdifMode::Glue20 => glue20::entries_stamped(entities, &stamp, sink),
-        LdifMode::Glue21 => glue21::entries_stamped(entities, &stamp, sink),
+        LdifMode::Glue20 => {
+            let mappings = glue20::mappings();
+            glue20::plan(entities, stamp, &mappings).each(sink);
+        }
+        LdifMode::Glue21 => {
+            let mappings = glue21::mappings();
+            glue21::plan(entities, stamp, &mappings).each(sink);
+        }
     }
     out
-}
-
-/// Room for the LDIF of `entities`, a little more than either mode needs (about 1.3 KB an entity:
-/// an entry is ~1 KB with its long DN; GLUE 2.0 mode moves the accelerators' lines to their
-/// parents). Growing a 30 MB buffer instead copies it several times; room never written costs no
-/// memory.
-fn capacity(entities: &[Entity]) -> usize {
-    entities.len() * 1_400
 }

@@ -86,6 +86,89 @@ pub fn normalize<P: Borrow<OtherInfo> + Ord>(pairs: &mut Vec<P>) {
     pairs.dedup();
 }
 
+/// The `OtherInfo` pairs of one entry, built in one reused buffer: a large site's entries have
+/// hundreds of thousands of pairs between them (every folded GPU fact is one), and a `String` each
+/// cost more than writing them. [`Pairs::normalize`] puts them in the order [`normalize`] gives.
+#[derive(Debug, Default)]
+pub struct Pairs {
+    text: String,
+    spans: Vec<Span>,
+}
+
+/// Where one pair lies in [`Pairs::text`]: `key` is `start..key_end`, `=` follows, the value runs to
+/// `end`.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    start: u32,
+    key_end: u32,
+    end: u32,
+}
+
+impl Pairs {
+    /// Empties the list, keeping its buffers.
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.spans.clear();
+    }
+
+    pub fn push(&mut self, key: &str, value: &str) {
+        self.build(&[key], |text| text.push_str(value));
+    }
+
+    /// The pair whose key is `key` (its parts joined) and whose value is `value`.
+    pub fn push_parts(&mut self, key: &[&str], value: &str) {
+        self.build(key, |text| text.push_str(value));
+    }
+
+    /// The pair whose key is `key` (its parts joined) and whose value is `value` as text (lists
+    /// joined by `,`).
+    pub fn push_value(&mut self, key: &[&str], value: &Value) {
+        self.build(key, |text| entry::push_text(text, value));
+    }
+
+    fn build(&mut self, key: &[&str], value: impl FnOnce(&mut String)) {
+        // Offsets are u32 to keep spans small; one entry's pairs never come near 4 GB.
+        let offset = |text: &String| u32::try_from(text.len()).unwrap_or(u32::MAX);
+        let start = offset(&self.text);
+        key.iter().for_each(|part| self.text.push_str(part));
+        let key_end = offset(&self.text);
+        self.text.push('=');
+        value(&mut self.text);
+        let end = offset(&self.text);
+        self.spans.push(Span {
+            start,
+            key_end,
+            end,
+        });
+    }
+
+    /// Sorts by (key, value) and drops repeats and pairs with an empty key or value, as
+    /// [`normalize`] does.
+    pub fn normalize(&mut self) {
+        let text = self.text.as_str();
+        let slice = |from: u32, to: u32| text.get(from as usize..to as usize).unwrap_or_default();
+        let pair = |span: &Span| {
+            (
+                slice(span.start, span.key_end),
+                slice(span.key_end + 1, span.end),
+            )
+        };
+        self.spans
+            .retain(|span| span.key_end > span.start && span.end > span.key_end + 1);
+        self.spans.sort_unstable_by(|a, b| pair(a).cmp(&pair(b)));
+        self.spans.dedup_by(|a, b| pair(a) == pair(b));
+    }
+
+    /// `key=value` of each pair, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
+        self.spans.iter().map(|span| {
+            self.text
+                .get(span.start as usize..span.end as usize)
+                .unwrap_or_default()
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,5 +194,30 @@ mod tests {
         assert_eq!(pair.key(), "GPU.x=y.ID");
         assert_eq!(pair.value(), "u=v");
         assert_eq!(pair.as_str(), "GPU.x=y.ID=u=v");
+    }
+
+    #[test]
+    fn pairs_normalize_as_owned_pairs_do() {
+        let input = [
+            ("a.b", "2"),
+            ("a", "1"),
+            ("a", "0"),
+            ("a", "1"),
+            ("", "x"),
+            ("y", ""),
+            ("a=", "0"),
+            ("GPU.x=y.ID", "u=v"),
+        ];
+        let mut owned: Vec<OtherInfo> = input.iter().map(|(k, v)| OtherInfo::new(k, v)).collect();
+        normalize(&mut owned);
+        let mut pairs = Pairs::default();
+        pairs.push("stale", "gone");
+        pairs.clear();
+        for (key, value) in input {
+            pairs.push(key, value);
+        }
+        pairs.normalize();
+        let expected: Vec<&str> = owned.iter().map(OtherInfo::as_str).collect();
+        assert_eq!(pairs.iter().collect::<Vec<_>>(), expected);
     }
 }

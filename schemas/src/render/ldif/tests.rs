@@ -309,3 +309,35 @@ fn glue21_uses_only_glue20_attributes_and_those_of_its_own_schema() {
         ["4", "4"]
     );
 }
+
+/// The LDIF of each mode three ways: written entry by entry from [`super::entry::LdapEntry`]s, and
+/// straight from the plan in one piece and in several (as threads render a large site).
+#[test]
+fn pieces_and_entries_give_the_same_bytes() {
+    use super::mapping::Stamp;
+    use super::tree::{Plan, stamp};
+    use super::writer::LdifWriter;
+    use super::{glue20, glue21};
+    use crate::glue::entity::Entity;
+    use crate::render::parallel::split_exactly;
+
+    let site = snapshot("S");
+    let entities = site.entities();
+    let stamp: Stamp = stamp(&site);
+    type PlanOf = for<'e> fn(&'e [Entity<'e>], &'e Stamp, &'e super::mapping::Mappings) -> Plan<'e>;
+    let modes: [(super::mapping::Mappings, PlanOf, Vec<u8>); 2] = [
+        (glue20::mappings(), glue20::plan, render_glue20(&site)),
+        (glue21::mappings(), glue21::plan, render_glue21(&site)),
+    ];
+    for (mappings, plan_of, rendered) in &modes {
+        let plan = plan_of(&entities, &stamp, mappings);
+        let mut writer = LdifWriter::new();
+        plan.each(|entry| entry.write(&mut writer));
+        let by_entry = writer.finish();
+        assert!(by_entry == *rendered, "entry by entry");
+        for parts in [1, 2, 5, entities.len()] {
+            let ranges = split_exactly(&plan.weights(), parts);
+            assert!(plan.render_in(&ranges) == *rendered, "{parts} pieces");
+        }
+    }
+}

@@ -9,9 +9,14 @@
 use crate::glue::SiteSnapshot;
 use crate::glue::entity::{Class, Entity};
 
+use std::ops::Range;
+
 use super::dn::{self, RESOURCE_GROUP, SUFFIX};
 use super::entry::{self, LdapEntry};
-use super::mapping::{Extra, Mappings, Stamp};
+use super::mapping::{Extra, Mapping, Mappings, Stamp};
+use super::other_info::Pairs;
+use super::writer::{EntryWriter, LdifWriter};
+use crate::render::parallel;
 
 /// The creation time and validity every entry of `snapshot` carries.
 pub fn stamp(snapshot: &SiteSnapshot) -> Stamp {
@@ -28,55 +33,162 @@ pub fn group_entry() -> LdapEntry<'static> {
     group
 }
 
-/// Hands the entries of `entities` to `sink` in tree order. `extras` is indexed like `entities`
-/// (missing means none).
-pub fn entries<'e>(
-    entities: &'e [Entity],
+/// Where every entity's entry goes, worked out once (in tree order: a DN needs its parent's), so
+/// the entries themselves can be made in any order, and on several threads.
+pub struct Plan<'e> {
+    entities: &'e [Entity<'e>],
     stamp: &'e Stamp,
-    mut extras: Vec<Extra<'e>>,
     mappings: &'e Mappings,
-    mut sink: impl FnMut(LdapEntry<'e>),
-) {
-    // Only entities with children need their DN kept: a large site's accelerators have none.
-    let mut is_parent = vec![false; entities.len()];
-    for parent in entities.iter().filter_map(|entity| entity.parent) {
-        if let Some(flag) = is_parent.get_mut(parent) {
-            *flag = true;
-        }
-    }
-    let mut dns: Vec<Option<String>> = vec![None; entities.len()];
-    let mut group_written = false;
-    for (index, entity) in entities.iter().enumerate() {
-        let Some(mapping) = mappings.get(entity.class) else {
-            continue;
-        };
-        let parent_dn = match entity.parent {
-            Some(parent) => match dns.get(parent).and_then(Option::as_ref) {
-                Some(dn) => dn.as_str(),
-                // A parent without an entry cannot hold children; the model never nests under a
-                // folded class, so this only guards against a future model change.
-                None => continue,
-            },
-            None if entity.class == Class::AdminDomain => SUFFIX,
-            None => {
-                if !group_written {
-                    sink(group_entry());
-                    group_written = true;
-                }
-                RESOURCE_GROUP
+    /// Indexed like `entities` (missing means none).
+    extras: Vec<Extra<'e>>,
+    /// The DN of each entity that has children; only those are kept (a large site's accelerators
+    /// have none).
+    dns: Vec<Option<String>>,
+    /// The entity the `resource` group entry goes right before (the first service);
+    /// `entities.len()` when it comes last.
+    group_before: usize,
+}
+
+impl<'e> Plan<'e> {
+    /// The plan for `entities`. `extras` is indexed like `entities` (missing means none).
+    pub fn new(
+        entities: &'e [Entity<'e>],
+        stamp: &'e Stamp,
+        extras: Vec<Extra<'e>>,
+        mappings: &'e Mappings,
+    ) -> Self {
+        let mut is_parent = vec![false; entities.len()];
+        for parent in entities.iter().filter_map(|entity| entity.parent) {
+            if let Some(flag) = is_parent.get_mut(parent) {
+                *flag = true;
             }
-        };
-        let dn = dn::child(&mapping.id, &entity.id, parent_dn);
-        if is_parent[index] {
-            dns[index] = Some(dn.clone());
         }
-        let extra = extras
-            .get_mut(index)
-            .map(std::mem::take)
-            .unwrap_or_default();
-        sink(mapping.apply(entity, dn, stamp, extra));
+        let mut plan = Plan {
+            entities,
+            stamp,
+            mappings,
+            extras,
+            dns: vec![None; entities.len()],
+            group_before: entities.len(),
+        };
+        for (index, entity) in entities.iter().enumerate() {
+            let Some((mapping, parent_dn)) = plan.place(index) else {
+                continue;
+            };
+            let dn = is_parent[index].then(|| dn::child(&mapping.id, &entity.id, parent_dn));
+            if entity.parent.is_none()
+                && entity.class != Class::AdminDomain
+                && plan.group_before == entities.len()
+            {
+                plan.group_before = index;
+            }
+            plan.dns[index] = dn;
+        }
+        plan
     }
-    if !group_written {
-        sink(group_entry());
+
+    /// The mapping and parent DN of entity `index`; `None` when it gets no entry: its class is
+    /// folded in this mode, or its parent has no entry (the model never nests under a folded
+    /// class, so that only guards against a future model change).
+    fn place(&self, index: usize) -> Option<(&'e Mapping, &str)> {
+        let entity = self.entities.get(index)?;
+        let mapping = self.mappings.get(entity.class)?;
+        let parent_dn = match entity.parent {
+            Some(parent) => self.dns.get(parent)?.as_deref()?,
+            None if entity.class == Class::AdminDomain => SUFFIX,
+            None => RESOURCE_GROUP,
+        };
+        Some((mapping, parent_dn))
+    }
+
+    fn extra(&self, index: usize) -> Option<&Extra<'e>> {
+        self.extras.get(index)
+    }
+
+    /// Hands the entries to `sink` in tree order.
+    pub fn each(&self, mut sink: impl FnMut(LdapEntry<'e>)) {
+        let mut pairs = Pairs::default();
+        let none = Extra::default();
+        for (index, entity) in self.entities.iter().enumerate() {
+            if index == self.group_before {
+                sink(group_entry());
+            }
+            let Some((mapping, parent_dn)) = self.place(index) else {
+                continue;
+            };
+            let dn = dn::child(&mapping.id, &entity.id, parent_dn);
+            let mut entry = LdapEntry::new(dn, &mapping.object_classes);
+            let extra = self.extra(index).unwrap_or(&none);
+            mapping.apply_to(entity, self.stamp, extra, &mut pairs, &mut entry);
+            sink(entry);
+        }
+        if self.group_before == self.entities.len() {
+            sink(group_entry());
+        }
+    }
+
+    /// The LDIF of all entries, rendered in up to `parts` pieces (one per thread).
+    pub fn render(&self, parts: usize) -> Vec<u8> {
+        self.render_in(&parallel::split(&self.weights(), parts))
+    }
+
+    /// What each entity costs to write, roughly: its lines.
+    pub fn weights(&self) -> Vec<usize> {
+        self.entities
+            .iter()
+            .map(|entity| 4 + entity.attributes.len() + entity.associations.len())
+            .collect()
+    }
+
+    /// The LDIF of all entries, each of `ranges` (contiguous, in order, covering every entity)
+    /// rendered on its own thread.
+    pub fn render_in(&self, ranges: &[Range<usize>]) -> Vec<u8> {
+        let pieces = parallel::run(ranges, |position, range| {
+            let ldif = if position == 0 {
+                // Room for the whole document: the other pieces are appended to this one.
+                LdifWriter::with_capacity(self.entities.len() * BYTES_PER_ENTITY)
+            } else {
+                LdifWriter::following(range.len() * BYTES_PER_ENTITY)
+            };
+            let mut writer = EntryWriter::new(ldif);
+            self.write(range, &mut writer);
+            writer.ldif.finish()
+        });
+        let mut out = parallel::concat(pieces);
+        // A piece that follows an empty one starts with the separator it did not need.
+        if out.first() == Some(&b'\n') {
+            out.remove(0);
+        }
+        out
+    }
+
+    /// Writes the entries of the entities in `range`.
+    fn write(&self, range: Range<usize>, writer: &mut EntryWriter<'e>) {
+        let mut pairs = Pairs::default();
+        let mut dn = String::new();
+        let none = Extra::default();
+        let end = range.end;
+        for index in range {
+            if index == self.group_before {
+                group_entry().write(&mut writer.ldif);
+            }
+            let Some((mapping, parent_dn)) = self.place(index) else {
+                continue;
+            };
+            let entity = &self.entities[index];
+            dn.clear();
+            dn::push_child(&mut dn, &mapping.id, &entity.id, parent_dn);
+            writer.begin(&dn, &mapping.object_classes, mapping.asks_values());
+            let extra = self.extra(index).unwrap_or(&none);
+            mapping.apply_to(entity, self.stamp, extra, &mut pairs, writer);
+        }
+        if end == self.entities.len() && self.group_before == end {
+            group_entry().write(&mut writer.ldif);
+        }
     }
 }
+
+/// Room for the LDIF of one entity, a little more than either mode needs (about 1.3 KB: an entry
+/// is ~1 KB with its long DN; GLUE 2.0 mode moves the accelerators' lines to their parents).
+/// Growing a 30 MB buffer instead copies it several times; room never written costs no memory.
+const BYTES_PER_ENTITY: usize = 1_400;

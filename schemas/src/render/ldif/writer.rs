@@ -8,6 +8,10 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
+use crate::glue::entity::Value;
+
+use super::entry::{self, EntryOut};
+
 /// The longest line written; longer ones continue on the next line after one space.
 pub const LINE_WIDTH: usize = 76;
 
@@ -36,6 +40,9 @@ pub struct LdifWriter {
     out: String,
     /// A line too long to stay on one, before folding; kept to reuse its allocation.
     line: String,
+    /// Whether this writer's records follow records written elsewhere (a piece of a document
+    /// rendered on another thread), so its first record needs the separating empty line too.
+    follows: bool,
 }
 
 impl LdifWriter {
@@ -47,13 +54,21 @@ impl LdifWriter {
     pub fn with_capacity(bytes: usize) -> Self {
         Self {
             out: String::with_capacity(bytes),
-            line: String::new(),
+            ..Self::default()
+        }
+    }
+
+    /// A writer for records that come after others (see [`LdifWriter::follows`]).
+    pub fn following(bytes: usize) -> Self {
+        Self {
+            follows: true,
+            ..Self::with_capacity(bytes)
         }
     }
 
     /// Starts a record. Records are separated by one empty line.
     pub fn dn(&mut self, dn: &str) {
-        if !self.out.is_empty() {
+        if !self.out.is_empty() || self.follows {
             self.out.push('\n');
         }
         self.line("dn", dn);
@@ -89,6 +104,84 @@ impl LdifWriter {
             self.out.truncate(start);
             push_folded(&mut self.out, &self.line);
         }
+    }
+}
+
+/// Writes entries straight into LDIF for [`super::mapping::Mapping::apply_to`], keeping what it
+/// needs to answer [`EntryOut::has`] and [`EntryOut::has_value`] for the entry being written.
+#[derive(Debug, Default)]
+pub struct EntryWriter<'a> {
+    pub ldif: LdifWriter,
+    /// The attributes the current entry has values of.
+    names: Vec<&'a str>,
+    /// Whether to keep the current entry's values too (its mapping asks [`EntryOut::has_value`]).
+    record: bool,
+    values: Vec<(&'a str, String)>,
+    /// Room to format a number in.
+    number: String,
+}
+
+impl<'a> EntryWriter<'a> {
+    pub fn new(ldif: LdifWriter) -> Self {
+        Self {
+            ldif,
+            ..Self::default()
+        }
+    }
+
+    /// Starts an entry: its DN and object classes. `record`: keep its values for
+    /// [`EntryOut::has_value`].
+    pub fn begin(&mut self, dn: &str, object_classes: &[&str], record: bool) {
+        self.names.clear();
+        self.values.clear();
+        self.record = record;
+        self.ldif.dn(dn);
+        for class in object_classes {
+            self.ldif.attribute("objectClass", class);
+        }
+    }
+
+    fn add(&mut self, name: &'a str, value: &str) {
+        if value.is_empty() {
+            return;
+        }
+        self.ldif.attribute(name, value);
+        self.names.push(name);
+        if self.record {
+            self.values.push((name, value.to_owned()));
+        }
+    }
+}
+
+impl<'a> EntryOut<'a> for EntryWriter<'a> {
+    fn add_str(&mut self, name: &'a str, value: &'a str) {
+        self.add(name, value);
+    }
+
+    fn add_string(&mut self, name: &'a str, value: &str) {
+        self.add(name, value);
+    }
+
+    fn add_value(&mut self, name: &'a str, value: &'a Value) {
+        match value {
+            Value::Text(text) => self.add(name, text),
+            Value::List(items) => items.iter().for_each(|item| self.add(name, item)),
+            other => {
+                let mut number = std::mem::take(&mut self.number);
+                number.clear();
+                entry::push_text(&mut number, other);
+                self.add(name, &number);
+                self.number = number;
+            }
+        }
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.names.contains(&name)
+    }
+
+    fn has_value(&self, name: &str, value: &str) -> bool {
+        self.values.iter().any(|(n, v)| *n == name && v == value)
     }
 }
 

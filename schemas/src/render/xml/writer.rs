@@ -27,6 +27,28 @@ impl XmlWriter {
         }
     }
 
+    /// A writer for elements that go at `depth` inside a document another writer holds, each on a
+    /// new line (see [`XmlWriter::append`]).
+    pub fn nested(depth: usize, bytes: usize) -> Self {
+        Self {
+            out: Vec::with_capacity(bytes),
+            depth,
+            line_break: true,
+        }
+    }
+
+    /// How deep the next element goes.
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// Appends what a [`XmlWriter::nested`] writer at this writer's depth wrote, after a tag (never
+    /// right after text).
+    pub fn append(&mut self, piece: &[u8]) {
+        self.out.extend_from_slice(piece);
+        self.line_break = true;
+    }
+
     /// `<?xml version="1.0" encoding="UTF-8"?>`.
     pub fn declaration(&mut self) {
         self.new_line();
