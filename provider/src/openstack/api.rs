@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 /// A Nova flavor (`GET /flavors/detail`). `extra_specs` is inline from microversion 2.61; on
 /// older clouds the client fills it from `GET /flavors/{id}/os-extra_specs`.
@@ -49,12 +50,8 @@ pub struct Server {
     /// RFC 3339; the last change, which for a deleted server is the deletion.
     #[serde(default)]
     pub updated: Option<String>,
-    #[serde(rename = "OS-SRV-USG:launched_at", default)]
-    pub launched_at: Option<String>,
     #[serde(rename = "OS-SRV-USG:terminated_at", default)]
     pub terminated_at: Option<String>,
-    #[serde(rename = "OS-EXT-SRV-ATTR:host", default)]
-    pub host: Option<String>,
 }
 
 /// The flavor of a server: a reference (`id`) before microversion 2.47, the flavor itself
@@ -69,8 +66,28 @@ pub struct ServerFlavor {
     pub vcpus: Option<u32>,
     #[serde(default)]
     pub ram: Option<u64>,
+    /// Kept as the JSON text Nova sent: 100,000 servers share a few hundred flavors, so the
+    /// text is read into a map once per distinct flavor (`map.rs`), not once per server.
     #[serde(default)]
-    pub extra_specs: Option<BTreeMap<String, String>>,
+    pub extra_specs: Option<SpecsText>,
+}
+
+/// Extra specs as the JSON text Nova sent (`{"resources:VGPU": "1", ...}`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(transparent)]
+pub struct SpecsText(Box<RawValue>);
+
+impl SpecsText {
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+}
+
+impl PartialEq for SpecsText {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
 }
 
 /// A Keystone v3 project. Site properties such as `VO` are top-level keys next to the standard

@@ -2,7 +2,8 @@
 //! servers and resource providers are partitioned per project here, so the cost of a run grows with
 //! the size of each listing, never with projects x flavors.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use accelfed_schemas::glue::{
     AcceleratorCapacity, CloudManager, CloudService, CloudShare, Endpoint, Image, InstanceType,
@@ -14,7 +15,7 @@ use accelfed_schemas::names::{LocalId, Text, VoName};
 use super::api::{Flavor, GlanceImage, Project, QuotaSet, ResourceProvider, Server};
 use super::capacity::{KindCapacity, ProviderState, gpu_capacity, kind_id};
 use super::config::OpenstackConfig;
-use super::conventions::FlavorGpu;
+use super::conventions::{FlavorGpu, Specs};
 use super::detect::Detector;
 use super::usage::{VmUsage, observe};
 use super::vo::project_vo;
@@ -59,43 +60,80 @@ fn local_id(value: &str) -> LocalId {
 
 /// Statuses of servers that hold no GPU now.
 fn holds_no_gpu(status: &str) -> bool {
-    matches!(
-        status.to_ascii_uppercase().as_str(),
-        "DELETED" | "SOFT_DELETED" | "SHELVED_OFFLOADED"
-    )
+    ["DELETED", "SOFT_DELETED", "SHELVED_OFFLOADED"]
+        .iter()
+        .any(|s| status.eq_ignore_ascii_case(s))
 }
 
-/// The GPUs of a server: its embedded flavor (2.47+) wins, as it is what the server was built
-/// with even when the flavor changed or is gone; else the flavor by id.
-pub fn server_gpu(
-    server: &Server,
-    flavors: &BTreeMap<&str, &Flavor>,
-    detector: &Detector,
-    warnings: &mut BTreeSet<String>,
-) -> Option<FlavorGpu> {
-    let (name, specs) = match (&server.flavor.extra_specs, &server.flavor.id) {
-        (Some(specs), _) => (
-            server.flavor.original_name.clone().unwrap_or_default(),
-            specs.clone(),
-        ),
-        (None, Some(id)) => match flavors.get(id.as_str()) {
-            Some(flavor) => (
-                flavor.name.clone(),
-                flavor.extra_specs.clone().unwrap_or_default(),
-            ),
-            None => {
-                warnings.insert(format!(
-                    "server {} ({}): flavor {id} no longer exists and this cloud does not embed flavors; GPUs unknown",
-                    server.name, server.id
-                ));
-                return None;
+/// A flavor's GPUs with the capacity kind they count under.
+type KnownGpu = Option<(Arc<FlavorGpu>, LocalId)>;
+
+/// Reads servers' GPUs, detecting each distinct flavor once: 100,000 servers use a few hundred
+/// flavors, and detection (five conventions, model names) costs far more than a lookup.
+struct ServerGpus<'a> {
+    flavors: BTreeMap<&'a str, &'a Flavor>,
+    detector: &'a Detector,
+    /// By (embedded flavor name, extra specs text).
+    embedded: HashMap<(&'a str, &'a str), KnownGpu>,
+    /// By flavor id, for clouds older than 2.47.
+    listed: HashMap<&'a str, KnownGpu>,
+}
+
+impl<'a> ServerGpus<'a> {
+    fn detect(&self, name: &str, specs: &Specs, warnings: &mut BTreeSet<String>) -> KnownGpu {
+        let detection = self.detector.detect(name, specs);
+        warnings.extend(detection.warnings);
+        detection.gpu.map(|gpu| {
+            let kind = kind_id(&gpu.spec);
+            (Arc::new(gpu), kind)
+        })
+    }
+
+    /// The GPUs of a server: its embedded flavor (2.47+) wins, as it is what the server was built
+    /// with even when the flavor changed or is gone; else the flavor by id.
+    fn of(&mut self, server: &'a Server, warnings: &mut BTreeSet<String>) -> KnownGpu {
+        match (&server.flavor.extra_specs, &server.flavor.id) {
+            (Some(raw), _) => {
+                let name = server.flavor.original_name.as_deref().unwrap_or_default();
+                if let Some(known) = self.embedded.get(&(name, raw.get())) {
+                    return known.clone();
+                }
+                let known = match serde_json::from_str::<Specs>(raw.get()) {
+                    Ok(specs) => self.detect(name, &specs, warnings),
+                    Err(err) => {
+                        warnings.insert(format!(
+                            "flavor {name:?} (embedded in server {}): extra_specs unreadable, not counted: {err}",
+                            server.id
+                        ));
+                        None
+                    }
+                };
+                self.embedded.insert((name, raw.get()), known.clone());
+                known
             }
-        },
-        (None, None) => return None,
-    };
-    let detection = detector.detect(&name, &specs);
-    warnings.extend(detection.warnings);
-    detection.gpu
+            (None, Some(id)) => {
+                if let Some(known) = self.listed.get(id.as_str()) {
+                    return known.clone();
+                }
+                let known = match self.flavors.get(id.as_str()).copied() {
+                    Some(flavor) => flavor
+                        .extra_specs
+                        .as_ref()
+                        .and_then(|specs| self.detect(&flavor.name, specs, warnings)),
+                    None => {
+                        warnings.insert(format!(
+                            "server {} ({}): flavor {id} no longer exists and this cloud does not embed flavors; GPUs unknown",
+                            server.name, server.id
+                        ));
+                        return None;
+                    }
+                };
+                self.listed.insert(id.as_str(), known.clone());
+                known
+            }
+            (None, None) => None,
+        }
+    }
 }
 
 /// Builds the service and the usage observations.
@@ -119,8 +157,12 @@ pub fn map(config: &OpenstackConfig, state: &CloudState) -> Mapped {
     let (kinds, capacity_warnings) = gpu_capacity(&state.providers, detector.devices());
     warnings.extend(capacity_warnings);
 
-    let flavors_by_id: BTreeMap<&str, &Flavor> =
-        state.flavors.iter().map(|f| (f.id.as_str(), f)).collect();
+    let mut server_gpus = ServerGpus {
+        flavors: state.flavors.iter().map(|f| (f.id.as_str(), f)).collect(),
+        detector: &detector,
+        embedded: HashMap::new(),
+        listed: HashMap::new(),
+    };
     let mut flavor_gpus: BTreeMap<&str, FlavorGpu> = BTreeMap::new();
     for flavor in state.flavors.iter().filter(|f| !f.disabled) {
         let detection = detector.detect(
@@ -142,17 +184,12 @@ pub fn map(config: &OpenstackConfig, state: &CloudState) -> Mapped {
         if live {
             *running.entry(server.tenant_id.as_str()).or_default() += 1;
         }
-        let Some(gpu) = server_gpu(server, &flavors_by_id, &detector, &mut warnings) else {
+        let Some((gpu, kind)) = server_gpus.of(server, &mut warnings) else {
             continue;
         };
         if live {
-            *used
-                .entry((server.tenant_id.as_str(), kind_id(&gpu.spec)))
-                .or_default() = used
-                .get(&(server.tenant_id.as_str(), kind_id(&gpu.spec)))
-                .copied()
-                .unwrap_or_default()
-                + gpu.count;
+            let held = used.entry((server.tenant_id.as_str(), kind)).or_default();
+            *held = *held + gpu.count;
         }
         match observe(server, gpu, vos.get(server.tenant_id.as_str()).cloned()) {
             Ok(observation) => usage.push(observation),

@@ -4,6 +4,8 @@
 //! GPU, so its interval ends at its last change (the offload). Splitting into calendar-month records
 //! is the accounting side's job; [`VmUsage::seconds_within`] is the overlap it needs.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, NaiveDateTime, Utc};
 
 use accelfed_schemas::gpu::GpuCount;
@@ -24,7 +26,8 @@ pub struct VmUsage {
     /// The project's VO (FQAN `/<vo>`); `None` for projects that serve no VO.
     pub vo: Option<VoName>,
     pub flavor: String,
-    pub gpu: FlavorGpu,
+    /// Shared by every VM of the flavor.
+    pub gpu: Arc<FlavorGpu>,
     pub start: DateTime<Utc>,
     /// `None` while the server still holds its GPUs.
     pub end: Option<DateTime<Utc>>,
@@ -67,7 +70,11 @@ pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
 
 /// The GPU interval of `server`, whose flavor gives `gpu`. `Err` names the server when its times
 /// cannot be read (it is then left out of the records, loudly).
-pub fn observe(server: &Server, gpu: FlavorGpu, vo: Option<VoName>) -> Result<VmUsage, String> {
+pub fn observe(
+    server: &Server,
+    gpu: Arc<FlavorGpu>,
+    vo: Option<VoName>,
+) -> Result<VmUsage, String> {
     let time = |field: &str, text: &str| {
         parse_time(text).ok_or_else(|| {
             format!(
@@ -116,8 +123,8 @@ mod tests {
     use super::*;
     use crate::openstack::config::Convention;
 
-    fn gpu(count: u32) -> FlavorGpu {
-        FlavorGpu {
+    fn gpu(count: u32) -> Arc<FlavorGpu> {
+        Arc::new(FlavorGpu {
             spec: GpuSpec::new(
                 Text::new("NVIDIA").unwrap(),
                 GpuModel::new("Tesla V100").unwrap(),
@@ -126,7 +133,7 @@ mod tests {
             convention: Convention::Egi,
             resource_class: None,
             version: None,
-        }
+        })
     }
 
     fn at(text: &str) -> DateTime<Utc> {

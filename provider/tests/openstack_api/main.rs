@@ -7,7 +7,6 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod bench;
 mod faults;
 mod server;
 

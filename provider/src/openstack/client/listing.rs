@@ -17,6 +17,7 @@ use super::super::api::{
 use super::super::capacity::ProviderState;
 use super::super::conventions::Devices;
 use super::super::error::OpenstackError;
+use super::page::NovaPage;
 use super::session::Session;
 
 /// Page size asked of Nova and Glance.
@@ -98,12 +99,11 @@ pub async fn placement_microversion(session: &Session, placement: &str) -> Strin
 }
 
 /// Follows Nova's `<key>_links` `next` by its marker, against our own endpoint URL (the links may
-/// name a proxy's host).
+/// name a proxy's host). Each page is read straight into its items ([`NovaPage`]).
 async fn nova_pages<T: DeserializeOwned>(
     session: &Session,
     compute: &str,
     path: &str,
-    key: &str,
     microversion: Option<&str>,
 ) -> Result<Vec<T>, OpenstackError> {
     let mut all = Vec::new();
@@ -114,38 +114,17 @@ async fn nova_pages<T: DeserializeOwned>(
         if let Some(marker) = &marker {
             url.push_str(&format!("&marker={marker}"));
         }
-        let mut page: serde_json::Map<String, serde_json::Value> = session
+        let page: NovaPage<T> = session
             .get("nova", &url, microversion.map(|v| ("compute", v)))
             .await?;
-        let items: Vec<T> =
-            serde_json::from_value(page.remove(key).unwrap_or_default()).map_err(|err| {
-                OpenstackError::Parse {
-                    service: "nova".into(),
-                    url: url.clone(),
-                    message: format!("{key}: {err}"),
-                }
-            })?;
-        let next = page
-            .get(&format!("{key}_links"))
-            .and_then(|links| links.as_array())
-            .and_then(|links| links.iter().find(|l| l["rel"] == "next"))
-            .and_then(|l| l["href"].as_str())
-            .and_then(|href| query_param(href, "marker"));
-        let got = items.len();
-        all.extend(items);
+        let next = page.next_marker();
+        let got = page.items.len();
+        all.extend(page.items);
         match next {
             Some(next) if got > 0 && marker.as_deref() != Some(&next) => marker = Some(next),
             _ => return Ok(all),
         }
     }
-}
-
-fn query_param(url: &str, name: &str) -> Option<String> {
-    let query = url.split_once('?')?.1;
-    query.split('&').find_map(|pair| {
-        let (key, value) = pair.split_once('=')?;
-        (key == name).then(|| value.to_owned())
-    })
 }
 
 /// All flavors, private ones included, each with its extra specs.
@@ -161,7 +140,6 @@ pub async fn flavors(
         session,
         compute,
         "/flavors/detail?is_public=None",
-        "flavors",
         microversion,
     )
     .await?;
@@ -230,14 +208,12 @@ pub async fn servers(
         session,
         compute,
         "/servers/detail?all_tenants=1",
-        "servers",
         microversion,
     )
     .await?;
     if let Some(since) = changes_since {
         let path = format!("/servers/detail?all_tenants=1&changes-since={since}");
-        let changed: Vec<Server> =
-            nova_pages(session, compute, &path, "servers", microversion).await?;
+        let changed: Vec<Server> = nova_pages(session, compute, &path, microversion).await?;
         let known: std::collections::HashSet<String> = all.iter().map(|s| s.id.clone()).collect();
         all.extend(changed.into_iter().filter(|s| !known.contains(&s.id)));
     }
@@ -385,14 +361,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn markers_and_versions() {
-        assert_eq!(
-            query_param(
-                "http://proxy/v2.1/servers/detail?all_tenants=1&limit=2&marker=abc",
-                "marker"
-            ),
-            Some("abc".into())
-        );
+    fn versions() {
         assert_eq!(parse_version("2.93"), Some((2, 93)));
         assert!(parse_version("2.47").unwrap() < (2, 61));
         assert_eq!(parse_version("x"), None);

@@ -8,6 +8,7 @@
 //! GETs; see docs/architecture.md.
 
 mod listing;
+mod page;
 mod session;
 
 use std::collections::BTreeMap;
@@ -16,6 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use listing::parse_version;
+pub use page::{NovaPage, read_nova_page};
 pub use session::Session;
 
 use super::auth::{self, Credentials};
