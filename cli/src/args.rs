@@ -54,6 +54,13 @@ pub enum Command {
     /// Exit status: 0 all exported; 1 a record could not be exported or the destination failed
     /// (the next run re-sends what was not delivered); 2 usage or configuration error.
     Export(ExportArgs),
+    /// GPU offers across the federation from the registry (HTTPS API): cloud flavors and batch
+    /// node types, filtered by model (aliases: A100 matches NVIDIA A100-SXM4-80GB), GPUs, memory,
+    /// VO, sharing mode, freshness.
+    ///
+    /// Exit status: 0 answered (possibly with no offers); 1 the registry could not be asked; 2
+    /// usage error.
+    Query(QueryArgs),
     /// Run the central accounting service: gRPC ingest over TLS and /metrics.
     ///
     /// Runs until SIGINT or SIGTERM. Exit status: 0 stopped cleanly; 1 failed while running; 2
@@ -133,6 +140,69 @@ pub struct ProvideArgs {
     /// Write to this file (replaced atomically) instead of standard output.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// `registry`: push the GLUE 2.1 JSON document to the federation registry (needs
+    /// --registry-url and --registry-token-file) instead of writing it out.
+    #[arg(long, value_parser = ["registry"])]
+    pub publish: Option<String>,
+    /// The registry's base URL, e.g. https://registry.example.org:8443.
+    #[arg(long, env = "ACCELFED_REGISTRY_URL")]
+    pub registry_url: Option<String>,
+    /// A file holding the site's token (from `accelfed token`).
+    #[arg(long, env = "ACCELFED_REGISTRY_TOKEN_FILE")]
+    pub registry_token_file: Option<PathBuf>,
+    /// A CA certificate file (PEM) to trust besides the system's roots.
+    #[arg(long, env = "ACCELFED_REGISTRY_CA")]
+    pub registry_ca: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct QueryArgs {
+    /// The registry's base URL, e.g. https://registry.example.org:8443.
+    #[arg(long, env = "ACCELFED_REGISTRY_URL")]
+    pub url: String,
+    /// A CA certificate file (PEM) to trust besides the system's roots.
+    #[arg(long, env = "ACCELFED_REGISTRY_CA")]
+    pub ca: Option<PathBuf>,
+    /// GPU vendor, case-insensitive (nvidia, amd).
+    #[arg(long)]
+    pub vendor: Option<String>,
+    /// GPU model; matched by words, so A100 matches NVIDIA A100-SXM4-80GB and Tesla A100.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// At least this many GPUs in one instance or on one node.
+    #[arg(long)]
+    pub min_gpus: Option<f64>,
+    /// At least this much memory per GPU, in MB.
+    #[arg(long = "min-memory")]
+    pub min_memory_mb: Option<u64>,
+    /// At least this compute capability (8.0 matches 8.0, 8.6, 9.0).
+    #[arg(long)]
+    pub compute_capability: Option<String>,
+    /// passthrough, vgpu, mig or time-slicing.
+    #[arg(long)]
+    pub sharing: Option<accelfed_central::registry::offer::Sharing>,
+    /// Offered to this VO.
+    #[arg(long)]
+    pub vo: Option<String>,
+    /// Only this site.
+    #[arg(long)]
+    pub site: Option<String>,
+    /// At least this many GPUs free now.
+    #[arg(long)]
+    pub min_free: Option<f64>,
+    /// Leave out sites whose information is stale (CreationTime + Validity passed).
+    #[arg(long)]
+    pub fresh: bool,
+    /// table or json.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: QueryFormat,
+}
+
+/// How `accelfed query` prints offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum QueryFormat {
+    Table,
+    Json,
 }
 
 #[derive(Debug, clap::Args)]

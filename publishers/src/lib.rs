@@ -7,6 +7,7 @@
 //! LDAP, the federation registry (HTTPS) and record shipping (gRPC) join as further files here.
 
 pub mod file;
+pub mod registry;
 pub mod stdout;
 
 use std::path::PathBuf;

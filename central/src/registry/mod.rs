@@ -15,6 +15,8 @@ pub mod https;
 pub mod index;
 pub mod ldap;
 pub mod offer;
+// The registry service itself: `registry::registry::Registry` reads as what it is.
+#[allow(clippy::module_inception)]
 pub mod registry;
 pub mod service;
 pub mod store;

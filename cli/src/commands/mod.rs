@@ -3,6 +3,7 @@
 mod export;
 mod meter;
 mod provide;
+mod query;
 mod report;
 mod serve;
 mod ship;
@@ -20,6 +21,7 @@ pub fn run(command: Command) -> Outcome {
         Command::Meter(args) => meter::run(&args),
         Command::Ship(args) => ship::run(&args),
         Command::Export(args) => export::run(&args),
+        Command::Query(args) => query::run(&args),
         Command::Serve(args) => serve::run(&args),
         Command::Token(args) => token::run(&args),
     }

@@ -1,0 +1,179 @@
+//! `accelfed query`: GPU offers across the federation, from the registry's HTTPS API, as a table or
+//! JSON. The filters are the registry's own ([`Filter`]), sent as query parameters.
+
+use std::io::Write;
+
+use accelfed_central::registry::offer::{Filter, Offer};
+use serde::Deserialize;
+
+use crate::args::{QueryArgs, QueryFormat};
+use crate::exit::Outcome;
+
+#[derive(Deserialize)]
+struct Answer {
+    offers: Vec<Offer>,
+}
+
+/// The filter the flags describe.
+pub fn filter(args: &QueryArgs) -> Filter {
+    Filter {
+        vendor: args.vendor.clone(),
+        model: args.model.clone(),
+        min_gpus: args.min_gpus,
+        min_memory_mb: args.min_memory_mb,
+        compute_capability: args.compute_capability.clone(),
+        sharing: args.sharing,
+        vo: args.vo.clone(),
+        site: args.site.clone(),
+        min_free: args.min_free,
+        fresh: args.fresh,
+    }
+}
+
+/// The filter as query parameters (the API's names are the filter's fields).
+fn parameters(filter: &Filter) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    let mut text = |name, value: &Option<String>| {
+        if let Some(value) = value {
+            out.push((name, value.clone()));
+        }
+    };
+    text("vendor", &filter.vendor);
+    text("model", &filter.model);
+    text("compute_capability", &filter.compute_capability);
+    text("vo", &filter.vo);
+    text("site", &filter.site);
+    if let Some(value) = filter.min_gpus {
+        out.push(("min_gpus", value.to_string()));
+    }
+    if let Some(value) = filter.min_memory_mb {
+        out.push(("min_memory_mb", value.to_string()));
+    }
+    if let Some(value) = filter.sharing {
+        out.push(("sharing", value.as_str().to_owned()));
+    }
+    if let Some(value) = filter.min_free {
+        out.push(("min_free", value.to_string()));
+    }
+    if filter.fresh {
+        out.push(("fresh", "true".to_owned()));
+    }
+    out
+}
+
+pub fn run(args: &QueryArgs) -> Outcome {
+    let filter = filter(args);
+    let ca = match &args.ca {
+        Some(path) => match std::fs::read(path) {
+            Ok(pem) => Some(pem),
+            Err(err) => {
+                eprintln!("error: --ca {}: {err}", path.display());
+                return Outcome::Config;
+            }
+        },
+        None => None,
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("error: cannot start the async runtime: {err}");
+            return Outcome::Partial;
+        }
+    };
+    let body = runtime.block_on(async {
+        let client = accelfed_publishers::registry::client(ca.as_deref())?;
+        accelfed_publishers::registry::get(
+            &client,
+            &args.url,
+            "/registry/v1/offers",
+            &parameters(&filter),
+        )
+        .await
+    });
+    let body = match body {
+        Ok(body) => body,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return Outcome::Partial;
+        }
+    };
+    let offers = match serde_json::from_str::<Answer>(&body) {
+        Ok(answer) => answer.offers,
+        Err(err) => {
+            eprintln!("error: the registry's answer is not an offer list: {err}");
+            return Outcome::Partial;
+        }
+    };
+    let text = match args.format {
+        QueryFormat::Json => serde_json::to_string_pretty(&offers)
+            .map(|json| json + "\n")
+            .unwrap_or_default(),
+        QueryFormat::Table => table(&offers),
+    };
+    if std::io::stdout().write_all(text.as_bytes()).is_err() {
+        return Outcome::Partial;
+    }
+    Outcome::Ok
+}
+
+/// Offers as aligned columns, one per line, stale ones marked.
+pub fn table(offers: &[Offer]) -> String {
+    let header = [
+        "SITE",
+        "KIND",
+        "RESOURCE",
+        "GPUS",
+        "MODEL",
+        "MEMORY_MB",
+        "SHARING",
+        "FREE/TOTAL",
+        "VOS",
+        "FRESH",
+    ];
+    let number = |value: f64| format!("{}", (value * 1000.0).round() / 1000.0);
+    let rows: Vec<[String; 10]> = offers
+        .iter()
+        .map(|offer| {
+            [
+                offer.site.clone(),
+                offer.service_kind.as_str().to_owned(),
+                offer.resource_name.clone(),
+                number(offer.gpus_each),
+                offer.model.clone(),
+                offer.memory_mb.map_or("-".to_owned(), |m| m.to_string()),
+                offer.sharing.clone(),
+                format!(
+                    "{}/{}",
+                    offer.free.map_or("-".to_owned(), number),
+                    offer.total.map_or("-".to_owned(), number)
+                ),
+                offer.vos.join(","),
+                if offer.fresh { "yes" } else { "STALE" }.to_owned(),
+            ]
+        })
+        .collect();
+    let mut widths = header.map(str::len);
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut line = |cells: &[String]| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .map(|(cell, width)| format!("{cell:<width$}"))
+            .collect();
+        out.push_str(padded.join("  ").trim_end());
+        out.push('\n');
+    };
+    line(&header.map(str::to_owned));
+    for row in &rows {
+        line(row);
+    }
+    out
+}

@@ -1,0 +1,312 @@
+//! The federation registry end to end with real processes: `accelfed serve` with a test CA
+//! (rcgen), two sites (the example site with its cloud and cluster, and a Slurm-shaped batch-only
+//! site) push with `accelfed provide --publish registry` and their own tokens; `accelfed query`
+//! answers with exactly the expected offers; a site with a short Validity turns stale and is
+//! marked; a token of the wrong site and bad documents are refused with a reason, and what was
+//! stored stays.
+
+#![allow(clippy::unwrap_used)]
+
+#[path = "../accounting/harness.rs"]
+#[allow(dead_code)]
+mod harness;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use harness::{Pki, TOKEN_A, TOKEN_B, accelfed, pki, stderr};
+
+fn sha256_hex(token: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// central.toml with the registry on a free port, a small document limit, two sites.
+fn central_config(dir: &Path, pki: &Pki) -> PathBuf {
+    let path = dir.join("central.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[listen]\ngrpc = \"127.0.0.1:0\"\nhttps = \"127.0.0.1:0\"\n\n\
+             [tls]\ncertificate = \"{}\"\nkey = \"{}\"\n\n\
+             [database]\npath = \"{}\"\n\n[registry]\nmax_document_bytes = 300000\n\n\
+             [sites.EXAMPLE-GPU]\ntoken_sha256 = \"{}\"\n\n[sites.EXAMPLE-HPC]\ntoken_sha256 = \"{}\"\n",
+            pki.cert.display(),
+            pki.key.display(),
+            dir.join("accounting.sqlite").display(),
+            sha256_hex(TOKEN_A),
+            sha256_hex(TOKEN_B),
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// A running `accelfed serve`, killed when dropped.
+struct Server {
+    child: Child,
+    url: String,
+    _log: mpsc::Receiver<String>,
+}
+
+impl Server {
+    fn start(config: &Path) -> Server {
+        let mut child = accelfed()
+            .args(["serve", "--config"])
+            .arg(config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut seen = Vec::new();
+        loop {
+            match rx.recv_timeout(Duration::from_secs(30)) {
+                Ok(line) => {
+                    if let Some(address) = line.strip_prefix("listening https ") {
+                        let port = address.rsplit(':').next().unwrap().to_owned();
+                        return Server {
+                            child,
+                            url: format!("https://localhost:{port}"),
+                            _log: rx,
+                        };
+                    }
+                    seen.push(line);
+                }
+                Err(_) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!("accelfed serve did not start:\n{}", seen.join("\n"));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn example(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples")
+        .join(name);
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// The cloud site: the example site as shipped. The batch site: the example's Slurm cluster alone,
+/// under another name, with a Validity of 2 s so it turns stale during the test.
+fn sites(dir: &Path) -> (PathBuf, PathBuf) {
+    let cloud = dir.join("cloud.toml");
+    std::fs::write(&cloud, example("site.toml")).unwrap();
+    let text = example("site.toml");
+    let cut = text.find("[[static.cloud]]").unwrap();
+    let batch_text = text[..cut]
+        .replace("name = \"EXAMPLE-GPU\"", "name = \"EXAMPLE-HPC\"")
+        .replace("validity = 3600", "validity = 2");
+    assert!(batch_text.contains("EXAMPLE-HPC") && batch_text.contains("validity = 2"));
+    let batch = dir.join("batch.toml");
+    std::fs::write(&batch, batch_text).unwrap();
+    (cloud, batch)
+}
+
+fn push(server: &Server, pki: &Pki, config: &Path, token_file: &Path) -> Output {
+    accelfed()
+        .args(["provide", "--publish", "registry", "--config"])
+        .arg(config)
+        .args(["--registry-url", &server.url, "--registry-token-file"])
+        .arg(token_file)
+        .arg("--registry-ca")
+        .arg(&pki.ca)
+        .output()
+        .unwrap()
+}
+
+fn query(server: &Server, pki: &Pki, args: &[&str]) -> Vec<serde_json::Value> {
+    let output = accelfed()
+        .args(["query", "--url", &server.url, "--ca"])
+        .arg(&pki.ca)
+        .args(["--format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// (site, resource, GPUs each, VOs, fresh) of each offer.
+fn summary(offers: &[serde_json::Value]) -> Vec<(String, String, f64, String, bool)> {
+    offers
+        .iter()
+        .map(|offer| {
+            (
+                offer["site"].as_str().unwrap().to_owned(),
+                offer["resource_name"].as_str().unwrap().to_owned(),
+                offer["gpus_each"].as_f64().unwrap(),
+                offer["vos"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|vo| vo.as_str().unwrap())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                offer["fresh"].as_bool().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// `PUT /registry/v1/document` with curl-free raw HTTPS: through the publisher library.
+fn put_raw(server: &Server, pki: &Pki, token: &str, body: Vec<u8>) -> Result<String, String> {
+    let ca = std::fs::read(&pki.ca).unwrap();
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let client = accelfed_publishers::registry::client(Some(&ca)).unwrap();
+            accelfed_publishers::registry::push(&client, &server.url, token, body).await
+        })
+        .map_err(|error| error.to_string())
+}
+
+#[test]
+fn two_sites_push_and_a_query_finds_their_a100s() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = pki(dir.path());
+    let server = Server::start(&central_config(dir.path(), &pki));
+    let (cloud, batch) = sites(dir.path());
+    let token_a = dir.path().join("a.token");
+    let token_b = dir.path().join("b.token");
+    std::fs::write(&token_a, format!("{TOKEN_A}\n")).unwrap();
+    std::fs::write(&token_b, format!("{TOKEN_B}\n")).unwrap();
+
+    let pushed = push(&server, &pki, &cloud, &token_a);
+    assert!(pushed.status.success(), "{}", stderr(&pushed));
+    let pushed = push(&server, &pki, &batch, &token_b);
+    assert!(pushed.status.success(), "{}", stderr(&pushed));
+
+    let wanted = ["--model", "A100", "--min-gpus", "4", "--vo", "atlas"];
+    let offers = summary(&query(&server, &pki, &wanted));
+    println!("{offers:#?}");
+    assert_eq!(
+        offers,
+        vec![
+            (
+                "EXAMPLE-GPU".into(),
+                "A100 nodes".into(),
+                4.0,
+                "atlas,biomed".into(),
+                true
+            ),
+            (
+                "EXAMPLE-GPU".into(),
+                "g1.a100x4".into(),
+                4.0,
+                "atlas".into(),
+                true
+            ),
+            (
+                "EXAMPLE-HPC".into(),
+                "A100 nodes".into(),
+                4.0,
+                "atlas,biomed".into(),
+                true
+            ),
+        ]
+    );
+
+    // The batch site's Validity (2 s) runs out: still listed, marked; --fresh leaves it out.
+    std::thread::sleep(Duration::from_secs(3));
+    let offers = summary(&query(&server, &pki, &wanted));
+    assert_eq!(offers.len(), 3);
+    assert!(!offers[2].4, "EXAMPLE-HPC is stale: {offers:?}");
+    assert!(offers[0].4 && offers[1].4);
+    let mut fresh_args = wanted.to_vec();
+    fresh_args.push("--fresh");
+    let fresh = summary(&query(&server, &pki, &fresh_args));
+    assert_eq!(fresh.len(), 2);
+    assert!(fresh.iter().all(|offer| offer.0 == "EXAMPLE-GPU"));
+
+    // The table marks it too.
+    let table = accelfed()
+        .args(["query", "--url", &server.url, "--ca"])
+        .arg(&pki.ca)
+        .args(wanted)
+        .output()
+        .unwrap();
+    let table = String::from_utf8(table.stdout).unwrap();
+    assert!(table.starts_with("SITE"), "{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("EXAMPLE-HPC") && l.ends_with("STALE")),
+        "{table}"
+    );
+
+    // The batch site's token cannot push the cloud site's document; nothing stored changes.
+    let refused = push(&server, &pki, &cloud, &token_b);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        stderr(&refused).contains(
+            "describes site \"EXAMPLE-GPU\" but the token belongs to site \"EXAMPLE-HPC\""
+        ),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(summary(&query(&server, &pki, &wanted)), offers);
+
+    // Bad documents, each refused with its reason; the stored ones stay.
+    let good: serde_json::Value = {
+        let output = accelfed()
+            .args(["provide", "--config"])
+            .arg(&batch)
+            .output()
+            .unwrap();
+        serde_json::from_slice(&output.stdout).unwrap()
+    };
+    let mut unknown_class = good.clone();
+    unknown_class["Spaceship"] = serde_json::json!([]);
+    let mut duplicate = good.clone();
+    duplicate["Location"][0]["ID"] = good["Contact"][0]["ID"].clone();
+    let mut schema = good.clone();
+    schema["Location"][0]["Latitude"] = serde_json::json!(123.0);
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (b"{\"AdminDomain\": [".to_vec(), "invalid JSON"),
+        (
+            unknown_class.to_string().into_bytes(),
+            "unknown class \"Spaceship\"",
+        ),
+        (duplicate.to_string().into_bytes(), "appears twice"),
+        (
+            schema.to_string().into_bytes(),
+            "schema violation at /Location/0/Latitude",
+        ),
+        (vec![b' '; 300_001], "document too large"),
+    ];
+    for (body, reason) in cases {
+        let error = put_raw(&server, &pki, TOKEN_B, body).unwrap_err();
+        assert!(error.contains(reason), "{reason}: {error}");
+    }
+    let error = put_raw(&server, &pki, "not-a-token", b"{}".to_vec()).unwrap_err();
+    assert!(error.contains("401"), "{error}");
+    assert_eq!(summary(&query(&server, &pki, &wanted)), offers);
+}

@@ -1,0 +1,125 @@
+//! The federation registry over HTTPS: `accelfed provide --publish registry` pushes the site's
+//! GLUE 2.1 JSON with the site's bearer token (`PUT <url>/registry/v1/document`), and
+//! `accelfed query` reads offers back (`GET <url>/registry/v1/offers`). Both trust the system's
+//! roots plus, where given, a CA file (federations often run their own CA).
+
+use std::time::Duration;
+
+/// How long one request may take, connection included.
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Why talking to the registry failed, and whether trying again can help.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error("CA file: {0}")]
+    Ca(String),
+    #[error("registry {url}: {source} (a retry may help)")]
+    Transport {
+        url: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("registry {url} refused the request ({status}): {reason}")]
+    Refused {
+        url: String,
+        status: u16,
+        reason: String,
+    },
+}
+
+impl RegistryError {
+    /// Whether sending again later can help (the network or the registry's database), as opposed to
+    /// a document or token the registry will refuse again.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Self::Transport { .. } => true,
+            Self::Refused { status, .. } => *status >= 500,
+            Self::Ca(_) => false,
+        }
+    }
+}
+
+/// A client that trusts the system roots and `ca_pem`'s certificates.
+pub fn client(ca_pem: Option<&[u8]>) -> Result<reqwest::Client, RegistryError> {
+    let mut builder = reqwest::Client::builder().timeout(TIMEOUT).use_rustls_tls();
+    if let Some(pem) = ca_pem {
+        for certificate in reqwest::Certificate::from_pem_bundle(pem)
+            .map_err(|error| RegistryError::Ca(error.to_string()))?
+        {
+            builder = builder.add_root_certificate(certificate);
+        }
+    }
+    builder
+        .build()
+        .map_err(|error| RegistryError::Ca(error.to_string()))
+}
+
+/// Pushes `document` for the site `token` belongs to. Returns the registry's answer (JSON).
+pub async fn push(
+    client: &reqwest::Client,
+    base_url: &str,
+    token: &str,
+    document: Vec<u8>,
+) -> Result<String, RegistryError> {
+    let url = format!("{}/registry/v1/document", base_url.trim_end_matches('/'));
+    let response = client
+        .put(&url)
+        .bearer_auth(token.trim())
+        .header("content-type", "application/json")
+        .body(document)
+        .send()
+        .await
+        .map_err(|source| RegistryError::Transport {
+            url: url.clone(),
+            source,
+        })?;
+    answer(url, response).await
+}
+
+/// `GET <base_url><path>?<query>`; the body on success.
+pub async fn get(
+    client: &reqwest::Client,
+    base_url: &str,
+    path: &str,
+    query: &[(&str, String)],
+) -> Result<String, RegistryError> {
+    let url = format!("{}{path}", base_url.trim_end_matches('/'));
+    let response = client
+        .get(&url)
+        .query(query)
+        .send()
+        .await
+        .map_err(|source| RegistryError::Transport {
+            url: url.clone(),
+            source,
+        })?;
+    answer(url, response).await
+}
+
+async fn answer(url: String, response: reqwest::Response) -> Result<String, RegistryError> {
+    let status = response.status();
+    let body = response
+        .text()
+        .await
+        .map_err(|source| RegistryError::Transport {
+            url: url.clone(),
+            source,
+        })?;
+    if status.is_success() {
+        return Ok(body);
+    }
+    // The registry answers `{"error": "<reason>"}`; anything else is passed on as it came.
+    let reason = serde_json::from_str::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|json| {
+            json.get("error")
+                .and_then(|e| e.as_str())
+                .map(str::to_owned)
+        })
+        .unwrap_or(body);
+    Err(RegistryError::Refused {
+        url,
+        status: status.as_u16(),
+        reason,
+    })
+}
