@@ -39,6 +39,9 @@ pub struct CentralConfig {
     /// The federation registry (served on `[listen] https`).
     #[serde(default)]
     pub registry: crate::registry::config::RegistryConfig,
+    /// A top-level slapd kept in sync with the registry's federation view. Left out: no sync.
+    #[serde(default)]
+    pub ldap: Option<crate::registry::ldap::LdapSyncConfig>,
 }
 
 /// `[listen]`.

@@ -20,3 +20,4 @@ pub mod offer;
 pub mod registry;
 pub mod service;
 pub mod store;
+pub mod web;

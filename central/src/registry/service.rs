@@ -23,9 +23,10 @@ pub enum StartError {
     Tls(String),
 }
 
-/// Opens the registry on `location` (see [`DocumentStore::open`]) and serves it on `listener`.
-/// Returns the registry (for other views of it, such as the LDAP sync and the web page) and the
-/// serving task.
+/// Opens the registry on `location` (see [`DocumentStore::open`]) and serves it on `listener`,
+/// the API and the web page ([`super::web`], with the accounting charts from `repository`).
+/// Returns the registry (for other views of it, such as the LDAP sync) and the serving task.
+#[allow(clippy::too_many_arguments)]
 pub async fn start(
     location: &str,
     config: &RegistryConfig,
@@ -34,6 +35,7 @@ pub async fn start(
     key_pem: &[u8],
     listener: TcpListener,
     stop: tokio::sync::watch::Receiver<bool>,
+    repository: Option<accelfed_accounting::repository::Repository>,
 ) -> Result<(Arc<Registry>, tokio::task::JoinHandle<()>), StartError> {
     let store = DocumentStore::open(location).await?;
     let checker = Checker::new(config.max_document_bytes)?;
@@ -43,7 +45,11 @@ pub async fn start(
         registry: registry.clone(),
         tokens: Arc::new(tokens),
         max_body: config.max_document_bytes,
-    });
+    })
+    .merge(super::web::routes(super::web::WebState {
+        registry: registry.clone(),
+        repository,
+    }));
     let task = tokio::spawn(super::https::serve(listener, acceptor, app, stop));
     Ok((registry, task))
 }

@@ -4,6 +4,8 @@ use tokio::net::TcpListener;
 
 use accelfed_accounting::repository::Repository;
 use accelfed_central::auth::Tokens;
+use accelfed_central::registry::ldap::LdapSync;
+use accelfed_central::registry::ldap::task as ldap_task;
 use accelfed_central::{CentralConfig, ServeSettings, serve};
 
 use crate::args::ServeArgs;
@@ -93,6 +95,12 @@ pub fn run(args: &ServeArgs) -> Outcome {
             shutdown_signal().await;
             let _ = stop_tx.send(true);
         });
+        if https.is_none() && loaded.config.ldap.is_some() {
+            eprintln!(
+                "error: [ldap] syncs the registry's view, and the registry needs [listen] https"
+            );
+            return Outcome::Config;
+        }
         let mut registry_task = None;
         if let Some(listener) = https {
             let address = listener.local_addr().ok();
@@ -104,10 +112,27 @@ pub fn run(args: &ServeArgs) -> Outcome {
                 &key_pem,
                 listener,
                 stop_rx.clone(),
+                Some(repository.clone()),
             )
             .await
             {
-                Ok((_, task)) => registry_task = Some(task),
+                Ok((registry, task)) => {
+                    registry_task = Some(task);
+                    if let Some(ldap) = &loaded.config.ldap {
+                        match LdapSync::new(ldap, |path| loaded.resolve(path)) {
+                            Ok(sync) => {
+                                let mut ldap_stop = stop_rx.clone();
+                                tokio::spawn(ldap_task::run(sync, registry, async move {
+                                    let _ = ldap_stop.wait_for(|stop| *stop).await;
+                                }));
+                            }
+                            Err(err) => {
+                                eprintln!("error: [ldap]: {err}");
+                                return Outcome::Config;
+                            }
+                        }
+                    }
+                }
                 Err(err) => {
                     eprintln!("error: {err}");
                     return Outcome::Partial;

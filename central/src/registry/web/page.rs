@@ -80,10 +80,10 @@ fn form(out: &mut String, params: &FormParams) {
     } else {
         ""
     };
-    let _ = write!(
+    let _ = writeln!(
         out,
         "<label>fresh only<input type=\"checkbox\" name=\"fresh\" id=\"fresh\"{checked}></label>\
-         <button type=\"submit\">Search</button></form>\n"
+         <button type=\"submit\">Search</button></form>"
     );
 }
 

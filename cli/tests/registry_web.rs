@@ -1,0 +1,254 @@
+//! The registry's web page in a real browser: headless Chromium (Debian `chromium`) loads the page
+//! over the registry's HTTPS listener and the test reads what a person would see, from the DOM
+//! Chromium built: filtering for A100 shows the A100 site and not the H100 site, both sites'
+//! freshness is listed, the accounting chart is drawn, and a flavor named `<script>...` is text,
+//! not a script that ran.
+//!
+//! The server's certificate comes from a private test CA made for this run. Chromium reads trust
+//! from an NSS database, and teaching a throw-away profile to trust the CA would need `certutil`
+//! (another package) for no gain in what is tested: the TLS stack is the registry's own, tested
+//! elsewhere. So this browser runs with `--ignore-certificate-errors`, in its own temporary
+//! profile that nothing else uses.
+//!
+//! Without chromium the test installs it with apt-get; under `CI=true` a missing chromium fails the
+//! test (never a skip).
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+
+use accelfed_accounting::repository::{IngestOptions, Outcome, Repository, Submission};
+use accelfed_central::auth::Tokens;
+use accelfed_central::registry::check::Checker;
+use accelfed_central::registry::http::{ApiState, router};
+use accelfed_central::registry::registry::Registry;
+use accelfed_central::registry::store::DocumentStore;
+use accelfed_central::registry::web::{WebState, routes};
+use accelfed_schemas::glue::sample::snapshot;
+use accelfed_schemas::names::{SiteName, VoName};
+use accelfed_schemas::render::json;
+use accelfed_schemas::usage::{Month, sample};
+use chrono::{TimeZone, Utc};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// Makes sure chromium is there (see the module comment).
+fn ensure_chromium() {
+    if Path::new(CHROMIUM).exists() {
+        return;
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{CHROMIUM} is missing and CI=true: apt-get install -y chromium (scripts/test does)"
+    );
+    let status = Command::new("apt-get")
+        .args([
+            "-o",
+            "DPkg::Lock::Timeout=300",
+            "install",
+            "-y",
+            "-q",
+            "chromium",
+        ])
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .status()
+        .expect("running apt-get");
+    assert!(
+        status.success() && Path::new(CHROMIUM).exists(),
+        "installing chromium failed ({status}); install it: apt-get install -y chromium"
+    );
+}
+
+/// The DOM of `url` after load, as headless Chromium serializes it.
+fn dom(url: &str) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let output = Command::new(CHROMIUM)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--ignore-certificate-errors",
+            "--no-first-run",
+            "--disable-extensions",
+            "--disable-background-networking",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(["--virtual-time-budget=5000", "--dump-dom", url])
+        .output()
+        .expect("running chromium");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success() && text.contains("</html>"),
+        "chromium failed on {url} ({}): {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    text
+}
+
+/// The texts of the `<td class="site">` cells of the table with `id`.
+fn site_cells(dom: &str, id: &str) -> Vec<String> {
+    let start = dom
+        .find(&format!("<table id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no table {id} in {dom}"));
+    let table = &dom[start..];
+    let table = &table[..table.find("</table>").unwrap()];
+    let mut out: Vec<String> = table
+        .split("<td class=\"site\">")
+        .skip(1)
+        .map(|cell| cell[..cell.find("</td>").unwrap()].to_owned())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// An accounting repository with GPU-hours of two VOs.
+async fn repository(path: &Path) -> Repository {
+    let repo = Repository::open(path.to_str().unwrap()).await.unwrap();
+    let batch: Vec<Submission> = [("vm-1", "atlas", 1), ("vm-2", "cms", 2)]
+        .iter()
+        .map(|(resource, vo, month)| {
+            let mut r = sample::record(resource);
+            r.vo = Some(VoName::new(*vo).unwrap());
+            r.month = Month::new(2026, *month).unwrap();
+            r.first_seen = Utc.with_ymd_and_hms(2026, *month, 1, 0, 0, 0).unwrap();
+            r.last_seen = r.first_seen + chrono::Duration::days(10);
+            r.into()
+        })
+        .collect();
+    let options = IngestOptions {
+        max_batch: 100,
+        now: Utc.with_ymd_and_hms(2026, 3, 1, 0, 0, 0).unwrap(),
+    };
+    let report = repo
+        .ingest(&SiteName::new("CESNET-MCC").unwrap(), batch, options)
+        .await
+        .unwrap();
+    assert_eq!(report.outcomes, vec![Outcome::Stored; 2]);
+    repo
+}
+
+/// The sample site's document with every A100 an H100 and one node type named like a script.
+fn h100_document() -> Vec<u8> {
+    let text = String::from_utf8(json::render(&snapshot("H100-SITE"))).unwrap();
+    assert!(text.contains("\"A100 nodes\""), "the sample changed");
+    text.replace("A100", "H100")
+        .replace(
+            "\"H100 nodes\"",
+            "\"<script>document.title='pwned'</script>H100 nodes\"",
+        )
+        .into_bytes()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filtering_for_a100_in_chromium_shows_the_a100_site_only() {
+    ensure_chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let store = DocumentStore::open(dir.path().join("registry.sqlite").to_str().unwrap())
+        .await
+        .unwrap();
+    let registry = Arc::new(
+        Registry::open(store, Checker::new(16 * 1024 * 1024).unwrap(), 10)
+            .await
+            .unwrap(),
+    );
+    // The A100 site pushes what it gathered just now; the H100 site's document is the sample's,
+    // gathered long ago, so it is stale.
+    let now = Utc::now();
+    let mut fresh_a100 = snapshot("A100-SITE");
+    fresh_a100.creation_time = now;
+    registry
+        .push("A100-SITE", &json::render(&fresh_a100), now)
+        .await
+        .unwrap();
+    registry
+        .push("H100-SITE", &h100_document(), now)
+        .await
+        .unwrap();
+    let repository = repository(&dir.path().join("accounting.sqlite")).await;
+
+    let key = rcgen::KeyPair::generate().unwrap();
+    let params =
+        rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
+            .unwrap();
+    let certificate = params.self_signed(&key).unwrap();
+    let acceptor = accelfed_central::registry::https::acceptor(
+        certificate.pem().as_bytes(),
+        key.serialize_pem().as_bytes(),
+    )
+    .unwrap();
+    let app = router(ApiState {
+        registry: registry.clone(),
+        tokens: Arc::new(Tokens::new([])),
+        max_body: 1024,
+    })
+    .merge(routes(WebState {
+        registry,
+        repository: Some(repository),
+    }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!(
+        "https://127.0.0.1:{}/",
+        listener.local_addr().unwrap().port()
+    );
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let server = tokio::spawn(accelfed_central::registry::https::serve(
+        listener, acceptor, app, stop_rx,
+    ));
+
+    let everything = {
+        let url = base.clone();
+        tokio::task::spawn_blocking(move || dom(&url))
+            .await
+            .unwrap()
+    };
+    assert_eq!(
+        site_cells(&everything, "offers"),
+        ["A100-SITE", "H100-SITE"]
+    );
+    assert_eq!(site_cells(&everything, "sites"), ["A100-SITE", "H100-SITE"]);
+    let sites_table = &everything[everything.find("<table id=\"sites\"").unwrap()..];
+    assert!(sites_table.contains("A100-SITE</td>"));
+    assert_eq!(sites_table.matches("class=\"fresh\">fresh</td>").count(), 1);
+    assert_eq!(sites_table.matches("class=\"stale\">stale for ").count(), 1);
+    // The accounting chart is there, inline, with both VOs in its legend.
+    assert!(everything.contains("<svg"), "no chart");
+    assert!(everything.contains(">atlas<") && everything.contains(">cms<"));
+    // The script-like name is shown as text and did not run.
+    assert!(everything.contains("&lt;script&gt;document.title="));
+    assert!(!everything.contains("pwned</title>"));
+    assert!(everything.contains("<title>accelfed: GPUs across the federation</title>"));
+
+    let a100 = {
+        let url = format!("{base}?model=A100&fresh=on");
+        tokio::task::spawn_blocking(move || dom(&url))
+            .await
+            .unwrap()
+    };
+    assert_eq!(site_cells(&a100, "offers"), ["A100-SITE"]);
+    assert!(a100.contains("value=\"A100\""), "the form keeps the filter");
+    // Sites stay listed whatever the filter.
+    assert_eq!(site_cells(&a100, "sites"), ["A100-SITE", "H100-SITE"]);
+
+    let h100_four = {
+        let url = format!("{base}?model=h100&min_gpus=4&vo=atlas");
+        tokio::task::spawn_blocking(move || dom(&url))
+            .await
+            .unwrap()
+    };
+    assert_eq!(site_cells(&h100_four, "offers"), ["H100-SITE"]);
+
+    let bad = {
+        let url = format!("{base}?min_gpus=four");
+        tokio::task::spawn_blocking(move || dom(&url))
+            .await
+            .unwrap()
+    };
+    assert!(bad.contains("class=\"problem\">minimum GPUs: \"four\" is not a number"));
+
+    stop_tx.send(true).unwrap();
+    server.await.unwrap();
+}
