@@ -158,8 +158,15 @@ pub struct ProvideArgs {
 #[derive(Debug, clap::Args)]
 pub struct QueryArgs {
     /// The registry's base URL, e.g. https://registry.example.org:8443.
-    #[arg(long, env = "ACCELFED_REGISTRY_URL")]
+    #[arg(long, env = "ACCELFED_REGISTRY_URL", default_value = "")]
     pub url: String,
+    /// Ask a BDII-like LDAP server instead of the registry, e.g. ldap://bdii.example.org:2170
+    /// (anonymous; GLUE 2.0 layout).
+    #[arg(long, conflicts_with = "ca")]
+    pub ldap: Option<String>,
+    /// The search base for --ldap.
+    #[arg(long, default_value = accelfed_central::registry::ldap::query::DEFAULT_BASE, requires = "ldap")]
+    pub ldap_base: String,
     /// A CA certificate file (PEM) to trust besides the system's roots.
     #[arg(long, env = "ACCELFED_REGISTRY_CA")]
     pub ca: Option<PathBuf>,

@@ -364,3 +364,26 @@ fn query_ldap_names_the_server_it_cannot_reach() {
         .unwrap_err();
     assert!(err.to_string().contains(&url), "{err}");
 }
+
+#[test]
+fn accelfed_query_ldap_prints_the_offers_and_refuses_nothing_on_injection() {
+    let (slapd, _) = loaded_federation();
+    let run = |extra: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_accelfed"))
+            .args(["query", "--ldap", slapd.url(), "--format", "json"])
+            .args(extra)
+            .env_remove("ACCELFED_REGISTRY_URL")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let offers: Vec<Offer> = serde_json::from_slice(&output.stdout).unwrap();
+        offers
+    };
+    let a100 = run(&["--model", "A100", "--min-gpus", "4", "--vo", "atlas"]);
+    assert!(!a100.is_empty());
+    assert!(
+        a100.iter()
+            .all(|offer| offer.model.contains("A100") && offer.gpus_each >= 4.0)
+    );
+    assert!(run(&["--model", "A100*)(objectClass=*"]).is_empty());
+}

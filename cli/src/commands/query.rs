@@ -83,6 +83,20 @@ pub fn run(args: &QueryArgs) -> Outcome {
             return Outcome::Partial;
         }
     };
+    if let Some(url) = &args.ldap {
+        let query = accelfed_central::registry::ldap::query(url, &args.ldap_base, &filter);
+        return match runtime.block_on(query) {
+            Ok(offers) => print(&offers, args.format),
+            Err(err) => {
+                eprintln!("error: {err}");
+                Outcome::Partial
+            }
+        };
+    }
+    if args.url.is_empty() {
+        eprintln!("error: give the registry's --url (or ACCELFED_REGISTRY_URL), or --ldap");
+        return Outcome::Config;
+    }
     let body = runtime.block_on(async {
         let client = accelfed_publishers::registry::client(ca.as_deref())?;
         accelfed_publishers::registry::get(
@@ -107,11 +121,16 @@ pub fn run(args: &QueryArgs) -> Outcome {
             return Outcome::Partial;
         }
     };
-    let text = match args.format {
-        QueryFormat::Json => serde_json::to_string_pretty(&offers)
+    print(&offers, args.format)
+}
+
+/// Writes `offers` to stdout in `format`.
+fn print(offers: &[Offer], format: QueryFormat) -> Outcome {
+    let text = match format {
+        QueryFormat::Json => serde_json::to_string_pretty(offers)
             .map(|json| json + "\n")
             .unwrap_or_default(),
-        QueryFormat::Table => table(&offers),
+        QueryFormat::Table => table(offers),
     };
     if std::io::stdout().write_all(text.as_bytes()).is_err() {
         return Outcome::Partial;
