@@ -19,8 +19,12 @@
 //! Every class key is present, empty lists included, so consumers can index without checks. Keys
 //! are in a fixed order and entities in tree order: the output is deterministic.
 
+use std::ops::Range;
+
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value as Json;
+
+use super::parallel;
 
 use crate::glue::SiteSnapshot;
 use crate::glue::entity::{Class, Entity, Value};
@@ -38,15 +42,258 @@ fn key(class: Class) -> &'static str {
 ///
 /// The document is serialized straight from the entities into the output: building it as a
 /// `serde_json::Value` first costs several allocations per attribute (a large site has a million).
+/// The bytes are those of `serde_json::to_writer_pretty` of [`Document`]; long class lists are cut
+/// into pieces written on threads of their own ([`super::parallel`]).
 pub fn render(snapshot: &SiteSnapshot) -> Vec<u8> {
+    render_in(snapshot, None)
+}
+
+/// [`render`] with long lists cut into `parts` pieces (`None`: one per core, and only lists long
+/// enough to gain from it).
+fn render_in(snapshot: &SiteSnapshot, parts: Option<usize>) -> Vec<u8> {
     let entities = snapshot.entities();
+    let document = Document::new(snapshot, &entities);
     // A pretty-printed entity is about 800 bytes; room for all of them saves copying the buffer as
     // it grows.
-    let mut out = Vec::with_capacity(entities.len() * 900);
-    // Writing into a Vec cannot fail, and every value serializes.
-    let _ = serde_json::to_writer_pretty(&mut out, &Document::new(snapshot, &entities));
-    out.push(b'\n');
+    let mut out = Vec::with_capacity(entities.len() * BYTES_PER_ENTITY);
+    // The outer object as serde_json's pretty printer writes it: each key on a line of its own,
+    // indented one level.
+    out.push(b'{');
+    for (position, (class, entities)) in Class::ALL.into_iter().zip(&document.by_class).enumerate()
+    {
+        out.extend_from_slice(if position == 0 { b"\n  " } else { b",\n  " });
+        string(&mut out, key(class));
+        out.extend_from_slice(b": ");
+        match entities.as_slice() {
+            [single] if class == Class::CloudComputingManager => {
+                write_object(&mut out, 1, &document.object(single));
+            }
+            [] => out.extend_from_slice(b"[]"),
+            _ => {
+                out.push(b'[');
+                document.elements(&mut out, entities, parts);
+                out.extend_from_slice(b"\n  ]");
+            }
+        }
+    }
+    out.extend_from_slice(b"\n}\n");
     out
+}
+
+/// Room for one pretty-printed entity.
+const BYTES_PER_ENTITY: usize = 900;
+
+/// Writes `object` as serde_json's pretty printer does at `indent` levels deep, without going
+/// through serde for the strings: most need no escaping, and checking that a whole string needs
+/// none and copying it is several times quicker than serde_json's byte-by-byte escaping (a large
+/// site has a million strings). Strings that need escaping, and numbers, still go through
+/// serde_json, so every byte is serde_json's.
+fn write_object(out: &mut Vec<u8>, indent: usize, object: &Object) {
+    let entity = object.entity;
+    let inner = indent + 1;
+    out.push(b'{');
+    object_key(out, inner, true, "ID");
+    string(out, &entity.id);
+    for (name, value) in &entity.attributes {
+        object_key(out, inner, false, name);
+        match value {
+            Value::Text(text) => string(out, text),
+            Value::List(items) if !items.is_empty() => {
+                out.push(b'[');
+                for (position, item) in items.iter().enumerate() {
+                    new_line(out, inner + 1, position == 0);
+                    string(out, item);
+                }
+                new_line(out, inner, true);
+                out.push(b']');
+            }
+            other => write_json(out, inner, &Attribute(other)),
+        }
+    }
+    object_key(out, inner, false, "CreationTime");
+    string(out, &object.stamp.creation_time);
+    object_key(out, inner, false, "Validity");
+    write_json(out, inner, &object.stamp.validity);
+    object_key(out, inner, false, "OtherInfo");
+    write_json(out, inner, &OtherInfo(&entity.other_info));
+    object_key(out, inner, false, "Associations");
+    let associations = association_entries(entity);
+    if associations.is_empty() {
+        out.extend_from_slice(b"{}");
+    } else {
+        out.push(b'{');
+        for (position, (name, targets)) in associations.iter().enumerate() {
+            object_key(out, inner + 1, position == 0, name);
+            match targets {
+                Targets::One(target) => string(out, target),
+                Targets::Many(list) if list.is_empty() => out.extend_from_slice(b"[]"),
+                Targets::Many(list) => {
+                    out.push(b'[');
+                    for (position, target) in list.iter().enumerate() {
+                        new_line(out, inner + 2, position == 0);
+                        string(out, target);
+                    }
+                    new_line(out, inner + 1, true);
+                    out.push(b']');
+                }
+            }
+        }
+        new_line(out, inner, true);
+        out.push(b'}');
+    }
+    new_line(out, indent, true);
+    out.push(b'}');
+}
+
+/// A line break (after a comma unless `first`) and the indentation of `indent` levels.
+fn new_line(out: &mut Vec<u8>, indent: usize, first: bool) {
+    out.extend_from_slice(if first { b"\n" } else { b",\n" });
+    for _ in 0..indent {
+        out.extend_from_slice(b"  ");
+    }
+}
+
+/// An object key on its own line, and the `": "` after it.
+fn object_key(out: &mut Vec<u8>, indent: usize, first: bool, name: &str) {
+    new_line(out, indent, first);
+    string(out, name);
+    out.extend_from_slice(b": ");
+}
+
+/// A JSON string: copied as is when nothing in it needs escaping (control characters, quotes and
+/// backslashes: what serde_json escapes), else written by serde_json.
+fn string(out: &mut Vec<u8>, text: &str) {
+    // Checked without an early exit, so many bytes are looked at at once.
+    let plain = text.bytes().fold(true, |plain, byte| {
+        plain & (byte >= 0x20) & (byte != b'"') & (byte != b'\\')
+    });
+    if plain {
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+    } else {
+        write_json(out, 0, text);
+    }
+}
+
+/// Writes `value` pretty-printed as if it sat `indent` levels deep.
+fn write_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, indent: usize, value: &T) {
+    let mut serializer = serde_json::Serializer::with_formatter(out, Pretty::at(indent));
+    // Writing into a Vec cannot fail, and every value serializes.
+    let _ = value.serialize(&mut serializer);
+}
+
+/// serde_json's pretty printing (two spaces a level, `": "` after keys, empty arrays and objects as
+/// `[]` and `{}`), starting at any depth, so the elements of one list can be written apart and
+/// joined.
+struct Pretty {
+    indent: usize,
+    has_value: bool,
+}
+
+impl Pretty {
+    fn at(indent: usize) -> Self {
+        Self {
+            indent,
+            has_value: false,
+        }
+    }
+
+    fn new_line<W: ?Sized + std::io::Write>(
+        &self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        writer.write_all(if first { b"\n" } else { b",\n" })?;
+        self.indent(writer)
+    }
+
+    fn indent<W: ?Sized + std::io::Write>(&self, writer: &mut W) -> std::io::Result<()> {
+        for _ in 0..self.indent {
+            writer.write_all(b"  ")?;
+        }
+        Ok(())
+    }
+
+    fn open<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        bracket: &[u8],
+    ) -> std::io::Result<()> {
+        self.indent += 1;
+        self.has_value = false;
+        writer.write_all(bracket)
+    }
+
+    fn close<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        bracket: &[u8],
+    ) -> std::io::Result<()> {
+        self.indent -= 1;
+        if self.has_value {
+            writer.write_all(b"\n")?;
+            self.indent(writer)?;
+        }
+        writer.write_all(bracket)
+    }
+}
+
+impl serde_json::ser::Formatter for Pretty {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        self.open(writer, b"[")
+    }
+
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        self.close(writer, b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.new_line(writer, first)
+    }
+
+    fn end_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        _writer: &mut W,
+    ) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        self.open(writer, b"{")
+    }
+
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        self.close(writer, b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.new_line(writer, first)
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+    ) -> std::io::Result<()> {
+        writer.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        _writer: &mut W,
+    ) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
 }
 
 /// The document as a JSON value.
@@ -93,6 +340,38 @@ impl Document<'_> {
         Object {
             entity,
             stamp: &self.stamp,
+        }
+    }
+
+    /// The elements of a class list (inside its `[`, without the closing line): the later pieces
+    /// of a long list are written on threads of their own and appended.
+    fn elements(&self, out: &mut Vec<u8>, entities: &[&Entity], parts: Option<usize>) {
+        let weights: Vec<usize> = entities
+            .iter()
+            .map(|e| 4 + e.attributes.len() + e.associations.len() + e.other_info.len())
+            .collect();
+        let ranges = match parts {
+            Some(parts) => parallel::split_exactly(&weights, parts),
+            None => parallel::split(&weights, parallel::parts()),
+        };
+        let write = |out: &mut Vec<u8>, range: Range<usize>| {
+            for (position, entity) in entities[range.clone()].iter().enumerate() {
+                let first = range.start + position == 0;
+                out.extend_from_slice(if first { b"\n    " } else { b",\n    " });
+                write_object(out, 2, &self.object(entity));
+            }
+        };
+        let ((), pieces) = parallel::run_here(
+            &ranges,
+            |range| write(out, range),
+            |_, range| {
+                let mut piece = Vec::with_capacity(range.len() * BYTES_PER_ENTITY);
+                write(&mut piece, range);
+                piece
+            },
+        );
+        for piece in pieces {
+            out.extend_from_slice(&piece);
         }
     }
 }
@@ -178,38 +457,57 @@ struct Associations<'a>(&'a Entity<'a>);
 
 impl Serialize for Associations<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let entity = self.0;
-        let keyed = || {
-            entity.associations.iter().map(|(class, target)| {
-                let (name, single) = association_key(entity.class, *class);
-                (name, single, target.as_str())
-            })
-        };
-        let mut names: Vec<&str> = Vec::new();
-        for (name, _, _) in keyed() {
-            if !names.contains(&name) {
-                names.push(name);
+        let entries = association_entries(self.0);
+        let mut map = serializer.serialize_map(Some(entries.len()))?;
+        for (name, targets) in entries {
+            match targets {
+                Targets::One(target) => map.serialize_entry(name, target)?,
+                Targets::Many(list) => map.serialize_entry(name, &list)?,
             }
         }
-        let mut map = serializer.serialize_map(Some(names.len()))?;
-        for name in names {
+        map.end()
+    }
+}
+
+/// What one key of `Associations` holds.
+enum Targets<'a> {
+    One(&'a str),
+    Many(Vec<&'a str>),
+}
+
+/// The keys of [`Associations`] in order, with what each holds.
+fn association_entries<'a>(entity: &'a Entity<'a>) -> Vec<(&'static str, Targets<'a>)> {
+    let keyed = || {
+        entity.associations.iter().map(|(class, target)| {
+            let (name, single) = association_key(entity.class, *class);
+            (name, single, target.as_str())
+        })
+    };
+    let mut names: Vec<&'static str> = Vec::new();
+    for (name, _, _) in keyed() {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
             let mine = || keyed().filter(move |(n, _, _)| *n == name);
             let last_single = mine()
                 .enumerate()
                 .filter(|(_, (_, single, _))| *single)
                 .map(|(position, _)| position)
                 .last();
-            match (last_single, mine().next_back()) {
-                (Some(_), Some((_, true, target))) => map.serialize_entry(name, target)?,
+            let targets = match (last_single, mine().next_back()) {
+                (Some(_), Some((_, true, target))) => Targets::One(target),
                 _ => {
                     let after = last_single.map_or(0, |position| position + 1);
-                    let list = mine().skip(after).map(|(_, _, target)| target);
-                    map.serialize_entry(name, &Seq(list))?
+                    Targets::Many(mine().skip(after).map(|(_, _, target)| target).collect())
                 }
-            }
-        }
-        map.end()
-    }
+            };
+            (name, targets)
+        })
+        .collect()
 }
 
 /// An attribute value.
@@ -242,5 +540,43 @@ where
             seq.serialize_element(&item)?;
         }
         seq.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::glue::sample;
+
+    /// What serde_json's own pretty printer writes for the whole document.
+    fn serde_pretty(snapshot: &SiteSnapshot) -> Vec<u8> {
+        let entities = snapshot.entities();
+        let mut out = serde_json::to_vec_pretty(&Document::new(snapshot, &entities)).expect("JSON");
+        out.push(b'\n');
+        out
+    }
+
+    #[test]
+    fn pieces_give_the_bytes_of_serde_jsons_pretty_printer() {
+        let snapshot = sample::snapshot("S");
+        let expected = serde_pretty(&snapshot);
+        assert!(render(&snapshot) == expected);
+        for parts in [1, 2, 3, 50] {
+            assert!(
+                render_in(&snapshot, Some(parts)) == expected,
+                "{parts} pieces"
+            );
+        }
+    }
+
+    #[test]
+    fn strings_that_need_escaping_are_escaped_as_serde_json_does() {
+        let mut snapshot = sample::snapshot("Ünï \"S\" \\ site");
+        snapshot.domain.description =
+            Some(crate::names::Text::new("a \"quoted\" back\\slash é").expect("valid"));
+        let rendered = render(&snapshot);
+        assert!(rendered == serde_pretty(&snapshot));
+        let text = String::from_utf8(rendered).expect("UTF-8");
+        assert!(text.contains(r#"\"quoted\" back\\slash é"#), "{text}");
     }
 }

@@ -63,6 +63,9 @@ fn extras<'e>(entities: &'e [Entity<'e>]) -> Vec<Extra<'e>> {
             }
         }
     }
+    for extra in &mut extras {
+        extra.folded.sort_by(|a, b| gpu_info::by_key_prefix(a, b));
+    }
     extras
 }
 

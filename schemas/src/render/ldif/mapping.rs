@@ -151,6 +151,11 @@ impl Mapping {
     ) {
         out.add_str(self.id.as_str(), entity.id.as_str());
         pairs.clear();
+        // Folded facts first: they are many and come in order, and sorting is quickest when the
+        // few others follow them rather than break their run.
+        for accelerator in &extra.folded {
+            gpu_info::fold(accelerator, pairs);
+        }
         for (key, value) in &entity.other_info {
             pairs.push(key, value);
         }
@@ -197,9 +202,6 @@ impl Mapping {
             }
         }
 
-        for accelerator in &extra.folded {
-            gpu_info::fold(accelerator, pairs);
-        }
         pairs.normalize();
         for pair in pairs.iter() {
             out.add_string("GLUE2EntityOtherInfo", pair);

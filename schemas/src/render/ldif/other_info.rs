@@ -155,7 +155,9 @@ impl Pairs {
         };
         self.spans
             .retain(|span| span.key_end > span.start && span.end > span.key_end + 1);
-        self.spans.sort_unstable_by(|a, b| pair(a).cmp(&pair(b)));
+        // Stable sort: it finds runs already in order in one pass, and pairs mostly come in order
+        // ([`super::gpu_info::fold`] writes each accelerator's facts sorted).
+        self.spans.sort_by(|a, b| pair(a).cmp(&pair(b)));
         self.spans.dedup_by(|a, b| pair(a) == pair(b));
     }
 
