@@ -34,6 +34,11 @@ fn yes() -> bool {
     true
 }
 
+/// `Some(true)` for a value, `Some(false)` for null; the field's absence gives the default `None`.
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<bool>, D::Error> {
+    Option::<serde::de::IgnoredAny>::deserialize(deserializer).map(|value| Some(value.is_some()))
+}
+
 /// A server as `GET /servers/detail?all_tenants=1` returns it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Server {
@@ -50,6 +55,14 @@ pub struct Server {
     /// RFC 3339; the last change, which for a deleted server is the deletion.
     #[serde(default)]
     pub updated: Option<String>,
+    /// Whether `OS-SRV-USG:launched_at` is set: `Some(false)` when Nova says null (the server never
+    /// started, so it held no GPU time, as cASO counts it), `None` when the field is absent.
+    #[serde(
+        rename = "OS-SRV-USG:launched_at",
+        default,
+        deserialize_with = "present"
+    )]
+    pub launched: Option<bool>,
     #[serde(rename = "OS-SRV-USG:terminated_at", default)]
     pub terminated_at: Option<String>,
 }

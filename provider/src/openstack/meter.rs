@@ -7,10 +7,11 @@
 
 use chrono::{DateTime, SecondsFormat, Utc};
 
+use accelfed_schemas::gpu::GpuModel;
 use accelfed_schemas::names::{Fqan, LocalId, SiteName, Text};
 use accelfed_schemas::usage::{Observation, RecordType, Source};
 
-use super::config::OpenstackConfig;
+use super::config::{Convention, OpenstackConfig};
 use super::error::OpenstackError;
 use super::provide::provide;
 use super::usage::VmUsage;
@@ -33,6 +34,17 @@ pub async fn observe(
         tracing::warn!(cloud = %config.id.get_ref(), "{warning}");
     }
     Ok(observations)
+}
+
+/// The record's model. For flavors with EGI's `Accelerator:*` keys it is "<Vendor> <Model>", as
+/// cASO 5.x writes it, so a site moving from cASO keeps the same record identity (site, VM, model,
+/// month) and a re-sent month replaces cASO's record instead of adding to it.
+fn record_model(vm: &VmUsage) -> GpuModel {
+    if vm.gpu.convention == Convention::Egi {
+        GpuModel::new(vm.apel_model()).unwrap_or_else(|_| vm.gpu.spec.model.clone())
+    } else {
+        vm.gpu.spec.model.clone()
+    }
 }
 
 /// Pure: the VMs of `usage` that held GPUs in `[since, now)` as observations, with a warning for
@@ -64,7 +76,7 @@ pub fn observations(
             site: site.clone(),
             record_type: RecordType::Cloud,
             resource,
-            model: vm.gpu.spec.model.clone(),
+            model: record_model(vm),
             accelerator_type: vm.gpu.spec.kind,
             count: vm.gpu.count,
             fqan: vm

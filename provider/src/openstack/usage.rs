@@ -87,6 +87,8 @@ pub fn observe(
     let status = server.status.to_ascii_uppercase();
     let end = match (&server.terminated_at, status.as_str()) {
         (Some(terminated), _) if !terminated.is_empty() => Some(time("terminated_at", terminated)?),
+        // Never launched (failed at build): no GPU time, as cASO counts it.
+        _ if server.launched == Some(false) => Some(start),
         (_, "DELETED" | "SOFT_DELETED" | "SHELVED_OFFLOADED") => match &server.updated {
             Some(updated) => Some(time("updated", updated)?),
             None => Some(start),
@@ -189,6 +191,20 @@ mod tests {
         let after = at("2026-11-22T06:00:00Z");
         assert_eq!(
             usage.seconds_within(after, after + chrono::Duration::hours(1)),
+            0
+        );
+    }
+
+    #[test]
+    fn a_server_that_never_launched_held_no_gpu_time() {
+        let mut server = servers()["cms-gpu-1"].clone();
+        assert_eq!(server.launched, Some(true));
+        server.launched = Some(false);
+        server.status = "ERROR".into();
+        let usage = observe(&server, gpu(1), None).unwrap();
+        assert_eq!(usage.end, Some(usage.start));
+        assert_eq!(
+            usage.seconds_within(usage.start, at("2026-12-01T00:00:00Z")),
             0
         );
     }
