@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Datelike, TimeZone, Utc};
 
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
 use accelfed_accounting::meter::{read_manual, records_for};
 use accelfed_accounting::spool::Spool;
 use accelfed_provider::config::{AccountingConfig, Config};
@@ -37,7 +39,10 @@ pub fn run(args: &MeterArgs) -> Outcome {
         Ok(runtime) => runtime,
         Err(outcome) => return outcome,
     };
+    let progress = Progress::new();
+    let phase = progress.spinner(format!("observing usage since {since}"));
     let observed = runtime.block_on(accelfed_provider::observe(&loaded.config, since, now));
+    phase.finish_and_clear();
     let mut partial = false;
     for failure in &observed.failures {
         tracing::error!(provider = %failure.provider, "meter failed: {}", failure.message);
@@ -55,15 +60,18 @@ pub fn run(args: &MeterArgs) -> Outcome {
         }
     }
     let mut records = Vec::new();
+    let bar = progress.bar(observations.len(), "observations cut into monthly records");
     for observation in &observations {
         match records_for(observation, now) {
             Ok(found) => records.extend(found),
             Err(err) => {
-                tracing::error!("observation not metered: {err}");
+                bar.suspend(|| tracing::error!("observation not metered: {err}"));
                 partial = true;
             }
         }
+        bar.inc(1);
     }
+    bar.finish_and_clear();
     // The same resource seen twice in one run (two backends, a manual line repeating a meter's)
     // would be refused by the spool as a whole; keep the last and say so.
     let records = dedupe(records);
@@ -75,7 +83,10 @@ pub fn run(args: &MeterArgs) -> Outcome {
             return Outcome::Partial;
         }
     };
-    match spool.write_run(&records) {
+    let phase = progress.spinner(format!("writing {} records to the spool", records.len()));
+    let written = spool.write_run(&records);
+    phase.finish_and_clear();
+    match written {
         Ok(summary) => {
             tracing::info!(
                 observations = observations.len(),
@@ -139,4 +150,52 @@ pub(super) fn resolve(config: &Path, path: &Path) -> PathBuf {
 
 pub(super) fn spool_path(config: &Path, accounting: &AccountingConfig) -> PathBuf {
     resolve(config, &accounting.spool)
+}
+
+/// What a person at a terminal sees while a long backfill runs: a spinner while the backends are
+/// asked, a bar while observations become records, a spinner while the spool is written. Drawn
+/// only when standard error is a terminal and `-q` was not given; under cron (no terminal) and
+/// with `-q` every bar is hidden and nothing is written.
+struct Progress {
+    visible: bool,
+}
+
+impl Progress {
+    fn new() -> Self {
+        use std::io::IsTerminal;
+        // -q sets the log level to errors only; a bar is not an error.
+        let quiet = tracing::level_filters::LevelFilter::current()
+            < tracing::level_filters::LevelFilter::WARN;
+        Self {
+            visible: std::io::stderr().is_terminal() && !quiet,
+        }
+    }
+
+    fn target(&self) -> ProgressDrawTarget {
+        if self.visible {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        }
+    }
+
+    fn spinner(&self, message: String) -> ProgressBar {
+        let bar = ProgressBar::with_draw_target(None, self.target()).with_message(message);
+        if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
+            bar.set_style(style);
+        }
+        bar.enable_steady_tick(std::time::Duration::from_millis(120));
+        bar
+    }
+
+    fn bar(&self, length: usize, message: &'static str) -> ProgressBar {
+        let bar =
+            ProgressBar::with_draw_target(Some(length as u64), self.target()).with_message(message);
+        if let Ok(style) =
+            ProgressStyle::with_template("{bar:40} {pos}/{len} {msg} ({elapsed}, {eta} left)")
+        {
+            bar.set_style(style);
+        }
+        bar
+    }
 }
