@@ -11,6 +11,8 @@
 #[allow(dead_code)]
 mod harness;
 
+mod bench;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
