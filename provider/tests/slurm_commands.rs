@@ -120,7 +120,10 @@ fn a_hanging_command_is_killed_at_its_timeout() {
     let bin = bin_dir(
         "hanging",
         &[
-            ("sinfo", "sleep 30"),
+            (
+                "sinfo",
+                "echo 'sinfo: waiting for slurmctld to answer' >&2\nsleep 30",
+            ),
             ("sacct", "echo '{\"jobs\": [' ; sleep 30"),
         ],
     );
@@ -129,7 +132,16 @@ fn a_hanging_command_is_killed_at_its_timeout() {
     let err = block_on(SlurmClient::new(&config).inventory()).unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(10));
     assert!(
-        err.to_string().contains("did not finish within 1 s"),
+        err.to_string().starts_with(&format!(
+            "`{}/sinfo --json` did not finish within 1 s",
+            bin.display()
+        )),
+        "{err}"
+    );
+    // What it wrote before it was killed says why it hung.
+    assert!(
+        err.to_string()
+            .ends_with("stderr: sinfo: waiting for slurmctld to answer"),
         "{err}"
     );
     assert!(err.retryable());

@@ -55,11 +55,22 @@ pub struct PodMeta<'a> {
     pub deletion_timestamp: Option<Str<'a>>,
 }
 
+/// Node metadata: the name and the GPU labels only (GPU Feature Discovery's `nvidia.com/*`, AMD's
+/// `amd.com/*` and `beta.amd.com/*`). A node carries dozens of other labels (NFD's CPU features,
+/// topology, instance type) and annotations; they are skipped unread instead of copied.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct NodeMeta {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default, deserialize_with = "gpu_labels")]
+    pub labels: BTreeMap<String, String>,
+}
+
 /// A node.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Node {
     #[serde(default)]
-    pub metadata: ObjectMeta,
+    pub metadata: NodeMeta,
     #[serde(default)]
     pub spec: NodeSpec,
     #[serde(default)]
@@ -86,10 +97,11 @@ pub struct Taint {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeStatus {
-    /// Resource name -> quantity (text, e.g. `"8"`).
-    #[serde(default)]
+    /// GPU resource name -> quantity (text, e.g. `"8"`); `cpu`, `memory` and the like are
+    /// skipped unread.
+    #[serde(default, deserialize_with = "gpu_resource_map")]
     pub capacity: BTreeMap<String, String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "gpu_resource_map")]
     pub allocatable: BTreeMap<String, String>,
     #[serde(default)]
     pub conditions: Vec<Condition>,
@@ -262,6 +274,56 @@ pub fn is_gpu_resource(name: &str) -> bool {
     name.starts_with("nvidia.com/") || name.starts_with("amd.com/gpu")
 }
 
+/// Whether a node label is one the device reading looks at ([`super::labels`]).
+pub fn is_gpu_label(key: &str) -> bool {
+    key.starts_with("nvidia.com/")
+        || key.starts_with("amd.com/")
+        || key.starts_with("beta.amd.com/")
+}
+
+fn gpu_labels<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<BTreeMap<String, String>, D::Error> {
+    filtered_map(deserializer, is_gpu_label)
+}
+
+fn gpu_resource_map<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<BTreeMap<String, String>, D::Error> {
+    filtered_map(deserializer, is_gpu_resource)
+}
+
+/// A map of strings keeping only the entries whose key passes `keep`; the others are skipped
+/// without allocating. `null` reads as an empty map.
+fn filtered_map<'de, D: Deserializer<'de>>(
+    deserializer: D,
+    keep: fn(&str) -> bool,
+) -> Result<BTreeMap<String, String>, D::Error> {
+    struct Filtered(fn(&str) -> bool);
+    impl<'de> Visitor<'de> for Filtered {
+        type Value = BTreeMap<String, String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a map of strings")
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(BTreeMap::new())
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut kept = BTreeMap::new();
+            while let Some(key) = map.next_key::<Str<'de>>()? {
+                if (self.0)(&key) {
+                    let value: String = map.next_value()?;
+                    kept.insert(key.0.into_owned(), value);
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(kept)
+        }
+    }
+    deserializer.deserialize_any(Filtered(keep))
+}
+
 /// Reads a resource map keeping only GPU entries, so `cpu` and `memory` cost nothing.
 fn gpu_resources<'de: 'a, 'a, D: Deserializer<'de>>(
     deserializer: D,
@@ -361,6 +423,25 @@ mod tests {
         assert_eq!(*name, "nvidia.com/mig-1g.10gb");
         // Borrowed from the text, not copied.
         assert!(matches!(value.0, Cow::Borrowed("2")));
+    }
+
+    #[test]
+    fn nodes_keep_gpu_labels_and_resources_only() {
+        let node: Node = serde_json::from_str(
+            r#"{"metadata":{"name":"n","labels":{"kubernetes.io/os":"linux",
+                  "nvidia.com/gpu.product":"A100","beta.amd.com/gpu.family":"AI"},
+                  "annotations":{"a":"b"}},
+                "status":{"capacity":{"cpu":"8","nvidia.com/gpu":"4"},"allocatable":null}}"#,
+        )
+        .unwrap();
+        let labels: Vec<&str> = node.metadata.labels.keys().map(String::as_str).collect();
+        assert_eq!(
+            labels,
+            ["beta.amd.com/gpu.family", "nvidia.com/gpu.product"]
+        );
+        let capacity: Vec<&str> = node.status.capacity.keys().map(String::as_str).collect();
+        assert_eq!(capacity, ["nvidia.com/gpu"]);
+        assert!(node.status.allocatable.is_empty());
     }
 
     #[test]

@@ -38,10 +38,14 @@ pub struct KubernetesConfig {
     pub kubeconfig: Option<PathBuf>,
     /// The kubeconfig context to use; default: the file's `current-context`.
     pub context: Option<String>,
-    /// Use the pod's service account (`/var/run/secrets/kubernetes.io/serviceaccount`) and
-    /// `KUBERNETES_SERVICE_HOST`/`_PORT`, as when accelfed runs inside the cluster.
+    /// Use the pod's service account (its `token` and `ca.crt` in `service_account_dir`) and the
+    /// API server named by `KUBERNETES_SERVICE_HOST`/`_PORT`, as when accelfed runs inside the
+    /// cluster.
     #[serde(default)]
     pub in_cluster: bool,
+    /// Where the service account's `token` and `ca.crt` are, with `in_cluster`; default
+    /// `/var/run/secrets/kubernetes.io/serviceaccount`, where Kubernetes mounts them.
+    pub service_account_dir: Option<PathBuf>,
     /// A PEM file of CA certificates to trust instead of the kubeconfig's, for API servers behind
     /// a private CA.
     pub ca_file: Option<PathBuf>,
@@ -124,6 +128,12 @@ impl KubernetesConfig {
             return Err(unlocated(
                 "in_cluster",
                 "in_cluster = true cannot be combined with kubeconfig or context",
+            ));
+        }
+        if self.service_account_dir.is_some() && !self.in_cluster {
+            return Err(unlocated(
+                "service_account_dir",
+                "only read with in_cluster = true",
             ));
         }
         let page = *self.page_size.get_ref();

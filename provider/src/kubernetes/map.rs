@@ -255,7 +255,10 @@ fn environments(
         if !node.architecture.is_empty() {
             parts.push(node.architecture.clone());
         }
-        groups.entry(parts.join("+")).or_default().push(node);
+        groups
+            .entry(environment_id(&parts.join("+")))
+            .or_default()
+            .push(node);
     }
     groups
         .into_iter()
@@ -273,7 +276,8 @@ fn environments(
                         (acc.0 + slot.0, acc.1 + slot.1, acc.2 + slot.2)
                     });
                     AcceleratorEnvironment {
-                        local_id: local_id(&format!("{id}/{}", kind_id(&resource.gpu))),
+                        // Its ID carries the environment's already (`<service>/<ee>/<kind>`).
+                        local_id: local_id(&kind_id(&resource.gpu)),
                         gpu: resource.gpu.clone(),
                         physical_per_instance: resource.physical,
                         logical_per_instance: count(resource.capacity),
@@ -318,6 +322,46 @@ fn capacity(total: u64, used: u64, free: u64) -> Capacity {
     .unwrap_or_default()
 }
 
+/// An execution environment's id: its node shape (`<kind>-x<count>+...+<arch>`), or, when that is
+/// long (MIG nodes with several profiles), its first 40 characters and a hash of the whole, stable
+/// across runs. Accelerator environments' LDAP DNs carry this id twice, and slapd's mdb backend
+/// refuses DNs over 511 bytes.
+fn environment_id(shape: &str) -> String {
+    const LONGEST: usize = 64;
+    if shape.len() <= LONGEST {
+        return shape.to_owned();
+    }
+    let hash = shape.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let mut cut = 40;
+    while !shape.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}-{:08x}", &shape[..cut], hash >> 32)
+}
+
 fn local_id(text: &str) -> LocalId {
     LocalId::new(text).unwrap_or_else(|_| LocalId::new("unnamed").expect("literal id is valid"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::environment_id;
+
+    #[test]
+    fn long_node_shapes_get_short_stable_ids() {
+        let short = "nvidia-a100-sxm4-80gb-x4+amd64";
+        assert_eq!(environment_id(short), short);
+        let mig = "nvidia-a100-sxm4-80gb.mig-1g.10gb-x7+nvidia-a100-sxm4-80gb.mig-3g.40gb-x2+amd64";
+        let id = environment_id(mig);
+        assert_eq!(id.len(), 49, "{id}");
+        assert!(
+            id.starts_with("nvidia-a100-sxm4-80gb.mig-1g.10gb-x7+nvi-"),
+            "{id}"
+        );
+        assert_eq!(environment_id(mig), id, "the same on every run");
+        let other = mig.replace("x2", "x1");
+        assert_ne!(environment_id(&other), id);
+    }
 }

@@ -8,6 +8,7 @@
 //! running metered them (see [`super::meter`]).
 
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use accelfed_schemas::glue::VoAccess;
 use accelfed_schemas::gpu::{AcceleratorType, GpuModel};
@@ -28,8 +29,10 @@ pub fn observations(
     utilisation: Option<&Utilisation>,
     warnings: &mut Vec<String>,
 ) -> Vec<Observation> {
-    // Hashed: looked up once per pod, and a cluster has thousands of nodes.
-    let models: HashMap<(&str, &str), &GpuModel> = inventory
+    // Hashed: looked up once per pod, and a cluster has thousands of nodes and hundreds of
+    // namespaces. FNV rather than the default SipHash: the keys are the cluster's own names, not
+    // attacker-chosen, and hashing was a tenth of this function's time.
+    let models: HashMap<(&str, &str), &GpuModel, Fnv> = inventory
         .nodes
         .iter()
         .flat_map(|node| {
@@ -37,6 +40,10 @@ pub fn observations(
                 .iter()
                 .map(move |r| ((node.name.as_str(), r.resource.as_str()), &r.gpu.model))
         })
+        .collect();
+    let vos: HashMap<&str, &VoAccess, Fnv> = vos
+        .iter()
+        .map(|(namespace, access)| (namespace.as_str(), access))
         .collect();
     let mut out = Vec::with_capacity(inventory.pods.len());
     for pod in &inventory.pods {
@@ -68,7 +75,7 @@ pub fn observations(
             warnings.push(format!("{who}: unusable uid {:?}; not metered", pod.uid));
             continue;
         };
-        let vo = vos.get(&pod.namespace);
+        let vo = vos.get(pod.namespace.as_str()).copied();
         if vo.is_none() {
             warnings.push(format!("{who}: namespace has no VO; metered without one"));
         }
@@ -108,6 +115,30 @@ pub fn observations(
         }
     }
     out
+}
+
+/// FNV-1a: a fast hash for short, trusted keys.
+type Fnv = BuildHasherDefault<FnvHasher>;
+
+#[derive(Debug)]
+struct FnvHasher(u64);
+
+impl Default for FnvHasher {
+    fn default() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for FnvHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 = (self.0 ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 /// Names a pod in warnings; formatted only when one is written.

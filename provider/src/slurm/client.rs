@@ -127,40 +127,82 @@ impl SlurmClient {
     }
 
     /// Runs a command to completion; its stdout, or an error naming it with status and stderr.
+    /// A command killed at its timeout is reported with the stderr it wrote until then.
     async fn run(&self, name: &str, args: &[&str]) -> Result<(String, Vec<u8>), SlurmError> {
-        let (command, shown) = self.command(name, args);
+        use tokio::io::AsyncReadExt;
+
+        let (mut command, shown) = self.command(name, args);
+        // Its own process group, so a wrapper script's children go with it at the timeout.
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
         let mut command = tokio::process::Command::from(command);
         command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        let child = command.spawn().map_err(|err| SlurmError::Spawn {
+        let spawn_error = |message: String| SlurmError::Spawn {
             command: shown.clone(),
-            message: err.to_string(),
-        })?;
+            message,
+        };
+        let mut child = command
+            .spawn()
+            .map_err(|err| spawn_error(err.to_string()))?;
+        let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take())
+        else {
+            return Err(spawn_error("no pipes to the child".to_owned()));
+        };
+        // stderr is collected as it arrives, so a command killed at its timeout still says why.
+        let written = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let collected = written.clone();
+        let stderr_reader = tokio::spawn(async move {
+            let mut chunk = [0_u8; 4096];
+            while let Ok(n @ 1..) = stderr.read(&mut chunk).await {
+                if let Ok(mut text) = collected.lock() {
+                    text.extend_from_slice(&chunk[..n]);
+                }
+            }
+        });
+        let stderr_text = |written: &std::sync::Mutex<Vec<u8>>| {
+            written
+                .lock()
+                .map(|text| String::from_utf8_lossy(&text).trim().to_owned())
+                .unwrap_or_default()
+        };
+        let finished = async {
+            let mut output = Vec::new();
+            stdout.read_to_end(&mut output).await?;
+            let status = child.wait().await?;
+            Ok::<_, std::io::Error>((output, status))
+        };
         let timeout = Duration::from_secs(self.cli.timeout_s);
-        let output = match tokio::time::timeout(timeout, child.wait_with_output()).await {
-            Ok(output) => output.map_err(|err| SlurmError::Spawn {
-                command: shown.clone(),
-                message: err.to_string(),
-            })?,
+        let result = tokio::time::timeout(timeout, finished).await;
+        let (output, status) = match result {
+            Ok(Ok(done)) => done,
+            Ok(Err(err)) => return Err(spawn_error(err.to_string())),
             Err(_) => {
+                if let Some(id) = child.id() {
+                    let group = format!("-{id}");
+                    let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+                }
+                let _ = child.kill().await;
+                stderr_reader.abort();
                 return Err(SlurmError::Timeout {
                     command: shown,
                     timeout_s: self.cli.timeout_s,
-                    stderr: String::new(),
+                    stderr: stderr_text(&written),
                 });
             }
         };
-        if !output.status.success() {
+        // The command exited; its stderr ends with it (or soon after, for a lingering child).
+        let _ = tokio::time::timeout(Duration::from_secs(1), stderr_reader).await;
+        if !status.success() {
             return Err(SlurmError::Failed {
                 command: shown,
-                status: output.status.to_string(),
-                stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+                status: status.to_string(),
+                stderr: stderr_text(&written),
             });
         }
-        Ok((shown, output.stdout))
+        Ok((shown, output))
     }
 
     async fn get(&self, rest: &RestConfig, path: &str) -> Result<(String, Vec<u8>), SlurmError> {

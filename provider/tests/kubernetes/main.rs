@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod bench;
+mod in_cluster;
 mod server;
 
 use std::collections::BTreeMap;

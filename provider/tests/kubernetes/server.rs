@@ -67,8 +67,10 @@ impl Drop for FakeApi {
     }
 }
 
+/// The fixture folder; from `provider/` or from another crate's tests that include this file
+/// (`cli/tests/kubernetes_*.rs`), both one level below the workspace root.
 pub fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kubernetes")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../provider/tests/fixtures/kubernetes")
 }
 
 impl FakeApi {
@@ -141,6 +143,20 @@ impl FakeApi {
     pub fn serve_folder(&self, folder: &str) {
         *self.state.folder.lock().unwrap() = Some(folder.to_owned());
         self.state.lists.lock().unwrap().clear();
+    }
+
+    #[allow(
+        dead_code,
+        reason = "used by cli/tests/kubernetes_meter.rs, which includes this file"
+    )]
+    /// From now on serves `list` (a whole list object, e.g. a changed copy of a fixture) for
+    /// `/api/v1/<file>`, until [`FakeApi::serve_folder`] is called.
+    pub fn serve_list(&self, file: &str, list: Value) {
+        self.state
+            .lists
+            .lock()
+            .unwrap()
+            .insert(file.to_owned(), list);
     }
 
     /// A kubeconfig for this server with two contexts: `fixture` (the right token) and the

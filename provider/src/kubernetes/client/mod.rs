@@ -7,6 +7,7 @@
 //! (the API server compacted past it): the list is read again from the start, at most
 //! [`MAX_RESTARTS`] times. Each request has its own timeout.
 
+mod in_cluster;
 pub mod prometheus;
 
 use std::time::Duration;
@@ -60,13 +61,23 @@ impl KubeClient {
     /// Builds the client from the kubeconfig (or the service account), with the overrides of the
     /// configuration. Reads local files only; the first request is the first network IO.
     pub async fn new(config: &KubernetesConfig) -> Result<Self, KubernetesError> {
+        Self::with_environment(config, &|name| std::env::var(name).ok()).await
+    }
+
+    /// [`KubeClient::new`] with the process environment given as a lookup: in-cluster auth reads
+    /// `KUBERNETES_SERVICE_HOST` and `KUBERNETES_SERVICE_PORT` through it.
+    pub async fn with_environment(
+        config: &KubernetesConfig,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, KubernetesError> {
         let cluster = config.cluster_name().to_owned();
         let setup = |message: String| KubernetesError::Setup {
             cluster: cluster.clone(),
             message,
         };
         let mut kube_config = if config.in_cluster {
-            kube::Config::incluster().map_err(|err| setup(format!("in-cluster: {err}")))?
+            in_cluster::config(config.service_account_dir.as_deref(), env)
+                .map_err(|err| setup(format!("in-cluster: {err}")))?
         } else {
             let kubeconfig = match &config.kubeconfig {
                 Some(path) => Kubeconfig::read_from(path)
