@@ -112,8 +112,11 @@ impl Index {
     /// The offers `filter` selects, marked fresh or stale at `now`, by site then resource.
     pub fn offers(&self, filter: &Filter, now: DateTime<Utc>) -> Vec<Offer> {
         let wanted = filter.model.as_deref().map(tokens);
+        // Model words and freshness are checked here; the rest of the filter on the offer as it is
+        // stored, and only an offer that passes is copied into the answer.
         let rest = Filter {
             model: None,
+            fresh: false,
             ..filter.clone()
         };
         let mut out = Vec::new();
@@ -132,17 +135,13 @@ impl Index {
                     continue;
                 }
                 let fresh = now <= offer.expires;
-                if filter.fresh && !fresh {
+                if (filter.fresh && !fresh) || !rest.matches(offer) {
                     continue;
                 }
-                // Cheap checks above; the full filter on a marked copy only for candidates.
-                let marked = Offer {
+                out.push(Offer {
                     fresh,
                     ..offer.clone()
-                };
-                if rest.matches(&marked) {
-                    out.push(marked);
-                }
+                });
             }
         }
         out
