@@ -24,6 +24,9 @@ const FLAVORS: usize = 50;
 const CLIENTS: usize = 200;
 const QUERIES_PER_CLIENT: usize = 50;
 
+/// A query form: its label and the request path for a query number.
+type Form = (&'static str, fn(usize) -> String);
+
 /// A site like the sample, its cloud with 50 GPU flavors: 1, 2, 4 or 8 GPUs of three models.
 fn document(site: usize) -> (String, Vec<u8>) {
     let name = format!("SITE-{site:04}");
@@ -111,7 +114,7 @@ fn bench_query_latency_1000_sites_200_clients() {
         let ca = std::fs::read(&pki.ca).unwrap();
         let url = format!("https://localhost:{port}");
 
-        let forms: [(&str, fn(usize) -> String); 3] = [
+        let forms: [Form; 3] = [
             ("site-scoped: site=S&model=A100&min_gpus=4&vo=atlas", |i| {
                 format!("/registry/v1/offers?site=SITE-{:04}&model=A100&min_gpus=4&vo=atlas", i % SITES)
             }),
