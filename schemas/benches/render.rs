@@ -19,6 +19,10 @@ use accelfed_schemas::render::{Format, render};
 use chrono::{TimeZone, Utc};
 use criterion::{Criterion, criterion_group, criterion_main};
 
+/// The allocator the `accelfed` binary uses, so the figures are the binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const NODE_TYPES: usize = 2_500;
 const FLAVORS: usize = 2_500;
 const PARTITIONS: usize = 8;
