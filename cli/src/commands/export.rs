@@ -9,27 +9,18 @@ use accelfed_accounting::apel::{
 };
 use accelfed_accounting::ship::Backoff;
 use accelfed_accounting::spool::Spool;
-use accelfed_provider::config::{ApelConfig, Config};
+use accelfed_provider::config::ApelConfig;
 
-use super::meter::{resolve, spool_path};
+use super::meter::{load_accounting, resolve, spool_path};
 use crate::args::ExportArgs;
 use crate::exit::Outcome;
 
 pub fn run(args: &ExportArgs) -> Outcome {
-    let loaded = match Config::load(&args.config) {
+    let (_, accounting) = match load_accounting(&args.config) {
         Ok(loaded) => loaded,
-        Err(err) => {
-            eprintln!("error: {err}");
-            return Outcome::Config;
-        }
+        Err(outcome) => return outcome,
     };
-    let Some(accounting) = &loaded.config.accounting else {
-        eprintln!(
-            "error: {}: no [accounting] table (see docs/configuration.md)",
-            args.config.display()
-        );
-        return Outcome::Config;
-    };
+    let accounting = &accounting;
     let Some(apel) = &accounting.apel else {
         eprintln!(
             "error: {}: no [accounting.apel] table (it names the destination; see docs/configuration.md)",

@@ -15,20 +15,11 @@ use crate::args::MeterArgs;
 use crate::exit::Outcome;
 
 pub fn run(args: &MeterArgs) -> Outcome {
-    let loaded = match Config::load(&args.config) {
+    let (config, accounting) = match load_accounting(&args.config) {
         Ok(loaded) => loaded,
-        Err(err) => {
-            eprintln!("error: {err}");
-            return Outcome::Config;
-        }
+        Err(outcome) => return outcome,
     };
-    let Some(accounting) = &loaded.config.accounting else {
-        eprintln!(
-            "error: {}: no [accounting] table (it names the spool; see docs/configuration.md)",
-            args.config.display()
-        );
-        return Outcome::Config;
-    };
+    let accounting = &accounting;
     let now = Utc::now();
     let since = args.since.unwrap_or_else(|| previous_month_start(now));
     if since >= now {
@@ -41,7 +32,7 @@ pub fn run(args: &MeterArgs) -> Outcome {
     };
     let progress = Progress::new();
     let phase = progress.spinner(format!("observing usage since {since}"));
-    let observed = runtime.block_on(accelfed_provider::observe(&loaded.config, since, now));
+    let observed = runtime.block_on(accelfed_provider::observe(&config, since, now));
     phase.finish_and_clear();
     let mut partial = false;
     for failure in &observed.failures {
@@ -51,7 +42,7 @@ pub fn run(args: &MeterArgs) -> Outcome {
     let mut observations = observed.observations;
     if let Some(path) = &accounting.observations {
         let path = resolve(&args.config, path);
-        match read_manual(&path, &loaded.config.site.name) {
+        match read_manual(&path, &config.site.name) {
             Ok(manual) => observations.extend(manual),
             Err(err) => {
                 tracing::error!("manual usage not metered: {err}");
@@ -138,6 +129,28 @@ fn previous_month_start(now: DateTime<Utc>) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(year, month, 1, 0, 0, 0)
         .single()
         .unwrap_or(now)
+}
+
+/// The site configuration and its `[accounting]` table (taken out of it), or, printed, why not and
+/// the exit status: every accounting command (meter, ship, export) starts here.
+pub(super) fn load_accounting(path: &Path) -> Result<(Config, AccountingConfig), Outcome> {
+    let mut config = match Config::load(path) {
+        Ok(loaded) => loaded.config,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return Err(Outcome::Config);
+        }
+    };
+    match config.accounting.take() {
+        Some(accounting) => Ok((config, accounting)),
+        None => {
+            eprintln!(
+                "error: {}: no [accounting] table (it names the spool; see docs/configuration.md)",
+                path.display()
+            );
+            Err(Outcome::Config)
+        }
+    }
 }
 
 /// `path` relative to the configuration file's folder.

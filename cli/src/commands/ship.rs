@@ -4,27 +4,17 @@ use std::time::Duration;
 
 use accelfed_accounting::ship::{Backoff, Client, ClientSettings, ShipOptions, ship, verify};
 use accelfed_accounting::spool::{ShipLimits, Spool};
-use accelfed_provider::config::Config;
 
-use super::meter::{resolve, spool_path};
+use super::meter::{load_accounting, resolve, spool_path};
 use crate::args::ShipArgs;
 use crate::exit::Outcome;
 
 pub fn run(args: &ShipArgs) -> Outcome {
-    let loaded = match Config::load(&args.config) {
+    let (_, accounting) = match load_accounting(&args.config) {
         Ok(loaded) => loaded,
-        Err(err) => {
-            eprintln!("error: {err}");
-            return Outcome::Config;
-        }
+        Err(outcome) => return outcome,
     };
-    let Some(accounting) = &loaded.config.accounting else {
-        eprintln!(
-            "error: {}: no [accounting] table (see docs/configuration.md)",
-            args.config.display()
-        );
-        return Outcome::Config;
-    };
+    let accounting = &accounting;
     let Some(settings) = &accounting.ship else {
         eprintln!(
             "error: {}: no [accounting.ship] table (it names the repository; see docs/configuration.md)",
