@@ -10,13 +10,18 @@
 #   cloud.sh down DIR      stop what `up DIR` started (by pid files), drop the databases
 #
 # Ports: ACCELFED_OS_PORT (default 25000) + 0 keystone, 1 placement, 2 nova, 3 glance, 4 neutron.
+# ACCELFED_OS_NAME (default accelfed_os) names the databases (NAME_*) and the RabbitMQ vhost, so a
+# second cloud (scripts/sidebyside/) can run beside a test's. ACCELFED_OS_V100_PCI (default 4) and
+# ACCELFED_OS_A100_PGPUS (default 2, 8 vGPUs each) size the two computes' fake GPUs.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 PORT=${ACCELFED_OS_PORT:-25000}
 KS=$PORT PL=$((PORT + 1)) NV=$((PORT + 2)) GL=$((PORT + 3)) NE=$((PORT + 4))
 PASS=accelfed-test
-DBP=accelfed_os_
-VHOST=accelfed_os
+VHOST=${ACCELFED_OS_NAME:-accelfed_os}
+DBP=${VHOST}_
+V100_PCI=${ACCELFED_OS_V100_PCI:-4}
+A100_PGPUS=${ACCELFED_OS_A100_PGPUS:-2}
 DBURL="mysql+pymysql://root@127.0.0.1:3306/$DBP"
 PACKAGES="keystone placement-api nova-api nova-conductor nova-scheduler python3-nova
   python3-openstackclient glance-api neutron-server python3-pymysql uwsgi-plugin-python3 curl"
@@ -258,19 +263,19 @@ up() {
   daemon "$D" scheduler /usr/bin/nova-scheduler --config-file "$D/etc/nova/nova.conf" --log-file "$D/log/scheduler.log"
   for p in $PL $NV $GL $NE; do wait_http "http://127.0.0.1:$p/" 120; done
   say "computes"
-  daemon "$D" compute-v100 env PYTHONPATH="$HERE" FAKEGPU_PCI=4 FAKE_VCPUS=64 \
+  daemon "$D" compute-v100 env PYTHONPATH="$HERE" FAKEGPU_PCI=$V100_PCI FAKE_VCPUS=64 \
     /usr/bin/python3 "$HERE/compute.py" --config-file "$D/etc/nova/nova.conf" \
     --config-file "$D/etc/nova/v100.conf" --log-file "$D/log/compute-v100.log"
-  daemon "$D" compute-a100 env PYTHONPATH="$HERE" FAKEGPU_PGPUS=2 FAKEGPU_VGPUS_PER_PGPU=8 FAKE_VCPUS=128 \
+  daemon "$D" compute-a100 env PYTHONPATH="$HERE" FAKEGPU_PGPUS=$A100_PGPUS FAKEGPU_VGPUS_PER_PGPU=8 FAKE_VCPUS=128 \
     /usr/bin/python3 "$HERE/compute.py" --config-file "$D/etc/nova/nova.conf" \
     --config-file "$D/etc/nova/a100.conf" --log-file "$D/log/compute-a100.log"
-  # ready when placement holds both hosts' GPU providers (4 PCI + 2 VGPU children, 2 roots)
+  # ready when placement holds both hosts' GPU providers (PCI and VGPU children, 2 roots)
   for _ in $(seq 180); do
     for c in v100 a100; do running "$D/run/compute-$c.pid" || { say "nova-compute $c died"; return 1; }; done
     # discover_hosts maps only the compute nodes already registered: map again after the
     # providers appear and insist on both hosts, or the scheduler may pick an unmapped host
     # (HostMappingNotFound puts the server in ERROR).
-    [ "$(ACCELFED_OS_PORT=$PORT /usr/bin/python3 "$HERE/register.py" "$PASS" --count-providers)" -ge 8 ] && {
+    [ "$(ACCELFED_OS_PORT=$PORT /usr/bin/python3 "$HERE/register.py" "$PASS" --count-providers)" -ge $((V100_PCI + A100_PGPUS + 2)) ] && {
       $NM cell_v2 discover_hosts > /dev/null 2>> "$D/log/bootstrap.err" || true
       local hosts
       hosts=$($NM cell_v2 list_hosts 2>> "$D/log/bootstrap.err" || true)
