@@ -23,7 +23,7 @@ use chrono::Utc;
 use serde::Serialize;
 
 use super::check::Rejection;
-use super::index::BrokerRequest;
+use super::index::{BrokerRequest, answer};
 use super::offer::Filter;
 use super::registry::{PushError, Registry};
 use crate::auth::Tokens;
@@ -108,10 +108,15 @@ async fn push(State(state): State<ApiState>, headers: HeaderMap, body: Body) -> 
     }
 }
 
-#[derive(Serialize)]
-struct OffersAnswer<'a> {
-    generated_at: chrono::DateTime<Utc>,
-    offers: &'a [super::offer::Offer],
+/// An offers answer: its bytes are copied from each offer's JSON rendered at push time
+/// ([`super::answer`]), the same bytes serde would make of `{"generated_at", "offers"}`.
+fn offers_answer(body: Vec<u8>) -> Response {
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        body,
+    )
+        .into_response()
 }
 
 async fn offers(
@@ -123,14 +128,8 @@ async fn offers(
         Err(rejection) => return error_response(StatusCode::BAD_REQUEST, &rejection.body_text()),
     };
     let now = Utc::now();
-    let offers = state.registry.index().offers(&filter, now);
-    json(
-        StatusCode::OK,
-        &OffersAnswer {
-            generated_at: now,
-            offers: &offers,
-        },
-    )
+    let index = state.registry.index();
+    offers_answer(answer(now, &index.select(&filter, now)))
 }
 
 async fn broker(
@@ -148,14 +147,8 @@ async fn broker(
         );
     }
     let now = Utc::now();
-    let offers = state.registry.index().broker(&request, now);
-    json(
-        StatusCode::OK,
-        &OffersAnswer {
-            generated_at: now,
-            offers: &offers,
-        },
-    )
+    let index = state.registry.index();
+    offers_answer(answer(now, &index.broker_select(&request, now)))
 }
 
 async fn sites(State(state): State<ApiState>) -> Response {

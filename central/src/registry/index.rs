@@ -2,6 +2,7 @@
 //! its freshness. It is immutable; a push builds a new one and swaps it in, so a query never waits
 //! for a push or the database.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -10,7 +11,9 @@ use serde::{Deserialize, Serialize};
 use accelfed_schemas::glue::from_json::ParsedDocument;
 use accelfed_schemas::gpu::GpuModel;
 
+use super::answer::{OffersAnswer, RenderedOffers};
 use super::offer::{self, Filter, Offer, ServiceKind};
+use super::postings::{Narrowing, Postings};
 
 /// One site as the registry holds it.
 #[derive(Debug)]
@@ -23,6 +26,13 @@ pub struct SiteView {
     pub offers: Vec<Offer>,
     /// Each offer's model tokens, so a query compares words rather than parsing names.
     model_tokens: Vec<Vec<String>>,
+    /// Which offers have which model word, VO or kind, so a query checks only its candidates.
+    postings: Postings,
+    /// Each offer's answer bytes, rendered once here rather than per query.
+    rendered: RenderedOffers,
+    /// Each offer's `gpus_each`, side by side: a query's most selective check reads this column,
+    /// not 52,000 scattered offers.
+    gpus_each: Vec<f64>,
 }
 
 impl SiteView {
@@ -34,7 +44,11 @@ impl SiteView {
             .min()
             .unwrap_or(DateTime::<Utc>::MAX_UTC);
         let offers = offer::offers(&document.entities, &document.stamps);
-        let model_tokens = offers.iter().map(|offer| tokens(&offer.model)).collect();
+        let model_tokens: Vec<Vec<String>> =
+            offers.iter().map(|offer| tokens(&offer.model)).collect();
+        let postings = Postings::new(&offers, &model_tokens);
+        let rendered = RenderedOffers::new(&offers);
+        let gpus_each = offers.iter().map(|offer| offer.gpus_each).collect();
         Self {
             site,
             received_at,
@@ -42,8 +56,43 @@ impl SiteView {
             document: Arc::new(document),
             offers,
             model_tokens,
+            postings,
+            rendered,
+            gpus_each,
         }
     }
+}
+
+/// One offer a query selected: where it is, and whether it is fresh at the query's time.
+#[derive(Debug, Clone, Copy)]
+pub struct Hit<'i> {
+    pub site: &'i SiteView,
+    pub position: usize,
+    pub fresh: bool,
+}
+
+impl<'i> Hit<'i> {
+    pub fn offer(&self) -> &'i Offer {
+        &self.site.offers[self.position]
+    }
+
+    /// A copy of the offer, marked fresh or stale.
+    pub fn to_offer(&self) -> Offer {
+        Offer {
+            fresh: self.fresh,
+            ..self.offer().clone()
+        }
+    }
+}
+
+/// The JSON answer (`{"generated_at": now, "offers": [...]}`) with `hits`, from the bytes each
+/// site rendered ahead.
+pub fn answer(now: DateTime<Utc>, hits: &[Hit]) -> Vec<u8> {
+    let mut answer = OffersAnswer::new(now, hits.len());
+    for hit in hits {
+        answer.push(&hit.site.rendered, hit.position, hit.offer(), hit.fresh);
+    }
+    answer.finish()
 }
 
 fn tokens(model: &str) -> Vec<String> {
@@ -76,20 +125,30 @@ pub struct BrokerRequest {
 #[derive(Debug, Default)]
 pub struct Index {
     sites: Vec<Arc<SiteView>>,
+    /// Site positions by ASCII-lowercased name: the `site` filter ignores ASCII case.
+    by_name: HashMap<String, Vec<u32>>,
 }
 
 impl Index {
-    /// This index with `view` added or replacing the site's previous one.
+    /// This index with `view` added or replacing the site's previous one. The other sites' views
+    /// are shared, not rebuilt: a push costs its own site's view plus a pass over the site names.
     pub fn with(&self, view: SiteView) -> Self {
-        let mut sites: Vec<Arc<SiteView>> = self
-            .sites
-            .iter()
-            .filter(|site| site.site != view.site)
-            .cloned()
-            .collect();
-        sites.push(Arc::new(view));
-        sites.sort_by(|a, b| a.site.cmp(&b.site));
-        Self { sites }
+        let mut sites = self.sites.clone();
+        let view = Arc::new(view);
+        match sites.binary_search_by(|site| site.site.as_str().cmp(&view.site)) {
+            Ok(position) => sites[position] = view,
+            Err(position) => sites.insert(position, view),
+        }
+        let mut by_name: HashMap<String, Vec<u32>> = HashMap::with_capacity(sites.len());
+        for (position, site) in sites.iter().enumerate() {
+            if let Ok(position) = u32::try_from(position) {
+                by_name
+                    .entry(site.site.to_ascii_lowercase())
+                    .or_default()
+                    .push(position);
+            }
+        }
+        Self { sites, by_name }
     }
 
     pub fn sites(&self) -> &[Arc<SiteView>] {
@@ -111,45 +170,27 @@ impl Index {
 
     /// The offers `filter` selects, marked fresh or stale at `now`, by site then resource.
     pub fn offers(&self, filter: &Filter, now: DateTime<Utc>) -> Vec<Offer> {
-        let wanted = filter.model.as_deref().map(tokens);
-        // Model words and freshness are checked here; the rest of the filter on the offer as it is
-        // stored, and only an offer that passes is copied into the answer.
-        let rest = Filter {
-            model: None,
-            fresh: false,
-            ..filter.clone()
-        };
-        let mut out = Vec::new();
-        for site in &self.sites {
-            if filter
-                .site
-                .as_deref()
-                .is_some_and(|name| !site.site.eq_ignore_ascii_case(name))
-            {
-                continue;
-            }
-            for (offer, have) in site.offers.iter().zip(&site.model_tokens) {
-                if let Some(wanted) = &wanted
-                    && (wanted.is_empty() || !wanted.iter().all(|token| have.contains(token)))
-                {
-                    continue;
-                }
-                let fresh = now <= offer.expires;
-                if (filter.fresh && !fresh) || !rest.matches(offer) {
-                    continue;
-                }
-                out.push(Offer {
-                    fresh,
-                    ..offer.clone()
-                });
-            }
-        }
-        out
+        self.select(filter, now).iter().map(Hit::to_offer).collect()
+    }
+
+    /// What [`Index::offers`] answers, without copying the offers.
+    pub fn select(&self, filter: &Filter, now: DateTime<Utc>) -> Vec<Hit<'_>> {
+        let mut hits = Vec::new();
+        self.each_match(filter, false, now, |hit| hits.push(hit));
+        hits
     }
 
     /// For each site, the smallest cloud flavor with at least `num_gpus` GPUs of the vendor and
     /// model for the VO: fewest GPUs, then fewest CPUs, then least RAM, then name.
     pub fn broker(&self, request: &BrokerRequest, now: DateTime<Utc>) -> Vec<Offer> {
+        self.broker_select(request, now)
+            .iter()
+            .map(Hit::to_offer)
+            .collect()
+    }
+
+    /// What [`Index::broker`] answers, without copying the offers.
+    pub fn broker_select(&self, request: &BrokerRequest, now: DateTime<Utc>) -> Vec<Hit<'_>> {
         let filter = Filter {
             vendor: request.gpu_vendor.clone(),
             model: request.gpu_model.clone(),
@@ -158,29 +199,104 @@ impl Index {
             fresh: request.fresh,
             ..Filter::default()
         };
-        let mut best: Vec<Offer> = Vec::new();
-        for offer in self.offers(&filter, now) {
-            if offer.service_kind != ServiceKind::Cloud {
-                continue;
+        let mut best: Vec<Hit> = Vec::new();
+        // Matches come by site, so a site's flavors are consecutive: keep the smallest so far.
+        self.each_match(&filter, true, now, |hit| match best.last_mut() {
+            Some(current) if current.offer().site == hit.offer().site => {
+                if size(hit.offer()) < size(current.offer()) {
+                    *current = hit;
+                }
             }
-            match best.last_mut() {
-                Some(current) if current.site == offer.site => {
-                    if size(&offer) < size(current) {
-                        *current = offer;
+            _ => best.push(hit),
+        });
+        best
+    }
+
+    /// Calls `found` with each offer `filter` selects (cloud flavors only if `cloud_only`), by
+    /// site then resource. Each site's posting lists give the candidates; each candidate is
+    /// checked against the whole filter, as a scan of every offer would.
+    fn each_match<'i>(
+        &'i self,
+        filter: &Filter,
+        cloud_only: bool,
+        now: DateTime<Utc>,
+        mut found: impl FnMut(Hit<'i>),
+    ) {
+        let wanted = filter.model.as_deref().map(tokens);
+        // A model with no words (only punctuation or vendor words) names no offer.
+        if wanted.as_ref().is_some_and(Vec::is_empty) {
+            return;
+        }
+        let vo = filter.vo.as_deref().map(str::to_ascii_lowercase);
+        let narrowing = Narrowing {
+            tokens: wanted.as_deref(),
+            vo: vo.as_deref(),
+            cloud_only,
+        };
+        // The posting lists select exactly the model words and the VO; freshness is checked
+        // here; the rest of the filter on the stored offer.
+        let rest = Filter {
+            model: None,
+            vo: None,
+            fresh: false,
+            ..filter.clone()
+        };
+        let named: Option<&[u32]> = filter.site.as_deref().map(|name| {
+            self.by_name
+                .get(&name.to_ascii_lowercase())
+                .map_or(&[][..], Vec::as_slice)
+        });
+        let sites: Box<dyn Iterator<Item = &Arc<SiteView>>> = match named {
+            Some(positions) => Box::new(
+                positions
+                    .iter()
+                    .filter_map(|&position| self.sites.get(position as usize)),
+            ),
+            None => Box::new(self.sites.iter()),
+        };
+        let exact = narrowing.exact();
+        // Checked first from the site's column of GPU counts, which most candidates fail in the
+        // broker form, without reading the offer itself.
+        let min_gpus = filter.min_gpus;
+        for site in sites {
+            site.postings.for_each_candidate(&narrowing, |position| {
+                let offer = &site.offers[position];
+                if !exact && let Some(wanted) = &wanted {
+                    // More model words than the lists intersect: the words are checked here.
+                    let have = &site.model_tokens[position];
+                    if !wanted.iter().all(|token| have.contains(token)) {
+                        return;
                     }
                 }
-                _ => best.push(offer),
-            }
+                if !exact && cloud_only && offer.service_kind != ServiceKind::Cloud {
+                    return;
+                }
+                if min_gpus.is_some_and(|min| site.gpus_each[position] + 1e-9 < min) {
+                    return;
+                }
+                let fresh = now <= offer.expires;
+                if (filter.fresh && !fresh) || !rest.matches(offer) {
+                    return;
+                }
+                found(Hit {
+                    site,
+                    position,
+                    fresh,
+                });
+            });
         }
-        best
     }
 }
 
-fn size(offer: &Offer) -> (u64, u64, u64, String) {
+/// A flavor's size for the broker's order, borrowed.
+fn size(offer: &Offer) -> (u64, u64, u64, &str) {
     (
         (offer.gpus_each * 1000.0).round() as u64,
         offer.cpus.unwrap_or(u64::MAX),
         offer.ram_mb.unwrap_or(u64::MAX),
-        offer.resource_name.clone(),
+        &offer.resource_name,
     )
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,9 +5,12 @@
 //!   entities, and the [`offer::Filter`] every query form shares.
 //! * [`check`]: what a pushed document must pass (size, JSON, entities, schema, site).
 //! * [`store`]: the latest document per site and a history, SQLite or PostgreSQL.
-//! * [`index`]: the in-memory view queries read, rebuilt on push and swapped in whole.
+//! * [`index`]: the in-memory view queries read, rebuilt on push and swapped in whole; each site's
+//!   [`postings`] (offers by model word, VO, kind) narrow a query to its candidates, and its
+//!   [`answer`] bytes are rendered once per push.
 //! * [`registry`]: push and query over the three; [`http`] and [`https`]: the API.
 
+pub mod answer;
 pub mod check;
 pub mod config;
 pub mod http;
@@ -15,6 +18,7 @@ pub mod https;
 pub mod index;
 pub mod ldap;
 pub mod offer;
+pub mod postings;
 // The registry service itself: `registry::registry::Registry` reads as what it is.
 #[allow(clippy::module_inception)]
 pub mod registry;

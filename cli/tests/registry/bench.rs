@@ -1,17 +1,32 @@
 //! The registry's query latency at scale: 1,000 sites x 50 GPU flavors (plus each site's two batch
-//! node types) in the index, the HTTPS API on loopback, 200 concurrent clients (one connection
-//! each, keep-alive). Not a timed test: it is ignored and run explicitly, in release mode:
+//! node types) in the index, the HTTPS API on loopback, 200 concurrent clients (one keep-alive TLS
+//! connection each). Not a timed test: it is ignored and run explicitly, in release mode:
 //!
 //! `cargo test --release --workspace --locked --test registry -- --ignored --nocapture bench_`
 //!
-//! It prints the latency percentiles per query form; BENCHMARKS.md (## Registry) records them.
+//! Each query form is measured twice (see `loops`): closed loop (every client sends its next query
+//! as soon as it has the answer: what the server sustains) and open loop (the clients together
+//! send a fixed number of queries per second, latency counted from when each query was due). The
+//! server runs on its own tokio runtime, the clients on another, both in this process; the
+//! environment can change the split and the loads:
+//!
+//! * `ACCELFED_BENCH_SERVER_THREADS` (default 2), `ACCELFED_BENCH_CLIENT_THREADS` (default 2);
+//! * `ACCELFED_BENCH_RATE` (default 2000): the open loop's offered load of the offers forms, q/s;
+//! * `ACCELFED_BENCH_BROKER_RATE` (default 500): the broker form's (its answer is ~1,000 offers).
+//!
+//! BENCHMARKS.md (## Registry) records the figures.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod loops;
+use loops::PathOf;
+
 use accelfed_central::auth::{TokenHash, Tokens};
 use accelfed_central::registry::check::Checker;
 use accelfed_central::registry::http::{ApiState, router};
+use accelfed_central::registry::index::{BrokerRequest, Index, SiteView, answer};
+use accelfed_central::registry::offer::Filter;
 use accelfed_central::registry::registry::Registry;
 use accelfed_central::registry::store::DocumentStore;
 use accelfed_schemas::glue::{Service, sample};
@@ -23,9 +38,6 @@ const SITES: usize = 1_000;
 const FLAVORS: usize = 50;
 const CLIENTS: usize = 200;
 const QUERIES_PER_CLIENT: usize = 50;
-
-/// A query form: its label and the request path for a query number.
-type Form = (&'static str, fn(usize) -> String);
 
 /// A site like the sample, its cloud with 50 GPU flavors: 1, 2, 4 or 8 GPUs of three models.
 fn document(site: usize) -> (String, Vec<u8>) {
@@ -59,20 +71,87 @@ fn document(site: usize) -> (String, Vec<u8>) {
     (name, json::render(&snapshot))
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let rank = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[rank.min(sorted.len() - 1)]
+fn env_number(name: &str, default: f64) -> f64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
+}
+
+fn runtime(threads: usize, name: &str) -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads.max(1))
+        .thread_name(name)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A query form: its label, its request path for a query number, its open-loop load (q/s).
+struct Form {
+    label: &'static str,
+    path: PathOf,
+    rate: f64,
+}
+
+/// Each form's cost inside the server, without HTTP: selecting and writing the answer bytes.
+fn direct_costs(index: &Index) {
+    let now = chrono::Utc::now();
+    let site_scoped = Filter {
+        site: Some("SITE-0500".into()),
+        model: Some("A100".into()),
+        min_gpus: Some(4.0),
+        vo: Some("atlas".into()),
+        ..Filter::default()
+    };
+    let federation = Filter {
+        model: Some("L40S".into()),
+        min_gpus: Some(8.0),
+        vo: Some("biomed".into()),
+        min_free: Some(1000.0),
+        ..Filter::default()
+    };
+    let broker = BrokerRequest {
+        num_gpus: 8.0,
+        gpu_model: Some("H100".into()),
+        vo: Some("atlas".into()),
+        ..BrokerRequest::default()
+    };
+    let time = |label: &str, run: &dyn Fn() -> usize| {
+        let rounds = 2_000;
+        let start = Instant::now();
+        let mut bytes = 0;
+        for _ in 0..rounds {
+            bytes += run();
+        }
+        println!(
+            "in-process {label}: {:.1} us per query ({} bytes)",
+            start.elapsed().as_secs_f64() * 1e6 / rounds as f64,
+            bytes / rounds
+        );
+    };
+    time("site-scoped", &|| {
+        answer(now, &index.select(&site_scoped, now)).len()
+    });
+    time("federation-wide", &|| {
+        answer(now, &index.select(&federation, now)).len()
+    });
+    time("broker", &|| {
+        answer(now, &index.broker_select(&broker, now)).len()
+    });
 }
 
 #[test]
 #[ignore = "a benchmark: run explicitly in release mode (see the file's header)"]
 fn bench_query_latency_1000_sites_200_clients() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let dir = tempfile::tempdir().unwrap();
+    let server_threads = env_number("ACCELFED_BENCH_SERVER_THREADS", 2.0) as usize;
+    let client_threads = env_number("ACCELFED_BENCH_CLIENT_THREADS", 2.0) as usize;
+    let server_runtime = runtime(server_threads, "registry-server");
+    let client_runtime = runtime(client_threads, "bench-client");
+    let dir = tempfile::tempdir().unwrap();
+    let pki_dir = tempfile::tempdir().unwrap();
+    let pki = super::harness::pki(pki_dir.path());
+    let (address, stop_tx, server) = server_runtime.block_on(async {
         let store = DocumentStore::open(dir.path().join("registry.sqlite").to_str().unwrap())
             .await
             .unwrap();
@@ -82,25 +161,43 @@ fn bench_query_latency_1000_sites_200_clients() {
                 .unwrap(),
         );
         let loading = Instant::now();
+        let mut swaps = Duration::ZERO;
         for site in 0..SITES {
             let (name, body) = document(site);
-            registry.push(&name, &body, chrono::Utc::now()).await.unwrap();
+            registry
+                .push(&name, &body, chrono::Utc::now())
+                .await
+                .unwrap();
+            // What the index part of a push costs at this size: the site's view (offers, posting
+            // lists, rendered answers) and the new index around it.
+            if site + 1 == SITES {
+                let parsed = accelfed_schemas::glue::from_json::parse(&body).unwrap();
+                let start = Instant::now();
+                let view = SiteView::new(name, chrono::Utc::now(), parsed);
+                let _next = registry.index().with(view);
+                swaps = start.elapsed();
+            }
         }
-        let offers: usize = registry.index().sites().iter().map(|s| s.offers.len()).sum();
+        let offers: usize = registry
+            .index()
+            .sites()
+            .iter()
+            .map(|s| s.offers.len())
+            .sum();
         println!(
-            "loaded {SITES} sites, {offers} offers in {:.1} s (push = check + store + index swap)",
-            loading.elapsed().as_secs_f64()
+            "loaded {SITES} sites, {offers} offers in {:.1} s (push = check + store + index swap); \
+             the index part of one push at {SITES} sites: {:.2} ms",
+            loading.elapsed().as_secs_f64(),
+            swaps.as_secs_f64() * 1e3,
         );
-
-        let pki_dir = tempfile::tempdir().unwrap();
-        let pki = super::harness::pki(pki_dir.path());
+        direct_costs(&registry.index());
         let acceptor = accelfed_central::registry::https::acceptor(
             &std::fs::read(&pki.cert).unwrap(),
             &std::fs::read(&pki.key).unwrap(),
         )
         .unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
+        let address = listener.local_addr().unwrap();
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let tokens = Tokens::new([(SiteName::new("X").unwrap(), TokenHash::of("x"))]);
         let app = router(ApiState {
@@ -111,61 +208,65 @@ fn bench_query_latency_1000_sites_200_clients() {
         let server = tokio::spawn(accelfed_central::registry::https::serve(
             listener, acceptor, app, stop_rx,
         ));
-        let ca = std::fs::read(&pki.ca).unwrap();
-        let url = format!("https://localhost:{port}");
+        (address, stop_tx, server)
+    });
+    let connector = loops::connector(&std::fs::read(&pki.ca).unwrap());
+    println!(
+        "server runtime {server_threads} threads, client runtime {client_threads} threads, \
+         {} cores; {CLIENTS} clients",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
 
-        let forms: [Form; 3] = [
-            ("site-scoped: site=S&model=A100&min_gpus=4&vo=atlas", |i| {
-                format!("/registry/v1/offers?site=SITE-{:04}&model=A100&min_gpus=4&vo=atlas", i % SITES)
-            }),
-            ("federation-wide, selective: model=L40S&min_gpus=8&vo=biomed&min_free=1000", |_| {
+    let offers_rate = env_number("ACCELFED_BENCH_RATE", 2000.0);
+    let broker_rate = env_number("ACCELFED_BENCH_BROKER_RATE", 500.0);
+    let forms = [
+        Form {
+            label: "site-scoped: site=S&model=A100&min_gpus=4&vo=atlas",
+            path: |i| {
+                format!(
+                    "/registry/v1/offers?site=SITE-{:04}&model=A100&min_gpus=4&vo=atlas",
+                    i % SITES
+                )
+            },
+            rate: offers_rate,
+        },
+        Form {
+            label: "federation-wide, selective: model=L40S&min_gpus=8&vo=biomed&min_free=1000",
+            path: |_| {
                 "/registry/v1/offers?model=L40S&min_gpus=8&vo=biomed&min_free=1000".to_owned()
-            }),
-            ("broker: num_gpus=8&gpu_model=H100&vo=atlas (one flavor per site, ~1000 offers)", |_| {
-                "/registry/v1/broker?num_gpus=8&gpu_model=H100&vo=atlas".to_owned()
-            }),
-        ];
-        for (label, path) in forms {
-            let mut tasks = Vec::new();
-            for client_index in 0..CLIENTS {
-                let client = accelfed_publishers::registry::client(Some(&ca)).unwrap();
-                let url = url.clone();
-                tasks.push(tokio::spawn(async move {
-                    let mut latencies = Vec::with_capacity(QUERIES_PER_CLIENT);
-                    // One warm-up call opens the connection (TLS handshake not measured).
-                    accelfed_publishers::registry::get(&client, &url, &path(client_index), &[])
-                        .await
-                        .unwrap();
-                    for query in 0..QUERIES_PER_CLIENT {
-                        let target = path(client_index * QUERIES_PER_CLIENT + query);
-                        let start = Instant::now();
-                        let body = accelfed_publishers::registry::get(&client, &url, &target, &[])
-                            .await
-                            .unwrap();
-                        latencies.push(start.elapsed());
-                        assert!(body.starts_with("{\"generated_at\""));
-                    }
-                    latencies
-                }));
-            }
-            let started = Instant::now();
-            let mut all = Vec::new();
-            for task in tasks {
-                all.extend(task.await.unwrap());
-            }
-            let wall = started.elapsed();
-            all.sort();
+            },
+            rate: offers_rate,
+        },
+        Form {
+            label: "broker: num_gpus=8&gpu_model=H100&vo=atlas (one flavor per site)",
+            path: |_| "/registry/v1/broker?num_gpus=8&gpu_model=H100&vo=atlas".to_owned(),
+            rate: broker_rate,
+        },
+    ];
+    client_runtime.block_on(async {
+        for form in &forms {
+            let connect = || async {
+                let mut clients = Vec::with_capacity(CLIENTS);
+                for _ in 0..CLIENTS {
+                    clients.push(loops::Connection::open(address, &connector).await);
+                }
+                clients
+            };
+            let mut probe = connect().await.pop().unwrap();
+            let bytes = probe.query(&(form.path)(0)).await;
+            println!("{}: answer {bytes} bytes", form.label);
+            let closed = loops::closed(connect().await, form.path, QUERIES_PER_CLIENT).await;
+            println!("  closed loop: {}", closed.summary());
+            let duration =
+                Duration::from_secs_f64((CLIENTS * QUERIES_PER_CLIENT) as f64 / form.rate);
+            let open = loops::open(connect().await, form.path, form.rate, duration).await;
             println!(
-                "{label}: {} queries, {CLIENTS} clients, {:.0} queries/s, p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
-                all.len(),
-                all.len() as f64 / wall.as_secs_f64(),
-                percentile(&all, 0.50).as_secs_f64() * 1e3,
-                percentile(&all, 0.90).as_secs_f64() * 1e3,
-                percentile(&all, 0.99).as_secs_f64() * 1e3,
-                all.last().unwrap().as_secs_f64() * 1e3,
+                "  open loop at {:.0} q/s offered: {}",
+                form.rate,
+                open.summary()
             );
         }
-        let _ = stop_tx.send(true);
-        let _ = server.await;
     });
+    let _ = stop_tx.send(true);
+    let _ = server_runtime.block_on(server);
 }

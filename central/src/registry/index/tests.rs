@@ -1,0 +1,276 @@
+//! The index's posting lists must select exactly what a scan of every offer selects, in the same
+//! order: the scan below is the registry's query as it was before the lists, kept as the reference.
+
+use std::path::Path;
+
+use chrono::TimeZone;
+
+use super::*;
+use accelfed_schemas::glue::{Service, SiteSnapshot, from_json, sample};
+use accelfed_schemas::gpu::GpuCount;
+use accelfed_schemas::names::{LocalId, Text};
+use accelfed_schemas::render::json;
+
+fn view(name: &str, snapshot: &SiteSnapshot, received_at: DateTime<Utc>) -> SiteView {
+    let parsed = from_json::parse(&json::render(snapshot)).unwrap();
+    SiteView::new(name.to_owned(), received_at, parsed)
+}
+
+/// The sample site with its cloud's flavor repeated: 1, 2, 4 or 8 GPUs of three models.
+fn many_flavors(name: &str) -> SiteSnapshot {
+    let mut snapshot = sample::snapshot(name);
+    let models = [
+        "NVIDIA A100-SXM4-80GB",
+        "NVIDIA H100 80GB HBM3",
+        "NVIDIA L40S",
+    ];
+    for service in &mut snapshot.services {
+        if let Service::Cloud(cloud) = service {
+            let base = cloud.instance_types[0].clone();
+            cloud.instance_types = (0..12)
+                .map(|j| {
+                    let mut flavor = base.clone();
+                    let id = format!("g{j}.x{}", 1 << (j % 4));
+                    flavor.local_id = LocalId::new(id.clone()).unwrap();
+                    flavor.name = Text::new(id).unwrap();
+                    // Equal sizes in pairs, so the broker's tie-break by name is exercised.
+                    flavor.cpu = 8 * (1 << ((j / 2) % 4));
+                    if let Some(accelerator) = &mut flavor.accelerator {
+                        accelerator.count = GpuCount::whole(1 << (j % 4));
+                        accelerator.gpu.model = GpuModel::new(models[j % 3]).unwrap();
+                    }
+                    flavor
+                })
+                .collect();
+        }
+    }
+    snapshot
+}
+
+fn example_site() -> SiteSnapshot {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/site.toml");
+    let loaded = accelfed_provider::config::Config::load(&path).unwrap();
+    let now = Utc.with_ymd_and_hms(2026, 11, 1, 12, 0, 0).unwrap();
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(accelfed_provider::gather(&loaded.config, now))
+        .unwrap()
+        .snapshot
+}
+
+fn federation() -> Index {
+    let received = Utc.with_ymd_and_hms(2026, 11, 1, 12, 0, 0).unwrap();
+    let example = example_site();
+    let example_name = example.domain.name.to_string();
+    let mut index = Index::default();
+    // Pushed out of order, one site twice: the index keeps the latest, sorted by name.
+    for (name, snapshot) in [
+        ("S-2", many_flavors("S-2")),
+        ("S-1", sample::snapshot("S-1")),
+        ("S-3", many_flavors("S-3")),
+        ("S-1", many_flavors("S-1")),
+        (example_name.as_str(), example.clone()),
+    ] {
+        index = index.with(view(name, &snapshot, received));
+    }
+    index
+}
+
+/// The query as a scan of every offer of every site (the registry's code before posting lists).
+fn scan(index: &Index, filter: &Filter, now: DateTime<Utc>) -> Vec<Offer> {
+    let wanted = filter.model.as_deref().map(tokens);
+    let rest = Filter {
+        model: None,
+        fresh: false,
+        ..filter.clone()
+    };
+    let mut out = Vec::new();
+    for site in index.sites() {
+        if filter
+            .site
+            .as_deref()
+            .is_some_and(|name| !site.site.eq_ignore_ascii_case(name))
+        {
+            continue;
+        }
+        for offer in &site.offers {
+            let have = tokens(&offer.model);
+            if let Some(wanted) = &wanted
+                && (wanted.is_empty() || !wanted.iter().all(|token| have.contains(token)))
+            {
+                continue;
+            }
+            let fresh = now <= offer.expires;
+            if (filter.fresh && !fresh) || !rest.matches(offer) {
+                continue;
+            }
+            out.push(Offer {
+                fresh,
+                ..offer.clone()
+            });
+        }
+    }
+    out
+}
+
+fn scan_broker(index: &Index, request: &BrokerRequest, now: DateTime<Utc>) -> Vec<Offer> {
+    let filter = Filter {
+        vendor: request.gpu_vendor.clone(),
+        model: request.gpu_model.clone(),
+        min_gpus: Some(request.num_gpus),
+        vo: request.vo.clone(),
+        fresh: request.fresh,
+        ..Filter::default()
+    };
+    let mut best: Vec<Offer> = Vec::new();
+    for offer in scan(index, &filter, now) {
+        if offer.service_kind != ServiceKind::Cloud {
+            continue;
+        }
+        match best.last_mut() {
+            Some(current) if current.site == offer.site => {
+                if size(&offer) < size(current) {
+                    *current = offer;
+                }
+            }
+            _ => best.push(offer),
+        }
+    }
+    best
+}
+
+const MODELS: [Option<&str>; 10] = [
+    None,
+    Some("A100"),
+    Some("a100-sxm4"),
+    Some("Tesla A100"),
+    Some("H100"),
+    Some("l40s"),
+    Some("NVIDIA"),
+    Some("B200"),
+    Some("--"),
+    // More words than the posting lists intersect (the index checks the rest itself).
+    Some("a100 sxm4 a100 sxm4 a100 sxm4 a100 sxm4 a100"),
+];
+const VOS: [Option<&str>; 5] = [
+    None,
+    Some("atlas"),
+    Some("BIOMED"),
+    Some("cms"),
+    Some("nope"),
+];
+const SITES: [Option<&str>; 4] = [None, Some("S-1"), Some("s-3"), Some("nowhere")];
+
+#[test]
+fn posting_lists_select_what_a_scan_selects() {
+    let index = federation();
+    assert_eq!(
+        index
+            .sites()
+            .iter()
+            .map(|s| s.site.as_str())
+            .collect::<Vec<_>>()
+            .len(),
+        4
+    );
+    let times = [
+        Utc.with_ymd_and_hms(2026, 11, 1, 12, 30, 0).unwrap(),
+        Utc.with_ymd_and_hms(2026, 11, 3, 0, 0, 0).unwrap(),
+    ];
+    let mut compared = 0;
+    let mut nonempty = 0;
+    for now in times {
+        for model in MODELS {
+            for vo in VOS {
+                for site in SITES {
+                    for min_gpus in [None, Some(4.0)] {
+                        for fresh in [false, true] {
+                            let filter = Filter {
+                                model: model.map(str::to_owned),
+                                vo: vo.map(str::to_owned),
+                                site: site.map(str::to_owned),
+                                min_gpus,
+                                fresh,
+                                ..Filter::default()
+                            };
+                            let expected = scan(&index, &filter, now);
+                            assert_eq!(index.offers(&filter, now), expected, "{filter:?} at {now}");
+                            compared += 1;
+                            nonempty += usize::from(!expected.is_empty());
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // The comparison is only worth something if many filters select offers.
+    assert!(nonempty * 6 > compared, "{nonempty} of {compared}");
+}
+
+#[test]
+fn the_broker_picks_what_a_scan_picks() {
+    let index = federation();
+    let now = Utc.with_ymd_and_hms(2026, 11, 1, 12, 30, 0).unwrap();
+    let mut nonempty = 0;
+    for model in MODELS {
+        for vo in VOS {
+            for vendor in [None, Some("nvidia"), Some("amd")] {
+                for num_gpus in [0.5, 2.0, 8.0] {
+                    let request = BrokerRequest {
+                        num_gpus,
+                        gpu_vendor: vendor.map(str::to_owned),
+                        gpu_model: model.map(str::to_owned),
+                        vo: vo.map(str::to_owned),
+                        fresh: false,
+                    };
+                    let expected = scan_broker(&index, &request, now);
+                    assert_eq!(index.broker(&request, now), expected, "{request:?}");
+                    nonempty += usize::from(!expected.is_empty());
+                }
+            }
+        }
+    }
+    assert!(nonempty > 20, "{nonempty}");
+}
+
+#[test]
+fn a_push_replaces_the_sites_view_and_keeps_the_order() {
+    let received = Utc.with_ymd_and_hms(2026, 11, 1, 12, 0, 0).unwrap();
+    let index = Index::default()
+        .with(view("S-2", &sample::snapshot("S-2"), received))
+        .with(view("S-1", &sample::snapshot("S-1"), received));
+    let index = index.with(view("S-2", &many_flavors("S-2"), received));
+    let names: Vec<_> = index.sites().iter().map(|s| s.site.as_str()).collect();
+    assert_eq!(names, ["S-1", "S-2"]);
+    assert_eq!(index.sites()[1].offers.len(), 14);
+    let only = Filter {
+        site: Some("s-2".into()),
+        ..Filter::default()
+    };
+    assert_eq!(index.offers(&only, received).len(), 14);
+}
+
+#[test]
+fn the_answer_is_the_offers_serialised_by_serde() {
+    #[derive(serde::Serialize)]
+    struct Whole<'a> {
+        generated_at: DateTime<Utc>,
+        offers: &'a [Offer],
+    }
+    let index = federation();
+    for now in [
+        Utc.with_ymd_and_hms(2026, 11, 1, 12, 30, 0).unwrap(),
+        Utc.with_ymd_and_hms(2026, 11, 3, 0, 0, 0).unwrap(),
+    ] {
+        let filter = Filter::default();
+        let hits = index.select(&filter, now);
+        let expected = serde_json::to_vec(&Whole {
+            generated_at: now,
+            offers: &index.offers(&filter, now),
+        })
+        .unwrap();
+        assert_eq!(answer(now, &hits), expected);
+    }
+}

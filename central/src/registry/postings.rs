@@ -1,0 +1,136 @@
+//! One site's posting lists: for each model word, each VO and the cloud kind, the positions of the
+//! site's offers that have it, in offer order. A query takes the shortest list its filter names as
+//! its candidates and checks only those, instead of every offer of every site.
+//!
+//! The lists only narrow: every candidate is still checked against the whole filter, so a query
+//! selects exactly what a scan would, in the same order.
+
+use std::collections::HashMap;
+
+use super::offer::{Offer, ServiceKind};
+
+/// Posting lists of one site, built with its view and never changed.
+#[derive(Debug, Default)]
+pub struct Postings {
+    /// Offer positions by model token (the tokens [`accelfed_schemas::gpu::GpuModel::tokens`]
+    /// yields: lowercase, vendor and product-line words dropped).
+    by_token: HashMap<String, Vec<u32>>,
+    /// Offer positions by VO, ASCII-lowercased: the filter compares VOs ignoring ASCII case.
+    by_vo: HashMap<String, Vec<u32>>,
+    /// Positions of the cloud flavors (the broker answers with flavors only).
+    cloud: Vec<u32>,
+    /// How many offers the site has: the candidates when the filter names no list.
+    len: u32,
+}
+
+/// What a query names that posting lists can narrow by. `None` names no such field.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Narrowing<'q> {
+    /// The query's model tokens (never empty: a query whose model has no words matches nothing and
+    /// is answered before any site is looked at).
+    pub tokens: Option<&'q [String]>,
+    /// The VO, already ASCII-lowercased.
+    pub vo: Option<&'q str>,
+    pub cloud_only: bool,
+}
+
+impl Narrowing<'_> {
+    /// Whether every list this names is intersected, so candidates have every model word and
+    /// the VO.
+    pub fn exact(&self) -> bool {
+        let lists = self.tokens.map_or(0, <[String]>::len)
+            + usize::from(self.vo.is_some())
+            + usize::from(self.cloud_only);
+        lists <= MOST_LISTS
+    }
+}
+
+/// The most lists one site's candidates are intersected from; a query naming more lists (more
+/// model words) is narrowed by the first ones, and its caller checks the model words itself.
+pub const MOST_LISTS: usize = 8;
+
+impl Postings {
+    /// The lists of `offers`; `model_tokens` holds each offer's model tokens, at its position.
+    pub fn new(offers: &[Offer], model_tokens: &[Vec<String>]) -> Self {
+        let mut postings = Postings {
+            len: u32::try_from(offers.len()).unwrap_or(u32::MAX),
+            ..Postings::default()
+        };
+        for (position, (offer, tokens)) in offers.iter().zip(model_tokens).enumerate() {
+            let Ok(position) = u32::try_from(position) else {
+                break;
+            };
+            for token in tokens {
+                push_once(
+                    postings.by_token.entry(token.clone()).or_default(),
+                    position,
+                );
+            }
+            for vo in &offer.vos {
+                push_once(
+                    postings.by_vo.entry(vo.to_ascii_lowercase()).or_default(),
+                    position,
+                );
+            }
+            if offer.service_kind == ServiceKind::Cloud {
+                postings.cloud.push(position);
+            }
+        }
+        postings
+    }
+
+    /// Calls `found` with each position in every list `narrowing` names, ascending: the shortest
+    /// list, each of its positions looked up in the others. With no list named, every position.
+    /// Exact when the query names at most [`MOST_LISTS`] lists (see [`Narrowing::exact`]).
+    pub fn for_each_candidate<'p>(&'p self, narrowing: &Narrowing, mut found: impl FnMut(usize)) {
+        let mut lists: [&'p [u32]; MOST_LISTS] = [&[]; MOST_LISTS];
+        let mut count = 0;
+        let mut take = |list: Option<&'p Vec<u32>>, lists: &mut [&'p [u32]; MOST_LISTS]| -> bool {
+            let Some(list) = list else {
+                return false;
+            };
+            if count < MOST_LISTS {
+                lists[count] = list;
+                count += 1;
+            }
+            true
+        };
+        // A word or VO that no offer of the site has: no candidates. The VO and the kind come
+        // first, so only model words are ever left out (the caller checks those).
+        if let Some(vo) = narrowing.vo
+            && !take(self.by_vo.get(vo), &mut lists)
+        {
+            return;
+        }
+        if narrowing.cloud_only {
+            take(Some(&self.cloud), &mut lists);
+        }
+        for token in narrowing.tokens.unwrap_or_default() {
+            if !take(self.by_token.get(token), &mut lists) {
+                return;
+            }
+        }
+        let lists = &mut lists[..count];
+        if lists.is_empty() {
+            (0..self.len as usize).for_each(found);
+            return;
+        }
+        lists.sort_by_key(|list| list.len());
+        let (shortest, others) = lists.split_at(1);
+        for &position in shortest[0] {
+            if others
+                .iter()
+                .all(|list| list.binary_search(&position).is_ok())
+            {
+                found(position as usize);
+            }
+        }
+    }
+}
+
+/// Positions arrive in ascending order; a token or VO named twice by one offer is listed once.
+fn push_once(list: &mut Vec<u32>, position: u32) {
+    if list.last() != Some(&position) {
+        list.push(position);
+    }
+}
