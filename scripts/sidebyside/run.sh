@@ -6,7 +6,8 @@
 #   scripts/sidebyside/run.sh            build, start the cloud, run, print the table, clean up
 #
 # SBS_VOS (20) VO projects, SBS_RUNS (5) runs per tool and mode (the median is reported),
-# SBS_DELAY_MS (20), ACCELFED_OS_PORT (25200; the proxies listen on PORT+10..PORT+14).
+# SBS_DELAY_MS (20), ACCELFED_OS_PORT (25200; the proxies listen on PORT+10..PORT+14),
+# ACCELFED_BIN (default: `cargo build --release` and target/release/accelfed).
 # The cloud's databases are accelfed_sbs_* and its RabbitMQ vhost accelfed_sbs, so a test's cloud
 # (accelfed_os_*) can run beside it. The peers are installed from PyPI into target/sidebyside-venv
 # (cloud_info_provider 1.2.0, caso 5.2.2). Everything else lives in a temporary directory that
@@ -43,8 +44,12 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-say "building accelfed"
-(cd "$ROOT" && cargo build --release --workspace --locked -q)
+ACCELFED=${ACCELFED_BIN:-}
+if [ -z "$ACCELFED" ]; then
+  say "building accelfed"
+  (cd "$ROOT" && cargo build --release --workspace --locked -q)
+  ACCELFED=$ROOT/target/release/accelfed
+fi
 if ! "$VENV/bin/pip" show -q caso cloud_info_provider > /dev/null 2>&1; then
   say "installing cloud-info-provider and caso into $VENV"
   python3 -m venv "$VENV"
@@ -71,7 +76,7 @@ for mode in plain proxied; do
   /usr/bin/python3 "$HERE/configs.py" "$WORK/$mode" "$url" "$WORK/state.json" "$PASS"
   say "$mode: $RUNS rounds of the four tools"
   "$VENV/bin/python" "$HERE/bench.py" "$WORK/$mode" "$WORK/state.json" \
-    "$ROOT/target/release/accelfed" "$VENV" "$PASS" "$url" "$SINCE" "$RUNS" > "$WORK/$mode.json"
+    "$ACCELFED" "$VENV" "$PASS" "$url" "$SINCE" "$RUNS" > "$WORK/$mode.json"
   rm -rf "${RESULTS:?}/$mode"
   cp -r "$WORK/$mode/out" "$RESULTS/$mode"
 done
