@@ -120,11 +120,15 @@ fn the_recorded_clouds_gpu_vms_become_observations_per_vo() {
 
 #[test]
 fn vms_that_held_no_gpu_in_the_window_are_left_out() {
-    let mut list = servers();
     // a VM deleted before the window opened
-    let deleted = list.iter_mut().find(|s| s.name == "cms-gpu-1").unwrap();
-    deleted.status = "DELETED".into();
-    deleted.updated = Some("2026-11-22T04:00:00Z".into());
+    let mut recorded: serde_json::Value = fixture("nova-servers-detail-alltenants-2.93.json");
+    for server in recorded["servers"].as_array_mut().unwrap() {
+        if server["name"] == "cms-gpu-1" {
+            server["status"] = "DELETED".into();
+            server["updated"] = "2026-11-22T04:00:00Z".into();
+        }
+    }
+    let list: Vec<Server> = serde_json::from_value(recorded["servers"].take()).unwrap();
     let mapped = map(&config(), &state(list));
     let site = SiteName::new("TEST-SITE").unwrap();
     let now = at("2026-11-22T06:00:00Z");

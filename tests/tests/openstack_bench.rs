@@ -500,12 +500,24 @@ fn read_state(r: &Responses) -> CloudState {
     state
 }
 
-fn floor<'a>(documents: impl Iterator<Item = &'a [u8]>) -> Duration {
+fn floor<'a>(documents: impl Iterator<Item = &'a [u8]>) -> (Duration, Duration) {
     let started = Instant::now();
+    let cpu = cpu_time();
     for document in documents {
         serde_json::from_slice::<IgnoredAny>(document).unwrap();
     }
-    started.elapsed()
+    (started.elapsed(), cpu_time() - cpu)
+}
+
+/// CPU time of this thread so far (`/proc/thread-self/schedstat`, nanoseconds on a CPU): unlike
+/// wall time it does not count the time other processes held the CPU, so on a shared machine its
+/// ratios are steadier. Zero where the file is missing.
+fn cpu_time() -> Duration {
+    let nanos = std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|text| text.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0);
+    Duration::from_nanos(nanos)
 }
 
 fn now() -> DateTime<Utc> {
@@ -513,19 +525,20 @@ fn now() -> DateTime<Utc> {
 }
 
 /// The meter's work after reading: map, observations, monthly records. Returns the mapping, the
-/// number of records and the time spent in `records_for` (the accounting side).
-fn meter(config: &OpenstackConfig, state: &CloudState) -> (Mapped, usize, Duration) {
+/// number of records and the time spent in `records_for` (the accounting side), wall and CPU.
+fn meter(config: &OpenstackConfig, state: &CloudState) -> (Mapped, usize, Duration, Duration) {
     let mapped = map(config, state);
     let site = SiteName::new("BENCH-CLOUD").unwrap();
     let since = Utc.with_ymd_and_hms(2026, 10, 1, 0, 0, 0).unwrap();
     let (found, warnings) = observations(&site, &mapped.usage, since, now());
     assert!(warnings.is_empty(), "{warnings:?}");
     let started = Instant::now();
+    let cpu = cpu_time();
     let mut records = 0;
     for observation in &found {
         records += records_for(observation, now()).unwrap().len();
     }
-    (mapped, records, started.elapsed())
+    (mapped, records, started.elapsed(), cpu_time() - cpu)
 }
 
 fn peak_rss_kib() -> u64 {
@@ -573,7 +586,7 @@ fn a_tenth_of_the_generated_cloud_says_what_the_benchmark_claims() {
     // GPU VMs: a server on a CPU flavor (every fifth flavor) holds none
     let gpu_servers = (0..servers).filter(|n| (n * 7) % FLAVORS % 5 != 4).count();
     assert_eq!(mapped.usage.len(), gpu_servers);
-    let (_, records, _) = meter(&config(), &state);
+    let (_, records, _, _) = meter(&config(), &state);
     assert!(records >= gpu_servers);
 }
 
@@ -599,30 +612,43 @@ fn openstack_large_cloud_benchmark() {
     let mut provide_ratios = Vec::new();
     let mut meter_ratios = Vec::new();
     for round in 1..=rounds {
-        let floor_all = floor(responses.all_documents());
+        let (floor_all, floor_all_cpu) = floor(responses.all_documents());
         let started = Instant::now();
+        let cpu = cpu_time();
         let state = read_state(&responses);
         let read = started.elapsed();
         let mapped = map(&config, &state);
         let provide = started.elapsed();
+        let provide_cpu = cpu_time() - cpu;
         assert_eq!(mapped.service.shares.len(), PROJECTS);
         drop(mapped);
         drop(state);
 
-        let floor_meter = floor(responses.meter_documents());
+        let (floor_meter, floor_meter_cpu) = floor(responses.meter_documents());
         let started = Instant::now();
+        let cpu = cpu_time();
         let state = read_meter_state(&responses);
         let meter_read = started.elapsed();
-        let (mapped, records, recording) = meter(&config, &state);
+        let (mapped, records, recording, recording_cpu) = meter(&config, &state);
         let metered = started.elapsed();
+        let metered_cpu = cpu_time() - cpu;
         drop(state);
         let ratio_provide = provide.as_secs_f64() / floor_all.as_secs_f64();
         let ratio_meter = (metered - recording).as_secs_f64() / floor_meter.as_secs_f64();
         let ratio_records = metered.as_secs_f64() / floor_meter.as_secs_f64();
+        let cpu_ratio = |spent: Duration, floor: Duration| {
+            spent.as_secs_f64() / floor.as_secs_f64().max(f64::MIN_POSITIVE)
+        };
         eprintln!(
             "round {round}: provide: floor {floor_all:.3?}, read {read:.3?}, read + map {provide:.3?} = {ratio_provide:.2}x | meter: floor {floor_meter:.3?}, read {meter_read:.3?}, read + map + observations {:.3?} = {ratio_meter:.2}x; + {records} records {metered:.3?} = {ratio_records:.2}x ({} GPU VMs)",
             metered - recording,
             mapped.usage.len()
+        );
+        eprintln!(
+            "round {round}, CPU time: provide {provide_cpu:.3?} / floor {floor_all_cpu:.3?} = {:.2}x | meter {:.3?} / floor {floor_meter_cpu:.3?} = {:.2}x",
+            cpu_ratio(provide_cpu, floor_all_cpu),
+            metered_cpu - recording_cpu,
+            cpu_ratio(metered_cpu - recording_cpu, floor_meter_cpu),
         );
         provide_ratios.push(ratio_provide);
         meter_ratios.push(ratio_meter);

@@ -186,7 +186,7 @@ async fn provider_and_meter_against_a_real_openstack() {
         .mapped
         .usage
         .iter()
-        .find(|u| u.server_name == "atlas-vgpu")
+        .find(|u| u.server_name() == "atlas-vgpu")
         .unwrap();
     let end = deleted.end.expect("a deleted server's interval is closed");
     assert!(end >= deleted.start && end <= chrono::Utc::now());

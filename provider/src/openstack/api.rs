@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 /// A Nova flavor (`GET /flavors/detail`). `extra_specs` is inline from microversion 2.61; on
 /// older clouds the client fills it from `GET /flavors/{id}/os-extra_specs`.
@@ -34,74 +33,7 @@ fn yes() -> bool {
     true
 }
 
-/// `Some(true)` for a value, `Some(false)` for null; the field's absence gives the default `None`.
-fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<bool>, D::Error> {
-    Option::<serde::de::IgnoredAny>::deserialize(deserializer).map(|value| Some(value.is_some()))
-}
-
-/// A server as `GET /servers/detail?all_tenants=1` returns it.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Server {
-    pub id: String,
-    #[serde(default)]
-    pub name: String,
-    pub status: String,
-    pub tenant_id: String,
-    #[serde(default)]
-    pub user_id: String,
-    pub flavor: ServerFlavor,
-    /// RFC 3339; when the server was requested. cASO starts its records here, not at `launched_at`.
-    pub created: String,
-    /// RFC 3339; the last change, which for a deleted server is the deletion.
-    #[serde(default)]
-    pub updated: Option<String>,
-    /// Whether `OS-SRV-USG:launched_at` is set: `Some(false)` when Nova says null (the server never
-    /// started, so it held no GPU time, as cASO counts it), `None` when the field is absent.
-    #[serde(
-        rename = "OS-SRV-USG:launched_at",
-        default,
-        deserialize_with = "present"
-    )]
-    pub launched: Option<bool>,
-    #[serde(rename = "OS-SRV-USG:terminated_at", default)]
-    pub terminated_at: Option<String>,
-}
-
-/// The flavor of a server: a reference (`id`) before microversion 2.47, the flavor itself
-/// (`original_name`, `extra_specs`) from 2.47 on, so a flavor deleted since still counts right.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct ServerFlavor {
-    #[serde(default)]
-    pub id: Option<String>,
-    #[serde(default)]
-    pub original_name: Option<String>,
-    #[serde(default)]
-    pub vcpus: Option<u32>,
-    #[serde(default)]
-    pub ram: Option<u64>,
-    /// Kept as the JSON text Nova sent: 100,000 servers share a few hundred flavors, so the
-    /// text is read into a map once per distinct flavor (`map.rs`), not once per server.
-    #[serde(default)]
-    pub extra_specs: Option<SpecsText>,
-}
-
-/// Extra specs as the JSON text Nova sent (`{"resources:VGPU": "1", ...}`).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(transparent)]
-pub struct SpecsText(Box<RawValue>);
-
-impl SpecsText {
-    /// The JSON text.
-    pub fn get(&self) -> &str {
-        self.0.get()
-    }
-}
-
-impl PartialEq for SpecsText {
-    fn eq(&self, other: &Self) -> bool {
-        self.get() == other.get()
-    }
-}
+pub use super::server::Server;
 
 /// A Keystone v3 project. Site properties such as `VO` are top-level keys next to the standard
 /// ones (Keystone stores unknown project attributes as "extra"), hence the flattened map.
@@ -292,8 +224,8 @@ mod tests {
             let servers: Servers = serde_json::from_str(&fixture(file)).unwrap();
             assert_eq!(servers.servers.len(), 6, "{file}");
             for server in &servers.servers {
-                assert_eq!(server.flavor.extra_specs.is_some(), embedded, "{file}");
-                assert_eq!(server.flavor.id.is_some(), !embedded, "{file}");
+                assert_eq!(server.flavor_specs().is_some(), embedded, "{file}");
+                assert_eq!(server.flavor_id().is_some(), !embedded, "{file}");
             }
         }
     }

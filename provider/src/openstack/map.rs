@@ -17,7 +17,7 @@ use super::capacity::{KindCapacity, ProviderState, gpu_capacity, kind_id};
 use super::config::OpenstackConfig;
 use super::conventions::{FlavorGpu, Specs};
 use super::detect::Detector;
-use super::usage::{VmUsage, observe};
+use super::usage::{VmUsage, holds_no_gpu, observe};
 use super::vo::project_vo;
 
 /// Everything listed from one cloud.
@@ -58,23 +58,18 @@ fn local_id(value: &str) -> LocalId {
         .unwrap_or_else(|_| LocalId::new("unnamed").unwrap_or_else(|_| unreachable!()))
 }
 
-/// Statuses of servers that hold no GPU now.
-fn holds_no_gpu(status: &str) -> bool {
-    ["DELETED", "SOFT_DELETED", "SHELVED_OFFLOADED"]
-        .iter()
-        .any(|s| status.eq_ignore_ascii_case(s))
-}
-
-/// A flavor's GPUs with the capacity kind they count under.
-type KnownGpu = Option<(Arc<FlavorGpu>, LocalId)>;
+/// A flavor's GPUs with the capacity kind they count under, both shared: cloning one per server
+/// costs no allocation.
+type KnownGpu = Option<(Arc<FlavorGpu>, Arc<LocalId>)>;
 
 /// Reads servers' GPUs, detecting each distinct flavor once: 100,000 servers use a few hundred
 /// flavors, and detection (five conventions, model names) costs far more than a lookup.
 struct ServerGpus<'a> {
     flavors: BTreeMap<&'a str, &'a Flavor>,
     detector: &'a Detector,
-    /// By (embedded flavor name, extra specs text).
-    embedded: HashMap<(&'a str, &'a str), KnownGpu>,
+    /// By embedded flavor name, then extra specs text: hashing the name only, as a name nearly
+    /// always has one text, is cheaper than hashing every server's specs.
+    embedded: HashMap<&'a str, Vec<(&'a str, KnownGpu)>>,
     /// By flavor id, for clouds older than 2.47.
     listed: HashMap<&'a str, KnownGpu>,
 }
@@ -83,39 +78,41 @@ impl<'a> ServerGpus<'a> {
     fn detect(&self, name: &str, specs: &Specs, warnings: &mut BTreeSet<String>) -> KnownGpu {
         let detection = self.detector.detect(name, specs);
         warnings.extend(detection.warnings);
-        detection.gpu.map(|gpu| {
-            let kind = kind_id(&gpu.spec);
-            (Arc::new(gpu), kind)
-        })
+        known_gpu(detection.gpu)
     }
 
     /// The GPUs of a server: its embedded flavor (2.47+) wins, as it is what the server was built
     /// with even when the flavor changed or is gone; else the flavor by id.
     fn of(&mut self, server: &'a Server, warnings: &mut BTreeSet<String>) -> KnownGpu {
-        match (&server.flavor.extra_specs, &server.flavor.id) {
+        match (server.flavor_specs(), server.flavor_id()) {
             (Some(raw), _) => {
-                let name = server.flavor.original_name.as_deref().unwrap_or_default();
-                if let Some(known) = self.embedded.get(&(name, raw.get())) {
+                let name = server.flavor_name().unwrap_or_default();
+                let seen = self.embedded.entry(name).or_default();
+                if let Some((_, known)) = seen.iter().find(|(text, _)| *text == raw) {
                     return known.clone();
                 }
-                let known = match serde_json::from_str::<Specs>(raw.get()) {
-                    Ok(specs) => self.detect(name, &specs, warnings),
+                let known = match serde_json::from_str::<Specs>(raw) {
+                    Ok(specs) => {
+                        let detection = self.detector.detect(name, &specs);
+                        warnings.extend(detection.warnings);
+                        known_gpu(detection.gpu)
+                    }
                     Err(err) => {
                         warnings.insert(format!(
                             "flavor {name:?} (embedded in server {}): extra_specs unreadable, not counted: {err}",
-                            server.id
+                            server.id()
                         ));
                         None
                     }
                 };
-                self.embedded.insert((name, raw.get()), known.clone());
+                seen.push((raw, known.clone()));
                 known
             }
             (None, Some(id)) => {
-                if let Some(known) = self.listed.get(id.as_str()) {
+                if let Some(known) = self.listed.get(id) {
                     return known.clone();
                 }
-                let known = match self.flavors.get(id.as_str()).copied() {
+                let known = match self.flavors.get(id).copied() {
                     Some(flavor) => flavor
                         .extra_specs
                         .as_ref()
@@ -123,12 +120,13 @@ impl<'a> ServerGpus<'a> {
                     None => {
                         warnings.insert(format!(
                             "server {} ({}): flavor {id} no longer exists and this cloud does not embed flavors; GPUs unknown",
-                            server.name, server.id
+                            server.name(),
+                            server.id()
                         ));
                         return None;
                     }
                 };
-                self.listed.insert(id.as_str(), known.clone());
+                self.listed.insert(id, known.clone());
                 known
             }
             (None, None) => None,
@@ -136,16 +134,33 @@ impl<'a> ServerGpus<'a> {
     }
 }
 
+fn known_gpu(gpu: Option<FlavorGpu>) -> KnownGpu {
+    gpu.map(|gpu| {
+        let kind = kind_id(&gpu.spec);
+        (Arc::new(gpu), Arc::new(kind))
+    })
+}
+
+/// One project's servers, as counted in the pass over them.
+#[derive(Default)]
+struct Tally {
+    vo: Option<Arc<VoName>>,
+    /// Servers that hold what they were given (not deleted or offloaded).
+    running: u32,
+    /// GPUs held, by capacity kind.
+    used: BTreeMap<LocalId, GpuCount>,
+}
+
 /// Builds the service and the usage observations.
 pub fn map(config: &OpenstackConfig, state: &CloudState) -> Mapped {
     let detector = Detector::new(config);
     let mut warnings = BTreeSet::new();
 
-    let mut vos: BTreeMap<&str, VoName> = BTreeMap::new();
+    let mut vos: BTreeMap<&str, Arc<VoName>> = BTreeMap::new();
     for project in state.projects.iter().filter(|p| p.enabled) {
         match project_vo(project, &config.vo_property, &config.vo_map) {
             Ok(Some(vo)) => {
-                vos.insert(project.id.as_str(), vo);
+                vos.insert(project.id.as_str(), Arc::new(vo));
             }
             Ok(None) => {}
             Err(why) => {
@@ -175,29 +190,42 @@ pub fn map(config: &OpenstackConfig, state: &CloudState) -> Mapped {
         }
     }
 
-    // One pass over the servers: usage observations and per-project use.
-    let mut usage = Vec::new();
-    let mut used: BTreeMap<(&str, LocalId), GpuCount> = BTreeMap::new();
-    let mut running: BTreeMap<&str, u32> = BTreeMap::new();
+    // One pass over the servers: usage observations and per-project use, each server's project
+    // looked up once (a hash of its id rather than three ordered searches).
+    let mut usage = Vec::with_capacity(state.servers.len());
+    let mut tallies: HashMap<&str, Tally> = HashMap::new();
     for server in &state.servers {
-        let live = !holds_no_gpu(&server.status);
+        let live = !holds_no_gpu(server.status());
+        let tally = tallies.entry(server.tenant_id()).or_insert_with(|| Tally {
+            vo: vos.get(server.tenant_id()).cloned(),
+            ..Tally::default()
+        });
         if live {
-            *running.entry(server.tenant_id.as_str()).or_default() += 1;
+            tally.running += 1;
         }
         let Some((gpu, kind)) = server_gpus.of(server, &mut warnings) else {
             continue;
         };
         if live {
-            let held = used.entry((server.tenant_id.as_str(), kind)).or_default();
-            *held = *held + gpu.count;
+            match tally.used.get_mut(kind.as_ref()) {
+                Some(count) => *count = *count + gpu.count,
+                None => {
+                    tally.used.insert(LocalId::clone(&kind), gpu.count);
+                }
+            }
         }
-        match observe(server, gpu, vos.get(server.tenant_id.as_str()).cloned()) {
+        match observe(server, gpu, tally.vo.clone()) {
             Ok(observation) => usage.push(observation),
             Err(why) => {
                 warnings.insert(why);
             }
         }
     }
+    let running: BTreeMap<&str, u32> = tallies.iter().map(|(p, t)| (*p, t.running)).collect();
+    let used: BTreeMap<&str, BTreeMap<LocalId, GpuCount>> = tallies
+        .into_iter()
+        .map(|(project, tally)| (project, tally.used))
+        .collect();
 
     let shares = shares(state, &vos, &kinds, &flavor_gpus, &used, &running);
     let instance_types = instance_types(state, &vos, &flavor_gpus);
@@ -225,7 +253,7 @@ pub fn map(config: &OpenstackConfig, state: &CloudState) -> Mapped {
             .collect();
         other_info.insert("degraded_shares".to_owned(), failed.join("; "));
     }
-    let all_vos: BTreeSet<&VoName> = vos.values().collect();
+    let all_vos: BTreeSet<&VoName> = vos.values().map(|vo| vo.as_ref()).collect();
     let service = CloudService {
         local_id: config.id.get_ref().clone(),
         name: config.name.clone(),
@@ -310,10 +338,10 @@ fn can_use(state: &CloudState, flavor: &Flavor, project: &str) -> bool {
 
 fn shares(
     state: &CloudState,
-    vos: &BTreeMap<&str, VoName>,
+    vos: &BTreeMap<&str, Arc<VoName>>,
     kinds: &BTreeMap<LocalId, KindCapacity>,
     flavor_gpus: &BTreeMap<&str, FlavorGpu>,
-    used: &BTreeMap<(&str, LocalId), GpuCount>,
+    used: &BTreeMap<&str, BTreeMap<LocalId, GpuCount>>,
     running: &BTreeMap<&str, u32>,
 ) -> Vec<CloudShare> {
     let projects: BTreeMap<&str, &Project> =
@@ -333,7 +361,7 @@ fn shares(
             CloudShare {
                 local_id: local_id(project_id),
                 name: projects.get(project_id).map(|p| text(&p.name)),
-                access: VoAccess::new(vo.clone()),
+                access: VoAccess::new(VoName::clone(vo)),
                 project_id: Some(text(project_id)),
                 max_vm: quota
                     .and_then(|q| q.instances)
@@ -345,7 +373,8 @@ fn shares(
                     .map(|id| {
                         let kind = &kinds[&id];
                         let mine = used
-                            .get(&(project_id, id.clone()))
+                            .get(project_id)
+                            .and_then(|held| held.get(&id))
                             .copied()
                             .unwrap_or_default();
                         AcceleratorCapacity {
@@ -367,7 +396,7 @@ fn shares(
 
 fn instance_types(
     state: &CloudState,
-    vos: &BTreeMap<&str, VoName>,
+    vos: &BTreeMap<&str, Arc<VoName>>,
     flavor_gpus: &BTreeMap<&str, FlavorGpu>,
 ) -> Vec<InstanceType> {
     state
@@ -412,7 +441,7 @@ fn property(image: &GlanceImage, keys: &[&str]) -> Option<Text> {
         .and_then(|v| Text::new(v.trim()).ok())
 }
 
-fn images(state: &CloudState, vos: &BTreeMap<&str, VoName>) -> Vec<Image> {
+fn images(state: &CloudState, vos: &BTreeMap<&str, Arc<VoName>>) -> Vec<Image> {
     state
         .images
         .iter()

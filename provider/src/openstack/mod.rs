@@ -2,7 +2,8 @@
 //! servers and images through its APIs, and yields the cloud's GLUE2 service and per-VM GPU usage.
 //!
 //! `config.rs` is `[[openstack]]`; `auth.rs` resolves credentials from `clouds.yaml` and `OS_*`;
-//! `client/` is the only IO; `api.rs` declares the API objects; the rest is pure: `conventions.rs`
+//! `client/` is the only IO; `api.rs` declares the API objects (`server.rs` and `server_specs.rs`
+//! read servers compactly); the rest is pure: `conventions.rs`
 //! and `detect.rs` read GPUs from flavor extra specs, `capacity.rs` reads them from Placement,
 //! `vo.rs` maps projects to VOs, `map.rs` assembles the service, `usage.rs` turns servers into
 //! GPU usage intervals and `meter.rs` those into usage observations.
@@ -19,6 +20,8 @@ pub mod map;
 mod meter;
 mod pci_ids;
 mod provide;
+mod server;
+mod server_specs;
 pub mod usage;
 pub mod vo;
 

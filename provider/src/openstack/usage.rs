@@ -17,24 +17,50 @@ use super::conventions::FlavorGpu;
 /// One VM's hold on GPUs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VmUsage {
-    /// The server's UUID: APEL's `AssociatedRecord` (with `AssociatedRecordType = cloud`).
-    pub server_id: String,
-    pub server_name: String,
-    pub project_id: String,
-    /// APEL's `GlobalUserName` source: the Keystone user id.
-    pub user_id: String,
-    /// The project's VO (FQAN `/<vo>`); `None` for projects that serve no VO.
-    pub vo: Option<VoName>,
-    pub flavor: String,
+    /// The server as Nova listed it: its texts are shared with the listing, not copied per VM.
+    server: Server,
+    /// The project's VO (FQAN `/<vo>`); `None` for projects that serve no VO. Shared by the
+    /// project's VMs.
+    pub vo: Option<Arc<VoName>>,
     /// Shared by every VM of the flavor.
     pub gpu: Arc<FlavorGpu>,
     pub start: DateTime<Utc>,
     /// `None` while the server still holds its GPUs.
     pub end: Option<DateTime<Utc>>,
-    pub status: String,
 }
 
 impl VmUsage {
+    /// The server's UUID: APEL's `AssociatedRecord` (with `AssociatedRecordType = cloud`).
+    pub fn server_id(&self) -> &str {
+        self.server.id()
+    }
+
+    pub fn server_name(&self) -> &str {
+        self.server.name()
+    }
+
+    pub fn project_id(&self) -> &str {
+        self.server.tenant_id()
+    }
+
+    /// APEL's `GlobalUserName` source: the Keystone user id.
+    pub fn user_id(&self) -> &str {
+        self.server.user_id()
+    }
+
+    /// The flavor's name as embedded in the server (2.47 on), else its id.
+    pub fn flavor(&self) -> &str {
+        self.server
+            .flavor_name()
+            .or_else(|| self.server.flavor_id())
+            .unwrap_or_default()
+    }
+
+    /// Nova's status (`ACTIVE`, `DELETED`...), as Nova spells it.
+    pub fn status(&self) -> &str {
+        self.server.status()
+    }
+
     /// Seconds this VM held its GPUs within `[from, to)`, with an open interval closed at `to`.
     pub fn seconds_within(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> i64 {
         let start = self.start.max(from);
@@ -63,9 +89,19 @@ pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
     if let Ok(time) = DateTime::parse_from_rfc3339(text) {
         return Some(time.with_timezone(&Utc));
     }
-    NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f")
+    // `str::parse` reads Nova's `2026-11-22T04:30:00.000000` without interpreting a format string
+    // per call; the format is the fallback for anything it does not take.
+    text.parse::<NaiveDateTime>()
+        .or_else(|_| NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f"))
         .ok()
         .map(|naive| naive.and_utc())
+}
+
+/// Statuses of servers that hold no GPU now.
+pub fn holds_no_gpu(status: &str) -> bool {
+    ["DELETED", "SOFT_DELETED", "SHELVED_OFFLOADED"]
+        .iter()
+        .any(|s| status.eq_ignore_ascii_case(s))
 }
 
 /// The GPU interval of `server`, whose flavor gives `gpu`. `Err` names the server when its times
@@ -73,54 +109,42 @@ pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
 pub fn observe(
     server: &Server,
     gpu: Arc<FlavorGpu>,
-    vo: Option<VoName>,
+    vo: Option<Arc<VoName>>,
 ) -> Result<VmUsage, String> {
     let time = |field: &str, text: &str| {
         parse_time(text).ok_or_else(|| {
             format!(
                 "server {} ({}): {field} {text:?} is not a time",
-                server.name, server.id
+                server.name(),
+                server.id()
             )
         })
     };
-    let start = time("created", &server.created)?;
-    let status = server.status.to_ascii_uppercase();
-    let end = match (&server.terminated_at, status.as_str()) {
-        (Some(terminated), _) if !terminated.is_empty() => Some(time("terminated_at", terminated)?),
+    let start = time("created", server.created())?;
+    let end = match server.terminated_at() {
+        Some(terminated) if !terminated.is_empty() => Some(time("terminated_at", terminated)?),
         // Never launched (failed at build): no GPU time, as cASO counts it.
-        _ if server.launched == Some(false) => Some(start),
-        (_, "DELETED" | "SOFT_DELETED" | "SHELVED_OFFLOADED") => match &server.updated {
+        _ if server.launched() == Some(false) => Some(start),
+        _ if holds_no_gpu(server.status()) => match server.updated() {
             Some(updated) => Some(time("updated", updated)?),
             None => Some(start),
         },
         _ => None,
     };
     Ok(VmUsage {
-        server_id: server.id.clone(),
-        server_name: server.name.clone(),
-        project_id: server.tenant_id.clone(),
-        user_id: server.user_id.clone(),
+        server: server.clone(),
         vo,
-        flavor: server
-            .flavor
-            .original_name
-            .clone()
-            .or_else(|| server.flavor.id.clone())
-            .unwrap_or_default(),
         gpu,
         start,
         end: end.map(|end| end.max(start)),
-        status,
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use accelfed_schemas::gpu::{GpuModel, GpuSpec};
     use accelfed_schemas::names::Text;
-    use serde::Deserialize;
+    use serde_json::{Value, json};
 
     use super::*;
     use crate::openstack::config::Convention;
@@ -142,29 +166,35 @@ mod tests {
         parse_time(text).unwrap()
     }
 
-    fn servers() -> BTreeMap<String, Server> {
-        #[derive(Deserialize)]
-        struct Servers {
-            servers: Vec<Server>,
-        }
+    /// A recorded server (2.93) as JSON, to change before reading it.
+    fn recorded(name: &str) -> Value {
         let text = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/tests/fixtures/openstack/nova-servers-detail-alltenants-2.93.json"
         ))
         .unwrap();
-        let list: Servers = serde_json::from_str(&text).unwrap();
-        list.servers
-            .into_iter()
-            .map(|s| (s.name.clone(), s))
-            .collect()
+        let list: Value = serde_json::from_str(&text).unwrap();
+        list["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap()
+            .clone()
+    }
+
+    fn read(value: &Value) -> Server {
+        serde_json::from_str(&value.to_string()).unwrap()
     }
 
     #[test]
     fn a_real_running_server_starts_at_created_and_stays_open() {
-        let server = &servers()["atlas-gpu-1"];
-        let usage = observe(server, gpu(2), None).unwrap();
-        assert_eq!(usage.start, at(&server.created));
+        let server = read(&recorded("atlas-gpu-1"));
+        let usage = observe(&server, gpu(2), None).unwrap();
+        assert_eq!(usage.start, at(server.created()));
         assert_eq!(usage.end, None);
+        assert_eq!(usage.server_name(), "atlas-gpu-1");
+        assert_eq!(usage.server_id(), server.id());
         let hour_later = usage.start + chrono::Duration::hours(1);
         assert_eq!(usage.gpu_seconds_within(usage.start, hour_later), 7200.0);
         assert_eq!(usage.apel_model(), "NVIDIA Tesla V100");
@@ -172,21 +202,21 @@ mod tests {
 
     #[test]
     fn deleted_terminated_and_offloaded_servers_are_closed() {
-        let mut server = servers()["cms-gpu-1"].clone();
-        server.status = "DELETED".into();
-        server.updated = Some("2026-11-22T05:00:00Z".into());
-        let usage = observe(&server, gpu(1), None).unwrap();
+        let mut server = recorded("cms-gpu-1");
+        server["status"] = json!("DELETED");
+        server["updated"] = json!("2026-11-22T05:00:00Z");
+        let usage = observe(&read(&server), gpu(1), None).unwrap();
         assert_eq!(usage.end, Some(at("2026-11-22T05:00:00Z")));
 
-        server.terminated_at = Some("2026-11-22T04:30:00.000000".into());
+        server["OS-SRV-USG:terminated_at"] = json!("2026-11-22T04:30:00.000000");
         assert_eq!(
-            observe(&server, gpu(1), None).unwrap().end,
+            observe(&read(&server), gpu(1), None).unwrap().end,
             Some(at("2026-11-22T04:30:00Z"))
         );
 
-        server.terminated_at = None;
-        server.status = "SHELVED_OFFLOADED".into();
-        let usage = observe(&server, gpu(1), None).unwrap();
+        server["OS-SRV-USG:terminated_at"] = Value::Null;
+        server["status"] = json!("SHELVED_OFFLOADED");
+        let usage = observe(&read(&server), gpu(1), None).unwrap();
         assert_eq!(usage.end, Some(at("2026-11-22T05:00:00Z")));
         let after = at("2026-11-22T06:00:00Z");
         assert_eq!(
@@ -197,11 +227,11 @@ mod tests {
 
     #[test]
     fn a_server_that_never_launched_held_no_gpu_time() {
-        let mut server = servers()["cms-gpu-1"].clone();
-        assert_eq!(server.launched, Some(true));
-        server.launched = Some(false);
-        server.status = "ERROR".into();
-        let usage = observe(&server, gpu(1), None).unwrap();
+        let mut server = recorded("cms-gpu-1");
+        assert_eq!(read(&server).launched(), Some(true));
+        server["OS-SRV-USG:launched_at"] = Value::Null;
+        server["status"] = json!("ERROR");
+        let usage = observe(&read(&server), gpu(1), None).unwrap();
         assert_eq!(usage.end, Some(usage.start));
         assert_eq!(
             usage.seconds_within(usage.start, at("2026-12-01T00:00:00Z")),
@@ -211,9 +241,9 @@ mod tests {
 
     #[test]
     fn unreadable_times_name_the_server() {
-        let mut server = servers()["cms-gpu-1"].clone();
-        server.created = "yesterday".into();
-        let err = observe(&server, gpu(1), None).unwrap_err();
+        let mut server = recorded("cms-gpu-1");
+        server["created"] = json!("yesterday");
+        let err = observe(&read(&server), gpu(1), None).unwrap_err();
         assert!(
             err.contains("cms-gpu-1") && err.contains("created \"yesterday\""),
             "{err}"
@@ -222,12 +252,25 @@ mod tests {
 
     #[test]
     fn a_month_boundary_splits_the_seconds() {
-        let mut server = servers()["cms-gpu-1"].clone();
-        server.created = "2026-10-31T23:00:00Z".into();
-        server.terminated_at = Some("2026-11-01T01:00:00".into());
-        let usage = observe(&server, gpu(1), None).unwrap();
+        let mut server = recorded("cms-gpu-1");
+        server["created"] = json!("2026-10-31T23:00:00Z");
+        server["OS-SRV-USG:terminated_at"] = json!("2026-11-01T01:00:00");
+        let usage = observe(&read(&server), gpu(1), None).unwrap();
         let nov = at("2026-11-01T00:00:00Z");
         assert_eq!(usage.seconds_within(at("2026-10-01T00:00:00Z"), nov), 3600);
         assert_eq!(usage.seconds_within(nov, at("2026-12-01T00:00:00Z")), 3600);
+    }
+
+    #[test]
+    fn nova_times_of_both_shapes_read() {
+        assert_eq!(
+            parse_time("2026-11-22T04:30:00.000000"),
+            parse_time("2026-11-22T04:30:00Z")
+        );
+        assert_eq!(
+            parse_time("2026-11-22T04:30:00+01:00"),
+            parse_time("2026-11-22T03:30:00Z")
+        );
+        assert_eq!(parse_time("2026-11-22"), None);
     }
 }

@@ -214,8 +214,9 @@ pub async fn servers(
     if let Some(since) = changes_since {
         let path = format!("/servers/detail?all_tenants=1&changes-since={since}");
         let changed: Vec<Server> = nova_pages(session, compute, &path, microversion).await?;
-        let known: std::collections::HashSet<String> = all.iter().map(|s| s.id.clone()).collect();
-        all.extend(changed.into_iter().filter(|s| !known.contains(&s.id)));
+        let known: std::collections::HashSet<String> =
+            all.iter().map(|s| s.id().to_owned()).collect();
+        all.extend(changed.into_iter().filter(|s| !known.contains(s.id())));
     }
     Ok(all)
 }
