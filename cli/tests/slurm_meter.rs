@@ -48,7 +48,7 @@ fn spooled(spool: &Path) -> (BTreeMap<String, u64>, Vec<String>) {
     let mut sums = BTreeMap::new();
     let mut names = Vec::new();
     for pending in spool.pending(10_000).unwrap() {
-        let record = pending.record;
+        let record = pending.record().unwrap();
         let vo = record
             .vo
             .as_ref()

@@ -10,7 +10,8 @@ use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 
 use super::error::ShipError;
 use crate::wire::AUTHORIZATION;
-use crate::wire::proto::accounting_client::AccountingClient;
+use crate::wire::encoded::{EncodedSubmitRequest, SUBMIT_PATH};
+use crate::wire::proto::{self, accounting_client::AccountingClient};
 
 /// Where and how to reach the repository.
 #[derive(Clone)]
@@ -36,6 +37,9 @@ impl std::fmt::Debug for ClientSettings {
     }
 }
 
+/// The largest message either way (a batch of 50,000 records is about 15 MB).
+const MESSAGE_LIMIT: usize = 64 * 1024 * 1024;
+
 /// Adds the site's bearer token to every call.
 #[derive(Clone)]
 pub(super) struct Bearer(MetadataValue<Ascii>);
@@ -54,6 +58,9 @@ type Authenticated = InterceptedService<Channel, Bearer>;
 #[derive(Clone)]
 pub struct Client {
     pub(super) inner: AccountingClient<Authenticated>,
+    /// The same channel, for calls the generated client has no method for (requests built from
+    /// already-encoded records).
+    raw: tonic::client::Grpc<Authenticated>,
     pub(super) endpoint: String,
 }
 
@@ -95,13 +102,37 @@ impl Client {
                 .parse()
                 .map_err(|_| fail("the token has characters a header cannot carry".to_owned()))?;
         value.set_sensitive(true);
-        let inner = AccountingClient::with_interceptor(channel, Bearer(value))
-            .max_decoding_message_size(64 * 1024 * 1024)
-            .max_encoding_message_size(64 * 1024 * 1024);
+        let bearer = Bearer(value);
+        let raw =
+            tonic::client::Grpc::new(InterceptedService::new(channel.clone(), bearer.clone()))
+                .max_decoding_message_size(MESSAGE_LIMIT)
+                .max_encoding_message_size(MESSAGE_LIMIT);
+        let inner = AccountingClient::with_interceptor(channel, bearer)
+            .max_decoding_message_size(MESSAGE_LIMIT)
+            .max_encoding_message_size(MESSAGE_LIMIT);
         Ok(Self {
             inner,
+            raw,
             endpoint: settings.endpoint.clone(),
         })
+    }
+
+    /// `Submit` with a request of already-encoded records (the same message on the wire).
+    pub(super) async fn submit_encoded(
+        &mut self,
+        request: EncodedSubmitRequest,
+    ) -> Result<proto::SubmitResponse, tonic::Status> {
+        self.raw
+            .ready()
+            .await
+            .map_err(|e| tonic::Status::unavailable(format!("the channel is not ready: {e}")))?;
+        let codec =
+            tonic_prost::ProstCodec::<EncodedSubmitRequest, proto::SubmitResponse>::default();
+        let path = tonic::codegen::http::uri::PathAndQuery::from_static(SUBMIT_PATH);
+        self.raw
+            .unary(Request::new(request), path, codec)
+            .await
+            .map(tonic::Response::into_inner)
     }
 
     pub fn endpoint(&self) -> &str {

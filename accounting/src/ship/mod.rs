@@ -2,9 +2,10 @@
 //!
 //! * [`backoff`]: retry delays, exponential with jitter (pure).
 //! * [`client`]: the TLS channel with the site's token (the only IO besides the spool).
-//! * [`run`]: pages of pending records, oldest first, one batch at a time: a batch is sent (and
-//!   retried) until the repository answers, its acknowledged records are marked in the spool, and
-//!   only then does the next batch go. A site offline for days therefore catches up in order.
+//! * [`run`]: pages of pending records, oldest first, cut into batches sent in that order, a few
+//!   on the wire at once (the spool work overlaps with the repository's); each is sent (and
+//!   retried) until the repository answers, and its acknowledged records are marked in the spool in
+//!   sending order. A site offline for days therefore catches up in order.
 //! * [`verify`]: the repository's per-month counts against the spool's; months that differ are
 //!   re-sent (re-sending replaces, never adds).
 
@@ -17,5 +18,5 @@ mod verify;
 pub use backoff::{Backoff, delay};
 pub use client::{Client, ClientSettings};
 pub use error::ShipError;
-pub use run::{Rejected, ShipOptions, ShipReport, ship};
+pub use run::{DEFAULT_IN_FLIGHT, Rejected, ShipOptions, ShipReport, ship};
 pub use verify::{VerifyReport, months_to_resend, verify};

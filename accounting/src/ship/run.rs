@@ -1,24 +1,50 @@
 //! Shipping the spool: page, plan batches (pure, [`crate::spool::plan`]), send each batch with
-//! retries, acknowledge what the repository holds. A batch is sent again until the repository
-//! answers or the attempts run out; nothing later is sent before it, so records arrive in order.
+//! retries, acknowledge what the repository holds.
+//!
+//! Batches leave in spool order and up to [`ShipOptions::in_flight`] of them are on the wire at
+//! once, so the spool work here (reading and encoding the next batch, recording the last one's
+//! acknowledgements) overlaps with the repository storing the batches before it; answers are taken
+//! in sending order. A batch is sent again until the repository answers or the attempts run out;
+//! then the run stops, the batches behind it are abandoned (their records stay pending; had the
+//! repository stored them, sending them again is answered "unchanged"), and what was acknowledged
+//! before stays acknowledged.
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use accelfed_schemas::usage::RecordId;
+use tokio::task::JoinHandle;
 
 use super::backoff::{Backoff, delay, random_unit};
 use super::client::{Client, describe, retryable};
 use super::error::ShipError;
 use crate::spool::{Ack, PendingRecord, ShipLimits, Spool, plan};
-use crate::wire::convert::{Received, outcome_from_proto, record_to_proto};
+use crate::wire::convert::{Received, outcome_from_proto};
+use crate::wire::encoded::EncodedSubmitRequest;
 use crate::wire::proto;
 
+/// Batches on the wire at once by default: enough for the repository to always have the next
+/// batch in hand while it stores one, few enough that an outage abandons little work.
+pub const DEFAULT_IN_FLIGHT: usize = 3;
+
 /// How to ship.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ShipOptions {
     /// Records and bytes per batch.
     pub limits: ShipLimits,
     pub backoff: Backoff,
+    /// Batches sent before the first of them is answered (at least 1).
+    pub in_flight: usize,
+}
+
+impl Default for ShipOptions {
+    fn default() -> Self {
+        Self {
+            limits: ShipLimits::default(),
+            backoff: Backoff::default(),
+            in_flight: DEFAULT_IN_FLIGHT,
+        }
+    }
 }
 
 /// A record the repository refused; it stays in the spool (a later run sends it again).
@@ -44,6 +70,64 @@ pub struct ShipReport {
     pub retries: u32,
 }
 
+/// A batch on the wire: the call that answers for it, which hands the batch's records back with
+/// the answer.
+type InFlight = JoinHandle<(Vec<PendingRecord>, Result<Answer, ShipError>)>;
+
+/// The repository's answer to a batch, and how many calls failed before it.
+type Answer = (proto::SubmitResponse, u32);
+
+/// Reads the spool's pending records page by page, oldest first, and cuts them into batches.
+struct Batches {
+    after: i64,
+    page_size: usize,
+    limits: ShipLimits,
+    planned: VecDeque<Vec<PendingRecord>>,
+    exhausted: bool,
+}
+
+impl Batches {
+    fn new(limits: ShipLimits) -> Self {
+        Self {
+            after: 0,
+            page_size: limits.max_records.max(1) * 4,
+            limits,
+            planned: VecDeque::new(),
+            exhausted: false,
+        }
+    }
+
+    /// The next batch, reading a page when the planned ones ran out; `None` when the spool has
+    /// nothing more pending (records refused in this run are behind the cursor, not read again).
+    fn next(
+        &mut self,
+        spool: &Spool,
+        oversized: &mut Vec<RecordId>,
+    ) -> Result<Option<Vec<PendingRecord>>, ShipError> {
+        while self.planned.is_empty() && !self.exhausted {
+            let page = spool.pending_after(self.after, self.page_size)?;
+            let Some((last, _)) = page.last() else {
+                self.exhausted = true;
+                break;
+            };
+            self.after = *last;
+            let pending: Vec<PendingRecord> = page.into_iter().map(|(_, p)| p).collect();
+            let packing = plan(&pending, self.limits);
+            oversized.extend(packing.oversized.iter().map(|&i| pending[i].id.clone()));
+            let mut slots: Vec<Option<PendingRecord>> = pending.into_iter().map(Some).collect();
+            for batch in packing.batches {
+                self.planned.push_back(
+                    batch
+                        .into_iter()
+                        .filter_map(|i| slots.get_mut(i).and_then(Option::take))
+                        .collect(),
+                );
+            }
+        }
+        Ok(self.planned.pop_front())
+    }
+}
+
 /// Ships every pending record, oldest first. Stops at the first batch that cannot be delivered
 /// after all attempts (what was acknowledged before stays acknowledged).
 pub async fn ship(
@@ -52,81 +136,129 @@ pub async fn ship(
     options: &ShipOptions,
 ) -> Result<ShipReport, ShipError> {
     let mut report = ShipReport::default();
-    let mut after = 0;
-    let page_size = options.limits.max_records.max(1) * 4;
-    loop {
-        let page = spool.pending_after(after, page_size)?;
-        let Some((last, _)) = page.last() else {
-            break;
-        };
-        after = *last;
-        let pending: Vec<PendingRecord> = page.into_iter().map(|(_, p)| p).collect();
-        let packing = plan(&pending, options.limits);
-        report
-            .oversized
-            .extend(packing.oversized.iter().map(|&i| pending[i].id.clone()));
-        for batch in &packing.batches {
-            let records: Vec<&PendingRecord> = batch.iter().map(|&i| &pending[i]).collect();
-            let depth = spool.depth()?;
-            let request = proto::SubmitRequest {
-                records: records.iter().map(|p| record_to_proto(&p.record)).collect(),
-                spool_depth: Some(depth),
+    // Counted once: the figure each batch reports is this minus what has been acknowledged since
+    // (a meter writing meanwhile is counted by the next run).
+    let mut depth = spool.depth()?;
+    let mut batches = Batches::new(options.limits);
+    let mut in_flight: VecDeque<InFlight> = VecDeque::new();
+    let result = loop {
+        while in_flight.len() < options.in_flight.max(1) {
+            let Some(records) = batches.next(spool, &mut report.oversized)? else {
+                break;
             };
-            let response = submit(client, request, &options.backoff, &mut report.retries).await?;
-            if response.outcomes.len() != records.len() {
-                return Err(ShipError::Protocol {
+            in_flight.push_back(tokio::spawn(submit(
+                client.clone(),
+                records,
+                depth,
+                options.backoff,
+            )));
+        }
+        let Some(call) = in_flight.pop_front() else {
+            break Ok(());
+        };
+        let (records, (response, retries)) = match call.await {
+            Ok((records, Ok(answer))) => (records, answer),
+            Ok((_, Err(err))) => break Err(err),
+            Err(join) => {
+                break Err(ShipError::Protocol {
                     endpoint: client.endpoint.clone(),
-                    message: format!(
-                        "answered {} outcomes for a batch of {} records",
-                        response.outcomes.len(),
-                        records.len()
-                    ),
+                    message: format!("the call's task ended without an answer: {join}"),
                 });
             }
-            let mut acks: Vec<Ack> = Vec::with_capacity(records.len());
-            for (pending, outcome) in records.iter().zip(&response.outcomes) {
-                match outcome_from_proto(outcome) {
-                    Received::Acknowledged => acks.push(pending.ack()),
-                    Received::Rejected { kind, reason } => {
-                        let rejected = Rejected {
-                            id: pending.id.clone(),
-                            identity: pending.record.identity().to_string(),
-                            kind,
-                            reason,
-                        };
-                        tracing::warn!(
-                            record = %rejected.id,
-                            identity = %rejected.identity,
-                            kind = %rejected.kind,
-                            "the repository refused the record: {}",
-                            rejected.reason
-                        );
-                        report.rejected.push(rejected);
-                    }
-                }
-            }
-            report.acknowledged += acks.len();
-            spool.acknowledge(&acks)?;
-            report.batches += 1;
-        }
+        };
+        report.retries += retries;
+        let acks = match receipts(client, &records, &response, &mut report) {
+            Ok(acks) => acks,
+            Err(err) => break Err(err),
+        };
+        report.acknowledged += acks.len();
+        let marked = spool.acknowledge(&acks)?;
+        depth = depth.saturating_sub(marked as u64);
+        report.batches += 1;
+    };
+    for abandoned in in_flight {
+        abandoned.abort();
     }
-    Ok(report)
+    result.map(|()| report)
 }
 
-/// One batch, with retries on failures a retry can help.
+/// The request for a batch, built for each attempt from the records' stored encodings.
+fn request(records: &[PendingRecord], spool_depth: u64) -> EncodedSubmitRequest {
+    EncodedSubmitRequest {
+        records: records.iter().map(|p| p.wire.clone()).collect(),
+        spool_depth: Some(spool_depth),
+    }
+}
+
+/// The acknowledgements in the repository's answer; refused records are logged and reported.
+fn receipts(
+    client: &Client,
+    records: &[PendingRecord],
+    response: &proto::SubmitResponse,
+    report: &mut ShipReport,
+) -> Result<Vec<Ack>, ShipError> {
+    if response.outcomes.len() != records.len() {
+        return Err(ShipError::Protocol {
+            endpoint: client.endpoint.clone(),
+            message: format!(
+                "answered {} outcomes for a batch of {} records",
+                response.outcomes.len(),
+                records.len()
+            ),
+        });
+    }
+    let mut acks: Vec<Ack> = Vec::with_capacity(records.len());
+    for (pending, outcome) in records.iter().zip(&response.outcomes) {
+        match outcome_from_proto(outcome) {
+            Received::Acknowledged => acks.push(pending.ack()),
+            Received::Rejected { kind, reason } => {
+                let rejected = Rejected {
+                    id: pending.id.clone(),
+                    identity: pending
+                        .record()
+                        .map_or_else(|| pending.id.to_string(), |r| r.identity().to_string()),
+                    kind,
+                    reason,
+                };
+                tracing::warn!(
+                    record = %rejected.id,
+                    identity = %rejected.identity,
+                    kind = %rejected.kind,
+                    "the repository refused the record: {}",
+                    rejected.reason
+                );
+                report.rejected.push(rejected);
+            }
+        }
+    }
+    Ok(acks)
+}
+
+/// One batch, with retries on failures a retry can help. Hands the records back with the answer
+/// (the records' acknowledgements are written by the caller, in sending order).
 async fn submit(
-    client: &mut Client,
-    request: proto::SubmitRequest,
-    backoff: &Backoff,
-    retries: &mut u32,
-) -> Result<proto::SubmitResponse, ShipError> {
+    client: Client,
+    records: Vec<PendingRecord>,
+    spool_depth: u64,
+    backoff: Backoff,
+) -> (Vec<PendingRecord>, Result<Answer, ShipError>) {
+    let answer = submit_with_retries(client, &records, spool_depth, backoff).await;
+    (records, answer)
+}
+
+async fn submit_with_retries(
+    mut client: Client,
+    records: &[PendingRecord],
+    spool_depth: u64,
+    backoff: Backoff,
+) -> Result<Answer, ShipError> {
     let attempts = backoff.attempts.max(1);
     let mut failed = 0;
     loop {
-        match client.inner.submit(request.clone()).await {
-            Ok(response) => return Ok(response.into_inner()),
+        match client.submit_encoded(request(records, spool_depth)).await {
+            Ok(response) => return Ok((response, failed)),
             Err(status) if !retryable(&status) => {
-                return Err(refusal(client, &status));
+                return Err(refusal(&client, &status));
             }
             Err(status) => {
                 failed += 1;
@@ -137,7 +269,7 @@ async fn submit(
                         message: describe(&status),
                     });
                 }
-                let wait = delay(backoff, failed, random_unit());
+                let wait = delay(&backoff, failed, random_unit());
                 tracing::warn!(
                     endpoint = %client.endpoint,
                     attempt = failed,
@@ -145,7 +277,6 @@ async fn submit(
                     describe(&status),
                     wait.as_secs_f64()
                 );
-                *retries += 1;
                 sleep(wait).await;
             }
         }

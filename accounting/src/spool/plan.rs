@@ -22,14 +22,18 @@ impl Default for ShipLimits {
     }
 }
 
-/// Envelope bytes per batch and per record (ids, versions, field tags) on top of a record's body.
+/// Envelope bytes per batch and per record (field tags, lengths; generous) on top of a record's
+/// encoding.
 const BATCH_OVERHEAD: usize = 256;
 const RECORD_OVERHEAD: usize = 128;
 
 /// Batches of indexes into `pending`, in order (oldest first), within `limits`; records too large
 /// for any batch are listed apart so the shipper can report them instead of stalling on them.
 pub fn plan(pending: &[PendingRecord], limits: ShipLimits) -> Packing {
-    let sizes: Vec<usize> = pending.iter().map(|p| p.bytes + RECORD_OVERHEAD).collect();
+    let sizes: Vec<usize> = pending
+        .iter()
+        .map(|p| p.bytes() + RECORD_OVERHEAD)
+        .collect();
     batch::pack(
         &sizes,
         Limits {
@@ -54,10 +58,10 @@ mod tests {
             .map(|i| {
                 let record = record(&format!("vm-{i}"));
                 PendingRecord {
+                    row: i as i64 + 1,
                     id: record.id(),
                     version: i as i64 + 1,
-                    record,
-                    bytes,
+                    wire: vec![0; bytes],
                 }
             })
             .collect()
@@ -78,7 +82,7 @@ mod tests {
             max_bytes: 10_000,
         };
         let mut records = pending(10, 2_000);
-        records[3].bytes = 20_000;
+        records[3].wire = vec![0; 20_000];
         let packing = plan(&records, limits);
         assert_eq!(packing.oversized, vec![3]);
         // (10,000 - 256) / (2,000 + 128) = 4 per batch.

@@ -11,6 +11,9 @@
 //!   `acked_version IS NOT version`; a partial index keeps that set cheap to scan.
 //! * `body`: the record in its serde JSON form; comparing bodies tells "same values" (stays
 //!   acknowledged) from "changed" (pending again).
+//! * `wire` (since version 2): the record's protobuf encoding, written with `body`, so shipping
+//!   copies it into the request as it is. Rows written before version 2 have none; the shipper
+//!   encodes those from `body`.
 //!
 //! Migrations only ever append to [`MIGRATIONS`]; each runs in the transaction that bumps
 //! `user_version`, so a crash leaves the spool at the old or the new version, never between.
@@ -33,6 +36,8 @@ pub(super) const MIGRATIONS: &[&str] = &[
          updated_at    TEXT    NOT NULL
      );
      CREATE INDEX records_pending ON records (enqueued) WHERE acked_version IS NOT version;",
+    // 2: the record's wire encoding.
+    "ALTER TABLE records ADD COLUMN wire BLOB;",
 ];
 
 /// The schema version this build writes.

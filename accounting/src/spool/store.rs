@@ -22,30 +22,81 @@ use accelfed_schemas::usage::{RecordId, UsageRecord};
 use super::error::SpoolError;
 use super::schema::{self, MIGRATIONS, PENDING};
 
-/// A record waiting for acknowledgement.
+/// A record waiting for acknowledgement, in the form the shipper sends.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PendingRecord {
+    /// Where the row is in the spool's table (SQLite's rowid), so an acknowledgement finds it
+    /// without a search by id.
+    pub row: i64,
     pub id: RecordId,
     /// The version to name in the acknowledgement.
     pub version: i64,
-    pub record: UsageRecord,
-    /// The stored body's size, for batching.
-    pub bytes: usize,
+    /// The record's protobuf encoding (see [`crate::wire::encoded`]).
+    pub wire: Vec<u8>,
 }
 
 impl PendingRecord {
+    /// The record itself, decoded from its encoding (for messages and inspection; shipping sends
+    /// the encoding as it is). `None` if the encoding is not a valid record.
+    pub fn record(&self) -> Option<UsageRecord> {
+        let proto = crate::wire::encoded::decode_record(&self.wire)?;
+        match crate::wire::convert::record_from_proto(proto) {
+            crate::repository::Submission::Record(record) => Some(*record),
+            crate::repository::Submission::Invalid(_) => None,
+        }
+    }
+
+    /// Bytes on the wire, for batching.
+    pub fn bytes(&self) -> usize {
+        self.wire.len()
+    }
+
     pub fn ack(&self) -> Ack {
         Ack {
-            id: self.id.clone(),
+            row: self.row,
             version: self.version,
         }
     }
 }
 
-/// The repository's receipt for one version of one record.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// The columns [`PendingRow::read`] reads, in its order: the body only where there is no
+/// encoding (reading it costs as much as the rest of the row).
+pub(super) const PENDING_COLUMNS: &str =
+    "rowid, record_id, version, wire, CASE WHEN wire IS NULL THEN body END";
+
+/// A pending row as stored.
+pub(super) struct PendingRow {
+    rowid: i64,
+    id: String,
+    version: i64,
+    wire: Option<Vec<u8>>,
+    body: Option<String>,
+}
+
+impl PendingRow {
+    /// Reads [`PENDING_COLUMNS`] from the row's first columns.
+    pub(super) fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Self::read_from(row, 0)
+    }
+
+    /// Reads [`PENDING_COLUMNS`] starting at column `first`.
+    pub(super) fn read_from(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Self> {
+        Ok(Self {
+            rowid: row.get(first)?,
+            id: row.get(first + 1)?,
+            version: row.get(first + 2)?,
+            wire: row.get(first + 3)?,
+            body: row.get(first + 4)?,
+        })
+    }
+}
+
+/// The repository's receipt for one version of one record. Versions are unique across the spool
+/// (each change takes the next number of one sequence), so the version alone says which content
+/// was acknowledged; the row only finds it quickly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Ack {
-    pub id: RecordId,
+    pub row: i64,
     pub version: i64,
 }
 
@@ -108,6 +159,11 @@ impl Spool {
             .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
             .map_err(self.sqlite())?;
         debug_assert_eq!(mode.to_ascii_lowercase(), "wal");
+        // A cache large enough for a whole batch's pages: acknowledging a batch rewrites every row
+        // it names, and a cache that overflows mid-transaction spills and re-reads pages.
+        self.conn
+            .pragma_update(None, "cache_size", -65_536)
+            .map_err(self.sqlite())?;
         // FULL: a run is on disk when write_run returns, power cut included.
         self.conn
             .pragma_update(None, "synchronous", "FULL")
@@ -166,7 +222,8 @@ impl Spool {
                 id: id.to_string(),
                 reason: e.to_string(),
             })?;
-            rows.push((id, record.month.to_string(), body));
+            let wire = crate::wire::encoded::encode_record(record);
+            rows.push((id, record.month.to_string(), body, wire));
         }
 
         let path = self.path.clone();
@@ -193,19 +250,19 @@ impl Spool {
             let mut insert = tx
                 .prepare_cached(
                     "INSERT INTO records (record_id, version, enqueued, acked_version, month, body,
-                                          updated_at)
-                     VALUES (?1, ?2, ?2, NULL, ?3, ?4, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
+                                          wire, updated_at)
+                     VALUES (?1, ?2, ?2, NULL, ?3, ?4, ?5, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
                 )
                 .map_err(err)?;
             let mut update = tx
                 .prepare_cached(
                     "UPDATE records
-                     SET version = ?2, month = ?3, body = ?4,
+                     SET version = ?2, month = ?3, body = ?4, wire = ?5,
                          updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')
                      WHERE record_id = ?1",
                 )
                 .map_err(err)?;
-            for (id, month, body) in &rows {
+            for (id, month, body, wire) in &rows {
                 let stored: Option<(i64, Option<i64>, String)> = select
                     .query_row([id.as_str()], |row| {
                         Ok((row.get(0)?, row.get(1)?, row.get(2)?))
@@ -215,7 +272,7 @@ impl Spool {
                 match stored {
                     None => {
                         insert
-                            .execute(params![id.as_str(), next, month, body])
+                            .execute(params![id.as_str(), next, month, body, wire])
                             .map_err(err)?;
                         next += 1;
                         summary.inserted += 1;
@@ -223,7 +280,7 @@ impl Spool {
                     Some((_, _, stored_body)) if stored_body == *body => summary.unchanged += 1,
                     Some((version, acked, _)) => {
                         update
-                            .execute(params![id.as_str(), next, month, body])
+                            .execute(params![id.as_str(), next, month, body, wire])
                             .map_err(err)?;
                         next += 1;
                         if acked == Some(version) {
@@ -247,36 +304,25 @@ impl Spool {
         let mut statement = self
             .conn
             .prepare_cached(&format!(
-                "SELECT record_id, version, body FROM records WHERE {PENDING}
+                "SELECT {PENDING_COLUMNS} FROM records WHERE {PENDING}
                  ORDER BY enqueued LIMIT ?1"
             ))
             .map_err(self.sqlite())?;
         let rows = statement
-            .query_map([limit], |row| {
-                Ok((
-                    row.get::<_, String>(0)?,
-                    row.get::<_, i64>(1)?,
-                    row.get::<_, String>(2)?,
-                ))
-            })
+            .query_map([limit], PendingRow::read)
             .map_err(self.sqlite())?;
         let mut pending = Vec::new();
         for row in rows {
-            let (id, version, body) = row.map_err(self.sqlite())?;
-            let (id, record) = self.decode(&id, &body)?;
-            pending.push(PendingRecord {
-                id,
-                version,
-                record,
-                bytes: body.len(),
-            });
+            let row = row.map_err(self.sqlite())?;
+            pending.push(self.pending_record(row)?);
         }
         Ok(pending)
     }
 
     /// Marks each acknowledged version sent, in one transaction. An ack whose version is no longer
     /// the stored one (the record changed since it was read) is ignored: the newer version stays
-    /// pending. Returns how many records were marked.
+    /// pending; so is one whose row moved (SQLite may renumber rows on `VACUUM`): that record is
+    /// sent again, which the repository answers as unchanged. Returns how many records were marked.
     pub fn acknowledge(&mut self, acks: &[Ack]) -> Result<usize, SpoolError> {
         let path = self.path.clone();
         let err = |source| SpoolError::Sqlite {
@@ -292,13 +338,11 @@ impl Spool {
             let mut update = tx
                 .prepare_cached(
                     "UPDATE records SET acked_version = ?2
-                     WHERE record_id = ?1 AND version = ?2 AND acked_version IS NOT ?2",
+                     WHERE rowid = ?1 AND version = ?2 AND acked_version IS NOT ?2",
                 )
                 .map_err(err)?;
             for ack in acks {
-                marked += update
-                    .execute(params![ack.id.as_str(), ack.version])
-                    .map_err(err)?;
+                marked += update.execute(params![ack.row, ack.version]).map_err(err)?;
             }
         }
         tx.commit().map_err(err)?;
@@ -351,6 +395,32 @@ impl Spool {
             })
         })
         .transpose()
+    }
+
+    /// A pending row as the shipper sends it: its stored encoding, or (a row from before the
+    /// spool kept encodings) one made from its body.
+    pub(super) fn pending_record(&self, row: PendingRow) -> Result<PendingRecord, SpoolError> {
+        let (id, wire) = match row.wire {
+            Some(wire) => {
+                let id = RecordId::parse(&row.id).map_err(|e| SpoolError::Corrupt {
+                    path: self.path.clone(),
+                    id: row.id.clone(),
+                    reason: e.to_string(),
+                })?;
+                (id, wire)
+            }
+            None => {
+                let body = row.body.as_deref().unwrap_or_default();
+                let (id, record) = self.decode(&row.id, body)?;
+                (id, crate::wire::encoded::encode_record(&record))
+            }
+        };
+        Ok(PendingRecord {
+            row: row.rowid,
+            id,
+            version: row.version,
+            wire,
+        })
     }
 
     pub(super) fn decode(

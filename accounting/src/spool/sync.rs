@@ -7,7 +7,7 @@ use accelfed_schemas::usage::Month;
 
 use super::error::SpoolError;
 use super::schema::PENDING;
-use super::store::{PendingRecord, Spool};
+use super::store::{PENDING_COLUMNS, PendingRecord, PendingRow, Spool};
 
 /// How many records the spool holds for one month (acknowledged or not).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,33 +29,19 @@ impl Spool {
         let mut statement = self
             .conn
             .prepare_cached(&format!(
-                "SELECT enqueued, record_id, version, body FROM records
+                "SELECT enqueued, {PENDING_COLUMNS} FROM records
                  WHERE {PENDING} AND enqueued > ?1 ORDER BY enqueued LIMIT ?2"
             ))
             .map_err(self.sqlite())?;
         let rows = statement
             .query_map(params![after, limit], |row| {
-                Ok((
-                    row.get::<_, i64>(0)?,
-                    row.get::<_, String>(1)?,
-                    row.get::<_, i64>(2)?,
-                    row.get::<_, String>(3)?,
-                ))
+                Ok((row.get::<_, i64>(0)?, PendingRow::read_from(row, 1)?))
             })
             .map_err(self.sqlite())?;
         let mut page = Vec::new();
         for row in rows {
-            let (enqueued, id, version, body) = row.map_err(self.sqlite())?;
-            let (id, record) = self.decode(&id, &body)?;
-            page.push((
-                enqueued,
-                PendingRecord {
-                    id,
-                    version,
-                    record,
-                    bytes: body.len(),
-                },
-            ));
+            let (enqueued, row) = row.map_err(self.sqlite())?;
+            page.push((enqueued, self.pending_record(row)?));
         }
         Ok(page)
     }
@@ -126,7 +112,10 @@ mod tests {
         assert_eq!(first.len(), 2);
         let rest = spool.pending_after(first[1].0, 10).unwrap();
         assert_eq!(rest.len(), 1);
-        assert_eq!(rest[0].1.record.associated_record.as_str(), "vm-3");
+        assert_eq!(
+            rest[0].1.record().unwrap().associated_record.as_str(),
+            "vm-3"
+        );
 
         let counts = spool.month_counts().unwrap();
         assert_eq!(

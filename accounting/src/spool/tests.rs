@@ -20,7 +20,7 @@ fn grown(record: &UsageRecord, seconds: u64) -> UsageRecord {
 fn ids(pending: &[PendingRecord]) -> Vec<String> {
     pending
         .iter()
-        .map(|p| p.record.associated_record.to_string())
+        .map(|p| p.record().unwrap().associated_record.to_string())
         .collect()
 }
 
@@ -34,7 +34,7 @@ fn a_run_is_stored_and_pending_oldest_first() {
     assert_eq!(spool.len().unwrap(), 3);
     let pending = spool.pending(10).unwrap();
     assert_eq!(ids(&pending), ["a", "b", "c"]);
-    assert_eq!(pending[0].record, record("a"));
+    assert_eq!(pending[0].record().unwrap(), record("a"));
     assert_eq!(ids(&spool.pending(2).unwrap()), ["a", "b"]);
 }
 
@@ -48,7 +48,7 @@ fn a_newer_version_of_a_pending_record_replaces_it_in_place() {
     let after = spool.pending(10).unwrap();
     assert_eq!(ids(&after), ["a", "b"], "keeps its place in the queue");
     assert_eq!(
-        after[0].record.available_duration,
+        after[0].record().unwrap().available_duration,
         record("a").available_duration + 60
     );
     assert!(after[0].version > before[0].version);
@@ -96,7 +96,7 @@ fn an_ack_for_an_older_version_does_not_hide_the_newer_one() {
     let pending = spool.pending(10).unwrap();
     assert_eq!(pending.len(), 1);
     assert_eq!(
-        pending[0].record.available_duration,
+        pending[0].record().unwrap().available_duration,
         record("a").available_duration + 60
     );
     assert_eq!(spool.acknowledge(&[pending[0].ack()]).unwrap(), 1);
@@ -158,8 +158,12 @@ fn a_corrupted_body_is_reported_with_its_id() {
     let mut spool = Spool::open(&path).unwrap();
     spool.write_run(&[record("a")]).unwrap();
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute("UPDATE records SET body = '{\"count\": 1}'", [])
-        .unwrap();
+    // A row from before the spool kept encodings, with a broken body.
+    conn.execute(
+        "UPDATE records SET body = '{\"count\": 1}', wire = NULL",
+        [],
+    )
+    .unwrap();
     let err = spool.pending(10).unwrap_err();
     assert!(matches!(err, SpoolError::Corrupt { .. }), "{err}");
     assert!(err.to_string().contains(record("a").id().as_str()), "{err}");
@@ -178,5 +182,37 @@ fn the_file_is_in_wal_mode_with_a_schema_version() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 1);
+    assert_eq!(version, 2);
+}
+
+#[test]
+fn a_version_1_spool_is_migrated_and_its_rows_are_shipped_from_their_bodies() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("spool.sqlite");
+    {
+        // The spool as version 1 wrote it: no encodings.
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(super::schema::MIGRATIONS[0]).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        let body = serde_json::to_string(&record("a")).unwrap();
+        conn.execute(
+            "INSERT INTO records (record_id, version, enqueued, month, body, updated_at)
+             VALUES (?1, 1, 1, '2026-01', ?2, '2026-02-01T00:00:00Z')",
+            rusqlite::params![record("a").id().as_str(), body],
+        )
+        .unwrap();
+        conn.execute("UPDATE sequence SET next = 2", []).unwrap();
+    }
+    let mut spool = Spool::open(&path).unwrap();
+    let pending = spool.pending(10).unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(
+        pending[0].wire,
+        crate::wire::encoded::encode_record(&record("a"))
+    );
+    assert_eq!(pending[0].record().unwrap(), record("a"));
+    // The old row is acknowledged by its row and version; a new run writes with encodings.
+    spool.write_run(&[record("b")]).unwrap();
+    assert_eq!(spool.acknowledge(&[pending[0].ack()]).unwrap(), 1);
+    assert_eq!(ids(&spool.pending(10).unwrap()), ["b"]);
 }

@@ -1,12 +1,12 @@
 //! Usage records and outcomes to and from their protobuf form.
 //!
-//! A received record goes through the JSON serde form of [`UsageRecord`] (the same path as the
-//! spool's and the repository's decoding), so a bad value is refused with the record's id and the
-//! APEL field at fault, one record at a time, never by failing the whole message.
+//! A received record goes through the unchecked form of [`UsageRecord`] (the same conversion the
+//! spool's and the repository's JSON decoding use), so a bad value is refused with the record's id
+//! and the APEL field at fault, one record at a time, never by failing the whole message.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use accelfed_schemas::usage::UsageRecord;
+use accelfed_schemas::usage::{RawBenchmark, RawRecord, UsageRecord};
 
 use super::proto;
 use crate::repository::{Outcome, Rejection, Submission};
@@ -43,74 +43,95 @@ pub fn record_to_proto(record: &UsageRecord) -> proto::UsageRecord {
     }
 }
 
-/// A received record, decoded and checked like any other submission.
+/// A received record, decoded and checked like any other submission: the protobuf fields fill the
+/// record's unchecked form ([`RawRecord`]), whose conversion is the one every encoding goes through.
+/// Values the unchecked form cannot hold (a month outside 1..12, a negative duration, a NaN count,
+/// an unknown type, a time that is not RFC 3339) get the same reasons the JSON decoder gives.
 pub fn record_from_proto(record: proto::UsageRecord) -> Submission {
-    for (field, text) in [
-        ("first_seen", &record.first_seen),
-        ("last_seen", &record.last_seen),
-    ] {
-        if chrono::DateTime::parse_from_rfc3339(text).is_err() {
-            return Submission::Invalid(Rejection::BadField {
+    match raw_from_proto(record) {
+        Ok(raw) => match UsageRecord::try_from(raw) {
+            Ok(record) => record.into(),
+            Err(error) => Submission::Invalid(Rejection::Malformed {
+                detail: error.to_string(),
+            }),
+        },
+        Err(rejection) => Submission::Invalid(rejection),
+    }
+}
+
+fn raw_from_proto(r: proto::UsageRecord) -> Result<RawRecord, Rejection> {
+    if !(1..=12).contains(&r.month) {
+        return Err(Rejection::BadMonth {
+            detail: format!("MeasurementMonth must be 1..=12, got {}", r.month),
+        });
+    }
+    let duration = |field: &str, n: i64| {
+        u64::try_from(n).map_err(|_| Rejection::BadDuration {
+            detail: format!("{field} must not be negative, got {n}"),
+        })
+    };
+    let available_duration = duration("available_duration", r.available_duration)?;
+    let active_duration = r
+        .active_duration
+        .map(|n| duration("active_duration", n))
+        .transpose()?;
+    if !(r.count.is_finite() && r.count > 0.0) {
+        return Err(Rejection::BadCount {
+            detail: format!("Count must be a finite number above zero, got {}", r.count),
+        });
+    }
+    let time = |field: &str, text: &str| {
+        chrono::DateTime::parse_from_rfc3339(text)
+            .map(|t| t.with_timezone(&chrono::Utc))
+            .map_err(|_| Rejection::BadField {
                 detail: format!(
                     "{field} {text:?} of {} {} is not an RFC 3339 time",
-                    record.site, record.associated_record
+                    r.site, r.associated_record
+                ),
+            })
+    };
+    let first_seen = time("first_seen", &r.first_seen)?;
+    let last_seen = time("last_seen", &r.last_seen)?;
+    let benchmark = match (r.benchmark_type, r.benchmark) {
+        (None, None) => None,
+        (Some(kind), Some(value)) => Some(RawBenchmark { kind, value }),
+        (kind, value) => {
+            return Err(Rejection::Malformed {
+                detail: format!(
+                    "benchmark_type ({kind:?}) and benchmark ({value:?}) come together or not at all"
                 ),
             });
         }
-    }
-    Submission::from_value(record_to_value(record))
+    };
+    Ok(RawRecord {
+        record_type: closed("record_type", &r.record_type)?,
+        accelerator_type: closed("accelerator_type", &r.accelerator_type)?,
+        source: closed("source", &r.source)?,
+        site: r.site,
+        associated_record: r.associated_record,
+        model: r.model,
+        year: r.year,
+        month: r.month.unsigned_abs(),
+        count: r.count,
+        cores: r.cores,
+        active_duration,
+        available_duration,
+        global_user_name: r.global_user_name,
+        fqan: r.fqan,
+        vo: r.vo,
+        benchmark,
+        first_seen,
+        last_seen,
+    })
 }
 
-fn record_to_value(r: proto::UsageRecord) -> Value {
-    let mut map = Map::new();
-    map.insert("site".into(), r.site.into());
-    map.insert("record_type".into(), r.record_type.into());
-    map.insert("associated_record".into(), r.associated_record.into());
-    map.insert("model".into(), r.model.into());
-    map.insert("year".into(), r.year.into());
-    map.insert("month".into(), r.month.into());
-    map.insert("accelerator_type".into(), r.accelerator_type.into());
-    // A NaN or infinite count has no JSON number: keep it as text so the check names it.
-    map.insert(
-        "count".into(),
-        serde_json::Number::from_f64(r.count)
-            .map(Value::Number)
-            .unwrap_or_else(|| Value::String(r.count.to_string())),
-    );
-    if let Some(cores) = r.cores {
-        map.insert("cores".into(), cores.into());
-    }
-    if let Some(active) = r.active_duration {
-        map.insert("active_duration".into(), active.into());
-    }
-    map.insert("available_duration".into(), r.available_duration.into());
-    for (key, value) in [
-        ("global_user_name", r.global_user_name),
-        ("fqan", r.fqan),
-        ("vo", r.vo),
-    ] {
-        if let Some(value) = value {
-            map.insert(key.into(), value.into());
-        }
-    }
-    match (r.benchmark_type, r.benchmark) {
-        (None, None) => {}
-        (kind, value) => {
-            let mut benchmark = Map::new();
-            benchmark.insert("type".into(), kind.unwrap_or_default().into());
-            benchmark.insert(
-                "value".into(),
-                value
-                    .and_then(serde_json::Number::from_f64)
-                    .map_or(Value::Null, Value::Number),
-            );
-            map.insert("benchmark".into(), Value::Object(benchmark));
-        }
-    }
-    map.insert("source".into(), r.source.into());
-    map.insert("first_seen".into(), r.first_seen.into());
-    map.insert("last_seen".into(), r.last_seen.into());
-    Value::Object(map)
+/// A value of one of the record's closed sets, read by its serde spelling.
+fn closed<'de, T: serde::Deserialize<'de>>(field: &str, text: &'de str) -> Result<T, Rejection> {
+    let deserializer =
+        serde::de::value::BorrowedStrDeserializer::<serde::de::value::Error>::new(text);
+    T::deserialize(deserializer).map_err(|error| Rejection::Malformed {
+        detail: format!("{field}: {error}"),
+    })
 }
 
 /// The protobuf form of one outcome.
@@ -200,6 +221,21 @@ mod tests {
         proto.count = -1.0;
         assert_eq!(kind(&record_from_proto(proto.clone())), "bad_count");
         proto.count = 1.0;
+        proto.first_seen = "yesterday".into();
+        assert_eq!(kind(&record_from_proto(proto.clone())), "bad_field");
+        proto.first_seen = proto.last_seen.clone();
+        proto.benchmark_type = Some("hepscore23".into());
+        proto.benchmark = None;
+        assert_eq!(kind(&record_from_proto(proto.clone())), "malformed");
+        proto.benchmark = Some(f64::NAN);
+        assert_eq!(kind(&record_from_proto(proto.clone())), "malformed");
+        let mut benchmarked = record_to_proto(&sample::record("vm-1"));
+        benchmarked.benchmark_type = Some("hepscore23".into());
+        benchmarked.benchmark = Some(12.5);
+        assert_eq!(kind(&record_from_proto(benchmarked)), "record");
+        proto.site = String::new();
+        assert_eq!(kind(&record_from_proto(proto.clone())), "malformed");
+        proto.site = "CESNET-MCC".into();
         proto.record_type = "vm".into();
         let Submission::Invalid(reason) = record_from_proto(proto) else {
             panic!("accepted an unknown record type")

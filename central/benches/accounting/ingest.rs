@@ -17,9 +17,8 @@ use std::time::{Duration, Instant};
 
 use accelfed_accounting::repository::floor::{PostgresFloor, PostgresFloorTable, SqliteFloor};
 use accelfed_accounting::repository::{DEFAULT_MAX_BATCH, Repository, Submission};
-use accelfed_accounting::ship::{Backoff, Client, ClientSettings, ShipOptions, ship};
+use accelfed_accounting::ship::{Client, ClientSettings, ShipOptions, ship};
 use accelfed_accounting::spool::{ShipLimits, Spool, plan};
-use accelfed_accounting::wire::convert::record_to_proto;
 use accelfed_central::auth::{TokenHash, Tokens};
 use accelfed_central::{ServeSettings, serve};
 use accelfed_schemas::usage::UsageRecord;
@@ -109,7 +108,8 @@ fn ship_all(settings: &Settings, spools: Vec<Spool>, ca_pem: &[u8], port: u16) -
             max_records: settings.batch,
             ..ShipLimits::default()
         },
-        backoff: Backoff::default(),
+        in_flight: settings.in_flight,
+        ..ShipOptions::default()
     };
     let start = Instant::now();
     let shipped: usize = std::thread::scope(|scope| {
@@ -118,7 +118,10 @@ fn ship_all(settings: &Settings, spools: Vec<Spool>, ca_pem: &[u8], port: u16) -
             .enumerate()
             .map(|(s, mut spool)| {
                 scope.spawn(move || {
-                    let runtime = tokio::runtime::Builder::new_current_thread()
+                    // As `accelfed ship` runs it: the spool work on this thread, the network on
+                    // two workers.
+                    let runtime = tokio::runtime::Builder::new_multi_thread()
+                        .worker_threads(2)
                         .enable_all()
                         .build()
                         .expect("a shipper runtime");
@@ -224,8 +227,8 @@ async fn direct(settings: &Settings, repository: &Repository) -> Duration {
 }
 
 /// For the breakdown: the shipper's work on its own spool with no network and no service: page
-/// pending records, plan batches, encode them, count the spool's depth and acknowledge every
-/// record, as `ship` does per batch.
+/// pending records, plan batches, encode them and acknowledge every record, as `ship` does per
+/// batch (it counts the spool's depth once per run).
 fn client_alone(spool: &mut Spool, batch: usize) -> Duration {
     let limits = ShipLimits {
         max_records: batch,
@@ -241,12 +244,8 @@ fn client_alone(spool: &mut Spool, batch: usize) -> Duration {
         after = *last;
         let pending: Vec<_> = page.into_iter().map(|(_, p)| p).collect();
         for indexes in plan(&pending, limits).batches {
-            let encoded: Vec<_> = indexes
-                .iter()
-                .map(|&i| record_to_proto(&pending[i].record))
-                .collect();
+            let encoded: Vec<_> = indexes.iter().map(|&i| pending[i].wire.clone()).collect();
             std::hint::black_box(encoded);
-            std::hint::black_box(spool.depth().expect("the depth"));
             let acks: Vec<_> = indexes.iter().map(|&i| pending[i].ack()).collect();
             spool.acknowledge(&acks).expect("acknowledging");
         }

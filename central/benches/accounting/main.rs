@@ -10,6 +10,7 @@
 //!
 //! * `ACCELFED_BENCH_RECORDS` [1000000]: records shipped (and written by the floor);
 //! * `ACCELFED_BENCH_BATCH` [10000]: records per shipped batch, and per floor transaction;
+//! * `ACCELFED_BENCH_IN_FLIGHT` [3]: batches on the wire at once, as accelfed ship's `in_flight`;
 //! * `ACCELFED_BENCH_SITES` [1]: sites shipping at once, each from its own spool and thread;
 //! * `ACCELFED_BENCH_REPORT_RECORDS` [10000000]: records stored for the report;
 //! * `ACCELFED_BENCH_BACKENDS` [sqlite,postgres];
@@ -61,6 +62,7 @@ impl fmt::Display for Backend {
 pub struct Settings {
     records: usize,
     batch: usize,
+    in_flight: usize,
     sites: usize,
     report_records: usize,
     backends: Vec<Backend>,
@@ -106,6 +108,10 @@ fn settings() -> Settings {
     let settings = Settings {
         records: number("ACCELFED_BENCH_RECORDS", 1_000_000),
         batch: number("ACCELFED_BENCH_BATCH", 10_000),
+        in_flight: number(
+            "ACCELFED_BENCH_IN_FLIGHT",
+            accelfed_accounting::ship::DEFAULT_IN_FLIGHT,
+        ),
         sites: number("ACCELFED_BENCH_SITES", 1).clamp(1, records::SITES),
         report_records: number("ACCELFED_BENCH_REPORT_RECORDS", 10_000_000),
         backends,

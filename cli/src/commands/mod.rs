@@ -29,11 +29,30 @@ pub fn run(command: Command) -> Outcome {
 
 /// A current-thread runtime for one command's network IO.
 fn runtime() -> Result<tokio::runtime::Runtime, Outcome> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|err| {
-            eprintln!("error: cannot start the async runtime: {err}");
-            Outcome::Partial
-        })
+    started(
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+    )
+}
+
+/// A runtime whose two workers carry the network while the thread that runs `block_on` does
+/// blocking work between awaits (`ship` reads and marks its SQLite spool while batches are on the
+/// wire).
+fn threaded_runtime() -> Result<tokio::runtime::Runtime, Outcome> {
+    started(
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build(),
+    )
+}
+
+fn started(
+    runtime: std::io::Result<tokio::runtime::Runtime>,
+) -> Result<tokio::runtime::Runtime, Outcome> {
+    runtime.map_err(|err| {
+        eprintln!("error: cannot start the async runtime: {err}");
+        Outcome::Partial
+    })
 }

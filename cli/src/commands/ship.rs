@@ -69,8 +69,9 @@ pub fn run(args: &ShipArgs) -> Outcome {
             initial: Duration::from_millis(settings.backoff_initial_ms),
             max: Duration::from_millis(settings.backoff_max_ms.max(settings.backoff_initial_ms)),
         },
+        in_flight: settings.in_flight,
     };
-    let runtime = match super::runtime() {
+    let runtime = match super::threaded_runtime() {
         Ok(runtime) => runtime,
         Err(outcome) => return outcome,
     };

@@ -46,6 +46,10 @@ pub struct ShipConfig {
     /// Records per batch (1..=50000). Must not exceed the repository's `ingest.max_batch`.
     #[serde(default = "default_batch_size", deserialize_with = "batch_size")]
     pub batch_size: usize,
+    /// Batches on the wire at once (1..=16): the next batches are read and sent while the
+    /// repository stores one.
+    #[serde(default = "default_in_flight", deserialize_with = "in_flight")]
+    pub in_flight: usize,
     /// Calls per batch before `ship` gives up until its next run (at least 1).
     #[serde(default = "default_attempts", deserialize_with = "attempts")]
     pub attempts: u32,
@@ -62,6 +66,9 @@ pub struct ShipConfig {
 
 fn default_batch_size() -> usize {
     500
+}
+fn default_in_flight() -> usize {
+    3
 }
 fn default_attempts() -> u32 {
     8
@@ -96,10 +103,50 @@ fn batch_size<'de, D: Deserializer<'de>>(deserializer: D) -> Result<usize, D::Er
     Ok(value)
 }
 
+fn in_flight<'de, D: Deserializer<'de>>(deserializer: D) -> Result<usize, D::Error> {
+    let value = usize::deserialize(deserializer)?;
+    if !(1..=16).contains(&value) {
+        return Err(serde::de::Error::custom(format!(
+            "in_flight must be 1..=16, got {value}"
+        )));
+    }
+    Ok(value)
+}
+
 fn attempts<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
     let value = u32::deserialize(deserializer)?;
     if value == 0 {
         return Err(serde::de::Error::custom("attempts must be at least 1"));
     }
     Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = "endpoint = \"https://repo.example.org:9443\"\ntoken_file = \"token\"\n";
+
+    #[test]
+    fn shipping_defaults() {
+        let ship: ShipConfig = toml::from_str(BASE).expect("a valid table");
+        assert_eq!(
+            (ship.batch_size, ship.in_flight, ship.attempts),
+            (500, 3, 8)
+        );
+    }
+
+    #[test]
+    fn in_flight_out_of_range_is_refused_at_its_line() {
+        for bad in ["0", "17"] {
+            let text = format!("{BASE}in_flight = {bad}\n");
+            let err = toml::from_str::<ShipConfig>(&text)
+                .expect_err("out of range")
+                .to_string();
+            assert!(err.contains("in_flight must be 1..=16"), "{err}");
+            assert!(err.contains("line 3"), "{err}");
+        }
+        let ship: ShipConfig = toml::from_str(&format!("{BASE}in_flight = 16\n")).expect("valid");
+        assert_eq!(ship.in_flight, 16);
+    }
 }

@@ -23,6 +23,7 @@ pub use id::{Identity, RecordId, RecordIdError};
 pub use kind::{RecordType, Source};
 pub use month::{Month, MonthError};
 pub use observation::Observation;
+pub use raw::{RawBenchmark, RawRecord};
 pub use record::{Benchmark, UsageRecord};
 
 #[cfg(any(test, feature = "test-support"))]

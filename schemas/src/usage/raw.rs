@@ -4,6 +4,9 @@
 //!
 //! Text fields arrive as plain strings and the count as a plain number so that a bad value is
 //! reported with the record's id and the APEL field name, not as a bare serde error.
+//!
+//! Decoders of other encodings (the gRPC service) fill a [`RawRecord`] and convert it with
+//! `UsageRecord::try_from`, so every encoding is checked by this one conversion.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -16,39 +19,41 @@ use super::record::{Benchmark, UsageRecord};
 use crate::gpu::{AcceleratorType, GpuCount, GpuModel};
 use crate::names::{Fqan, LocalId, NameError, SiteName, Text, VoName};
 
+/// A usage record's fields before any check (see the module documentation).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(super) struct RawRecord {
-    site: String,
-    record_type: RecordType,
-    associated_record: String,
-    model: String,
-    year: i32,
-    month: u32,
-    accelerator_type: AcceleratorType,
-    count: f64,
+pub struct RawRecord {
+    pub site: String,
+    pub record_type: RecordType,
+    pub associated_record: String,
+    pub model: String,
+    pub year: i32,
+    pub month: u32,
+    pub accelerator_type: AcceleratorType,
+    pub count: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    cores: Option<u32>,
+    pub cores: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    active_duration: Option<u64>,
-    available_duration: u64,
+    pub active_duration: Option<u64>,
+    pub available_duration: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    global_user_name: Option<String>,
+    pub global_user_name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    fqan: Option<String>,
+    pub fqan: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    vo: Option<String>,
+    pub vo: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    benchmark: Option<RawBenchmark>,
-    source: Source,
-    first_seen: DateTime<Utc>,
-    last_seen: DateTime<Utc>,
+    pub benchmark: Option<RawBenchmark>,
+    pub source: Source,
+    pub first_seen: DateTime<Utc>,
+    pub last_seen: DateTime<Utc>,
 }
 
+/// BenchmarkType and Benchmark before any check.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct RawBenchmark {
+pub struct RawBenchmark {
     #[serde(rename = "type")]
-    kind: String,
-    value: f64,
+    pub kind: String,
+    pub value: f64,
 }
 
 impl RawRecord {
