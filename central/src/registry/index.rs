@@ -12,6 +12,7 @@ use accelfed_schemas::glue::from_json::ParsedDocument;
 use accelfed_schemas::gpu::GpuModel;
 
 use super::answer::{OffersAnswer, RenderedOffers};
+use super::federation::{self, FederationPostings};
 use super::offer::{self, Filter, Offer, ServiceKind};
 use super::postings::{Narrowing, Postings};
 
@@ -60,6 +61,13 @@ impl SiteView {
             rendered,
             gpus_each,
         }
+    }
+}
+
+impl SiteView {
+    /// The site's posting lists.
+    pub(super) fn postings(&self) -> &Postings {
+        &self.postings
     }
 }
 
@@ -127,6 +135,8 @@ pub struct Index {
     sites: Vec<Arc<SiteView>>,
     /// Site positions by ASCII-lowercased name: the `site` filter ignores ASCII case.
     by_name: HashMap<String, Vec<u32>>,
+    /// Every site's posting lists merged, for queries that name no site.
+    federation: FederationPostings,
 }
 
 impl Index {
@@ -135,10 +145,18 @@ impl Index {
     pub fn with(&self, view: SiteView) -> Self {
         let mut sites = self.sites.clone();
         let view = Arc::new(view);
-        match sites.binary_search_by(|site| site.site.as_str().cmp(&view.site)) {
-            Ok(position) => sites[position] = view,
-            Err(position) => sites.insert(position, view),
-        }
+        let federation = match sites.binary_search_by(|site| site.site.as_str().cmp(&view.site)) {
+            Ok(position) => {
+                let federation = self.federation.replaced(position, &sites[position], &view);
+                sites[position] = view;
+                federation
+            }
+            Err(position) => {
+                // A new site shifts the ranks after it: every list changes.
+                sites.insert(position, view);
+                FederationPostings::build(&sites)
+            }
+        };
         let mut by_name: HashMap<String, Vec<u32>> = HashMap::with_capacity(sites.len());
         for (position, site) in sites.iter().enumerate() {
             if let Ok(position) = u32::try_from(position) {
@@ -148,7 +166,11 @@ impl Index {
                     .push(position);
             }
         }
-        Self { sites, by_name }
+        Self {
+            sites,
+            by_name,
+            federation,
+        }
     }
 
     pub fn sites(&self) -> &[Arc<SiteView>] {
@@ -254,10 +276,36 @@ impl Index {
             ),
             None => Box::new(self.sites.iter()),
         };
-        let exact = narrowing.exact();
         // Checked first from the site's column of GPU counts, which most candidates fail in the
         // broker form, without reading the offer itself.
         let min_gpus = filter.min_gpus;
+        let check = |site: &'i Arc<SiteView>, position: usize| -> Option<Hit<'i>> {
+            let offer = &site.offers[position];
+            if min_gpus.is_some_and(|min| site.gpus_each[position] + 1e-9 < min) {
+                return None;
+            }
+            let fresh = now <= offer.expires;
+            if (filter.fresh && !fresh) || !rest.matches(offer) {
+                return None;
+            }
+            Some(Hit {
+                site,
+                position,
+                fresh,
+            })
+        };
+        // A query over every site that names a list: the federation's lists, intersected once,
+        // give exactly the offers with every model word, the VO and the kind.
+        if named.is_none() && (wanted.is_some() || vo.is_some() || cloud_only) {
+            self.federation.for_each_candidate(&narrowing, |entry| {
+                let (rank, position) = federation::split(entry);
+                if let Some(hit) = self.sites.get(rank).and_then(|site| check(site, position)) {
+                    found(hit);
+                }
+            });
+            return;
+        }
+        let exact = narrowing.exact();
         for site in sites {
             site.postings.for_each_candidate(&narrowing, |position| {
                 let offer = &site.offers[position];
@@ -271,18 +319,9 @@ impl Index {
                 if !exact && cloud_only && offer.service_kind != ServiceKind::Cloud {
                     return;
                 }
-                if min_gpus.is_some_and(|min| site.gpus_each[position] + 1e-9 < min) {
-                    return;
+                if let Some(hit) = check(site, position) {
+                    found(hit);
                 }
-                let fresh = now <= offer.expires;
-                if (filter.fresh && !fresh) || !rest.matches(offer) {
-                    return;
-                }
-                found(Hit {
-                    site,
-                    position,
-                    fresh,
-                });
             });
         }
     }

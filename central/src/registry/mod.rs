@@ -13,6 +13,7 @@
 pub mod answer;
 pub mod check;
 pub mod config;
+pub mod federation;
 pub mod http;
 pub mod https;
 pub mod index;

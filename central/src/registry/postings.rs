@@ -134,3 +134,28 @@ fn push_once(list: &mut Vec<u32>, position: u32) {
         list.push(position);
     }
 }
+
+/// What a posting list is of: a model word, a VO (ASCII-lowercased) or the cloud kind.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Key {
+    Token(String),
+    Vo(String),
+    Cloud,
+}
+
+impl Postings {
+    /// Every list of the site with its key.
+    pub fn lists(&self) -> impl Iterator<Item = (Key, &[u32])> {
+        let tokens = self
+            .by_token
+            .iter()
+            .map(|(token, list)| (Key::Token(token.clone()), list.as_slice()));
+        let vos = self
+            .by_vo
+            .iter()
+            .map(|(vo, list)| (Key::Vo(vo.clone()), list.as_slice()));
+        tokens
+            .chain(vos)
+            .chain(std::iter::once((Key::Cloud, self.cloud.as_slice())))
+    }
+}

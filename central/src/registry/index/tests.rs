@@ -70,8 +70,10 @@ fn federation() -> Index {
         ("S-2", many_flavors("S-2")),
         ("S-1", sample::snapshot("S-1")),
         ("S-3", many_flavors("S-3")),
-        ("S-1", many_flavors("S-1")),
         (example_name.as_str(), example.clone()),
+        // Replacements last, so the federation's lists are the replaced ones, not rebuilt.
+        ("S-1", many_flavors("S-1")),
+        ("S-3", sample::snapshot("S-3")),
     ] {
         index = index.with(view(name, &snapshot, received));
     }
@@ -244,6 +246,11 @@ fn a_push_replaces_the_sites_view_and_keeps_the_order() {
     let index = index.with(view("S-2", &many_flavors("S-2"), received));
     let names: Vec<_> = index.sites().iter().map(|s| s.site.as_str()).collect();
     assert_eq!(names, ["S-1", "S-2"]);
+    // The federation's lists after replacing a site are those built from scratch.
+    assert_eq!(index.federation, FederationPostings::build(index.sites()));
+    let index = index.with(view("S-2", &sample::snapshot("S-2"), received));
+    assert_eq!(index.federation, FederationPostings::build(index.sites()));
+    let index = index.with(view("S-2", &many_flavors("S-2"), received));
     assert_eq!(index.sites()[1].offers.len(), 14);
     let only = Filter {
         site: Some("s-2".into()),
