@@ -92,7 +92,7 @@ impl RecordRow {
             detail: format!("{what} {value} s is out of range"),
         };
         Ok(Self {
-            record_id: id_bytes(record.id().as_str()),
+            record_id: record.identity().digest(),
             period,
             site: record.site.as_str().to_owned(),
             vo: record.vo.as_ref().map(|v| v.as_str().to_owned()),
@@ -141,21 +141,6 @@ impl RecordRow {
     }
 }
 
-/// The 32 bytes of a record id's 64 hex digits. [`accelfed_schemas::usage::RecordId`] guarantees
-/// the form; anything else maps to zeros, which no SHA-256 output realistically is.
-pub(crate) fn id_bytes(hex: &str) -> [u8; 32] {
-    let mut bytes = [0u8; 32];
-    let digits = hex.as_bytes();
-    if digits.len() != 64 {
-        return bytes;
-    }
-    for (i, byte) in bytes.iter_mut().enumerate() {
-        let pair = std::str::from_utf8(&digits[2 * i..2 * i + 2]).unwrap_or("00");
-        *byte = u8::from_str_radix(pair, 16).unwrap_or(0);
-    }
-    bytes
-}
-
 #[cfg(test)]
 pub(crate) mod sample {
     use super::*;
@@ -194,19 +179,15 @@ mod tests {
     fn projects_a_record() {
         let record = accelfed_schemas::usage::sample::record("vm-1");
         let row = RecordRow::from_record(&record).unwrap();
-        assert_eq!(row.record_id, id_bytes(record.id().as_str()));
-        assert_ne!(row.record_id, [0; 32]);
+        let hex: String = row.record_id.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(
+            hex,
+            record.id().as_str(),
+            "the id's bytes are its hex digits"
+        );
         assert_eq!(row.gpu_milli, 1000);
         assert_eq!(row.available_seconds, 864_000);
         assert_eq!(row.summary_key().vo, "vo.example.org");
         assert_eq!(row.totals().gpu_hours(), 240.0);
-    }
-
-    #[test]
-    fn decodes_hex_ids() {
-        let hex = "00ff10".repeat(10) + "abcd";
-        let bytes = id_bytes(&hex);
-        assert_eq!(&bytes[..3], &[0x00, 0xff, 0x10]);
-        assert_eq!(&bytes[30..], &[0xab, 0xcd]);
     }
 }

@@ -54,11 +54,55 @@ impl Identity<'_> {
         text
     }
 
+    /// The SHA-256 of [`Self::canonical`], hashed piece by piece (no text is built: ingest computes
+    /// this for every record it receives).
+    pub fn digest(&self) -> [u8; 32] {
+        let mut hasher = Sha256::new();
+        hasher.update(b"accelfed-usage-v1\n");
+        let mut month = *b"0000-00";
+        if (0..=9999).contains(&self.year) && self.month <= 99 {
+            let year = self.year.unsigned_abs();
+            for (i, divisor) in [1000, 100, 10, 1].into_iter().enumerate() {
+                month[i] = b'0' + (year / divisor % 10) as u8;
+            }
+            month[5] = b'0' + (self.month / 10) as u8;
+            month[6] = b'0' + (self.month % 10) as u8;
+        } else {
+            // Outside what a valid record holds (errors still name the id): the slow way.
+            return Sha256::digest(self.canonical().as_bytes()).into();
+        }
+        for value in [
+            self.site.as_bytes(),
+            self.record_type.as_str().as_bytes(),
+            self.associated_record.as_bytes(),
+            self.model.as_bytes(),
+            &month,
+        ] {
+            let mut digits = [0u8; 20];
+            let mut at = digits.len();
+            let mut len = value.len();
+            loop {
+                at -= 1;
+                digits[at] = b'0' + (len % 10) as u8;
+                len /= 10;
+                if len == 0 {
+                    break;
+                }
+            }
+            hasher.update(&digits[at..]);
+            hasher.update(b":");
+            hasher.update(value);
+            hasher.update(b"\n");
+        }
+        hasher.finalize().into()
+    }
+
     pub fn id(&self) -> RecordId {
-        let digest = Sha256::digest(self.canonical().as_bytes());
+        const HEX: &[u8; 16] = b"0123456789abcdef";
         let mut hex = String::with_capacity(64);
-        for byte in digest.iter() {
-            let _ = write!(hex, "{byte:02x}");
+        for byte in self.digest() {
+            hex.push(char::from(HEX[usize::from(byte >> 4)]));
+            hex.push(char::from(HEX[usize::from(byte & 0x0f)]));
         }
         RecordId(hex)
     }
@@ -153,6 +197,28 @@ mod tests {
             id.as_str(),
             "042044e04d5e8d7bdcb781ef5a6f39fb8a93cd10ae55f24f1db6f4d7d9f2fed9"
         );
+    }
+
+    #[test]
+    fn the_digest_hashes_exactly_the_canonical_text() {
+        let long = "x".repeat(12_345);
+        for (site, associated_record, year, month) in [
+            ("CESNET-MCC", "vm-1", 2026, 1),
+            ("S", "", 1, 12),
+            ("SITE-\u{e9}", long.as_str(), 9999, 99),
+            ("A", "job:7", -3, 0),
+            ("A", "job:7", 10_000, 100),
+        ] {
+            let identity = Identity {
+                site,
+                associated_record,
+                year,
+                month,
+                ..identity()
+            };
+            let expected: [u8; 32] = Sha256::digest(identity.canonical().as_bytes()).into();
+            assert_eq!(identity.digest(), expected, "{identity}");
+        }
     }
 
     #[test]
