@@ -93,8 +93,9 @@ def main():
         flavors[name] = flavor
 
     def boot(args):
-        # The API services on 2 busy cores now and then drop a request: a timeout and a second
-        # try (find_server first, so a server is never made twice) rather than a hang.
+        # On 2 busy cores the API services now and then drop a request or a build fails (an RPC
+        # timing out): a timeout, and up to three tries, a failed server deleted first (find_server
+        # first, so a server is never made twice).
         project, name, flavor = args
         for attempt in range(3):
             try:
@@ -105,11 +106,17 @@ def main():
                 return c, c.compute.wait_for_server(server, status="ACTIVE",
                                                     failures=["ERROR"], interval=2, wait=900)
             except openstack.exceptions.SDKException as err:
-                if attempt == 2 or isinstance(err, openstack.exceptions.ResourceFailure):
+                if attempt == 2:
                     raise
-                print(f"populate.py: {name}: {err}; trying again", file=sys.stderr)
+                if isinstance(err, openstack.exceptions.ResourceFailure):
+                    failed = c.compute.get_server(server)
+                    print(f"populate.py: {name} failed: {failed.fault}; again", file=sys.stderr)
+                    c.compute.delete_server(failed)
+                    c.compute.wait_for_delete(failed, interval=2, wait=300)
+                else:
+                    print(f"populate.py: {name}: {err}; again", file=sys.stderr)
 
-    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
         # first a GPU server per project that ran and is gone (a closed accounting interval);
         # its V100s are free again before the others start. Not again in a project that has
         # its servers already (populate.py run twice).

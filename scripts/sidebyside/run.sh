@@ -37,6 +37,10 @@ PROXY_PID=
 cleanup() {
   local rc=$?
   [ -z "$PROXY_PID" ] || kill "$PROXY_PID" 2>/dev/null || true
+  if [ $rc != 0 ] && [ -d "$WORK/cloud/log" ]; then
+    rm -rf "$RESULTS/failed-logs" && mkdir -p "$RESULTS" && cp -r "$WORK/cloud/log" "$RESULTS/failed-logs"
+    say "failed ($rc): the cloud's logs are in $RESULTS/failed-logs"
+  fi
   say "stopping the cloud"
   "$ROOT/scripts/openstack/cloud.sh" down "$WORK/cloud" > /dev/null 2>&1 || true
   rm -rf "$WORK"
