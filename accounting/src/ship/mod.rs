@@ -9,6 +9,7 @@
 //! * [`verify`]: the repository's per-month counts against the spool's; months that differ are
 //!   re-sent (re-sending replaces, never adds).
 
+mod acker;
 mod backoff;
 mod client;
 mod error;

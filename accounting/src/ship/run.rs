@@ -4,7 +4,8 @@
 //! Batches leave in spool order and up to [`ShipOptions::in_flight`] of them are on the wire at
 //! once, so the spool work here (reading and encoding the next batch, recording the last one's
 //! acknowledgements) overlaps with the repository storing the batches before it; answers are taken
-//! in sending order. A batch is sent again until the repository answers or the attempts run out;
+//! in sending order, and their acknowledgements are marked in the spool by [`super::acker`]'s
+//! thread. A batch is sent again until the repository answers or the attempts run out;
 //! then the run stops, the batches behind it are abandoned (their records stay pending; had the
 //! repository stored them, sending them again is answered "unchanged"), and what was acknowledged
 //! before stays acknowledged.
@@ -15,6 +16,7 @@ use std::time::Duration;
 use accelfed_schemas::usage::RecordId;
 use tokio::task::JoinHandle;
 
+use super::acker::Acker;
 use super::backoff::{Backoff, delay, random_unit};
 use super::client::{Client, describe, retryable};
 use super::error::ShipError;
@@ -139,12 +141,15 @@ pub async fn ship(
     // Counted once: the figure each batch reports is this minus what has been acknowledged since
     // (a meter writing meanwhile is counted by the next run).
     let mut depth = spool.depth()?;
+    let acker = Acker::start(spool)?;
     let mut batches = Batches::new(options.limits);
     let mut in_flight: VecDeque<InFlight> = VecDeque::new();
     let result = loop {
         while in_flight.len() < options.in_flight.max(1) {
-            let Some(records) = batches.next(spool, &mut report.oversized)? else {
-                break;
+            let records = match batches.next(spool, &mut report.oversized) {
+                Ok(Some(records)) => records,
+                Ok(None) => break,
+                Err(err) => return finish(Err(err), in_flight, acker, spool, report),
             };
             in_flight.push_back(tokio::spawn(submit(
                 client.clone(),
@@ -172,13 +177,29 @@ pub async fn ship(
             Err(err) => break Err(err),
         };
         report.acknowledged += acks.len();
-        let marked = spool.acknowledge(&acks)?;
-        depth = depth.saturating_sub(marked as u64);
+        depth = depth.saturating_sub(acks.len() as u64);
         report.batches += 1;
+        if !acker.mark(acks) {
+            // The marking thread stopped on an error; `finish` returns it.
+            break Ok(());
+        }
     };
+    finish(result, in_flight, acker, spool, report)
+}
+
+/// Abandons the calls still on the wire and waits until every acknowledgement received is marked
+/// in the spool; a failure to mark comes before the run's own result (the records stay pending).
+fn finish(
+    result: Result<(), ShipError>,
+    in_flight: VecDeque<InFlight>,
+    acker: Acker,
+    spool: &Spool,
+    report: ShipReport,
+) -> Result<ShipReport, ShipError> {
     for abandoned in in_flight {
         abandoned.abort();
     }
+    acker.finish(spool)?;
     result.map(|()| report)
 }
 

@@ -36,4 +36,6 @@ pub enum SpoolError {
         id: String,
         reason: String,
     },
+    #[error("spool {path}: {message}")]
+    Thread { path: PathBuf, message: String },
 }

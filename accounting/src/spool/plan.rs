@@ -6,7 +6,10 @@ use accelfed_schemas::usage::batch::{self, Frame, Limits, Packing};
 
 use super::store::PendingRecord;
 
-/// Per batch on the wire. The defaults stay well inside gRPC's 4 MiB default message size.
+/// Per batch on the wire. `accelfed serve` accepts messages of `ingest.max_batch` x 2 KiB (at
+/// least 4 MiB), so a batch of at most `max_batch` records of ordinary size always fits; the byte
+/// limit is for records far larger than usual, and leaves a 10,000-record batch (about 3 MB of
+/// protobuf) whole, as one transaction at the repository.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ShipLimits {
     pub max_records: usize,
@@ -17,15 +20,16 @@ impl Default for ShipLimits {
     fn default() -> Self {
         Self {
             max_records: 500,
-            max_bytes: 3 * 1024 * 1024,
+            max_bytes: 16 * 1024 * 1024,
         }
     }
 }
 
-/// Envelope bytes per batch and per record (field tags, lengths; generous) on top of a record's
-/// encoding.
+/// Envelope bytes per batch and per record on top of a record's encoding: a record is a
+/// length-delimited field (a tag byte and a length of at most 4 bytes for anything under 256 MiB);
+/// rounded up.
 const BATCH_OVERHEAD: usize = 256;
-const RECORD_OVERHEAD: usize = 128;
+const RECORD_OVERHEAD: usize = 8;
 
 /// Batches of indexes into `pending`, in order (oldest first), within `limits`; records too large
 /// for any batch are listed apart so the shipper can report them instead of stalling on them.
@@ -85,7 +89,7 @@ mod tests {
         records[3].wire = vec![0; 20_000];
         let packing = plan(&records, limits);
         assert_eq!(packing.oversized, vec![3]);
-        // (10,000 - 256) / (2,000 + 128) = 4 per batch.
+        // (10,000 - 256) / (2,000 + 8) = 4 per batch.
         let lens: Vec<usize> = packing.batches.iter().map(Vec::len).collect();
         assert_eq!(lens, vec![4, 4, 1]);
     }

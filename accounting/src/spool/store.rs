@@ -142,6 +142,11 @@ impl Spool {
         Ok(spool)
     }
 
+    /// The spool's file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     pub(super) fn sqlite(&self) -> impl Fn(rusqlite::Error) -> SpoolError + '_ {
         |source| SpoolError::Sqlite {
             path: self.path.clone(),
