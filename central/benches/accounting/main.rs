@@ -141,6 +141,11 @@ pub async fn total_records(repository: &Repository) -> i64 {
     rows.first().map(|r| r.totals.records).unwrap_or(0)
 }
 
+/// The allocator the `accelfed` binary uses (`accelfed ship` and `accelfed serve` are what is
+/// measured), for the floors too.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let settings = settings();
     println!("{settings:?}");
