@@ -1,7 +1,8 @@
 //! Servers -> GPU usage intervals, the OpenStack meter's observations. One interval per server:
 //! from `created` (cASO's start, not `launched_at`) to `OS-SRV-USG:terminated_at`, else the
 //! deletion time (`updated` of a DELETED server), else open. A SHELVED_OFFLOADED server holds no
-//! GPU, so its interval ends at its last change (the offload). Splitting into calendar-month records
+//! GPU, so its interval ends at its last change (the offload); a server that never launched (failed
+//! at build) held none, whether or not it was deleted since. Splitting into calendar-month records
 //! is the accounting side's job; [`VmUsage::seconds_within`] is the overlap it needs.
 
 use std::sync::Arc;
@@ -122,9 +123,10 @@ pub fn observe(
     };
     let start = time("created", server.created())?;
     let end = match server.terminated_at() {
-        Some(terminated) if !terminated.is_empty() => Some(time("terminated_at", terminated)?),
-        // Never launched (failed at build): no GPU time, as cASO counts it.
+        // Never launched (failed at build): no GPU time, also when it was deleted afterwards (its
+        // `terminated_at` is then the deletion; cASO charges created..deleted for it).
         _ if server.launched() == Some(false) => Some(start),
+        Some(terminated) if !terminated.is_empty() => Some(time("terminated_at", terminated)?),
         _ if holds_no_gpu(server.status()) => match server.updated() {
             Some(updated) => Some(time("updated", updated)?),
             None => Some(start),
@@ -237,6 +239,11 @@ mod tests {
             usage.seconds_within(usage.start, at("2026-12-01T00:00:00Z")),
             0
         );
+        // Deleted afterwards: still none.
+        server["status"] = json!("DELETED");
+        server["OS-SRV-USG:terminated_at"] = json!("2026-11-20T10:00:00.000000");
+        let usage = observe(&read(&server), gpu(1), None).unwrap();
+        assert_eq!(usage.end, Some(usage.start));
     }
 
     #[test]
