@@ -1,9 +1,9 @@
 //! `accelfed serve`: the central services of a federation.
 //!
-//! Now: the gRPC ingest of usage records (`ingest.rs`) over TLS with per-site bearer tokens
-//! (`auth.rs`), the `/metrics` endpoint (`metrics.rs`), and the configuration file (`config/`).
-//! Later: the federation registry's HTTP API and the web page. Daemons take their listener and a
-//! shutdown future as arguments so tests can bind port 0.
+//! The gRPC ingest of usage records (`ingest.rs`) over TLS with per-site bearer tokens
+//! (`auth.rs`), the `/metrics` endpoint (`metrics.rs`), the configuration file (`config/`), and the
+//! federation registry (`registry/`: pushes, the query API, LDAP sync, the web page). Daemons take
+//! their listener and a shutdown future as arguments so tests can bind port 0.
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
