@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
 use std::time::Duration;
 
 use tokio::net::TcpListener;
@@ -37,16 +39,7 @@ impl Drop for Running {
 
 async fn start(max_batch: usize) -> Running {
     let dir = tempfile::tempdir().unwrap();
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
-    let issuer = rcgen::Issuer::new(ca_params, ca_key);
-    let key = rcgen::KeyPair::generate().unwrap();
-    let cert = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
-        .unwrap()
-        .signed_by(&key, &issuer)
-        .unwrap();
+    let pki = support::pki();
 
     let repository = Repository::open(dir.path().join("r.sqlite").to_str().unwrap())
         .await
@@ -57,8 +50,8 @@ async fn start(max_batch: usize) -> Running {
     let settings = ServeSettings {
         repository: repository.clone(),
         tokens: Tokens::new([(SiteName::new("CESNET-MCC").unwrap(), TokenHash::of(TOKEN))]),
-        certificate_pem: cert.pem().into_bytes(),
-        key_pem: key.serialize_pem().into_bytes(),
+        certificate_pem: pki.cert_pem.into_bytes(),
+        key_pem: pki.key_pem.into_bytes(),
         max_batch,
     };
     tokio::spawn(serve(settings, listener, None, async {
@@ -66,7 +59,7 @@ async fn start(max_batch: usize) -> Running {
     }));
     let channel = Channel::from_shared(format!("https://localhost:{port}"))
         .unwrap()
-        .tls_config(ClientTlsConfig::new().ca_certificate(Certificate::from_pem(ca_cert.pem())))
+        .tls_config(ClientTlsConfig::new().ca_certificate(Certificate::from_pem(&pki.ca_pem)))
         .unwrap()
         .timeout(Duration::from_secs(10))
         .connect_lazy();

@@ -6,6 +6,8 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -106,16 +108,7 @@ async fn run(spool: &mut Spool, client: &mut Client) -> Result<ShipReport, ShipE
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_batch_stops_the_run_in_order_and_the_next_run_counts_everything_once() {
     let dir = tempfile::tempdir().unwrap();
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
-    let issuer = rcgen::Issuer::new(ca_params, ca_key);
-    let key = rcgen::KeyPair::generate().unwrap();
-    let cert = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
-        .unwrap()
-        .signed_by(&key, &issuer)
-        .unwrap();
+    let pki = support::pki();
 
     let repository = Repository::open(dir.path().join("r.sqlite").to_str().unwrap())
         .await
@@ -137,7 +130,7 @@ async fn a_failed_batch_stops_the_run_in_order_and_the_next_run_counts_everythin
     let port = listener.local_addr().unwrap().port();
     let server = Server::builder()
         .tls_config(
-            ServerTlsConfig::new().identity(Identity::from_pem(cert.pem(), key.serialize_pem())),
+            ServerTlsConfig::new().identity(Identity::from_pem(&pki.cert_pem, &pki.key_pem)),
         )
         .unwrap()
         .add_service(AccountingServer::from_arc(gate.clone()))
@@ -155,7 +148,7 @@ async fn a_failed_batch_stops_the_run_in_order_and_the_next_run_counts_everythin
         .collect();
     let mut client = Client::new(&ClientSettings {
         endpoint: format!("https://localhost:{port}"),
-        ca_pem: Some(ca_cert.pem().into_bytes()),
+        ca_pem: Some(pki.ca_pem.into_bytes()),
         token: TOKEN.to_owned(),
         timeout: Duration::from_secs(10),
     })
