@@ -25,4 +25,6 @@ pub mod postings;
 pub mod registry;
 pub mod service;
 pub mod store;
+#[cfg(test)]
+mod test_support;
 pub mod web;

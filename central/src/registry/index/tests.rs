@@ -1,11 +1,10 @@
 //! The index's posting lists must select exactly what a scan of every offer selects, in the same
 //! order: the scan below is the registry's query as it was before the lists, kept as the reference.
 
-use std::path::Path;
-
 use chrono::TimeZone;
 
 use super::*;
+use crate::registry::test_support::example_site;
 use accelfed_schemas::glue::{Service, SiteSnapshot, from_json, sample};
 use accelfed_schemas::gpu::GpuCount;
 use accelfed_schemas::names::{LocalId, Text};
@@ -45,19 +44,6 @@ fn many_flavors(name: &str) -> SiteSnapshot {
         }
     }
     snapshot
-}
-
-fn example_site() -> SiteSnapshot {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/site.toml");
-    let loaded = accelfed_provider::config::Config::load(&path).unwrap();
-    let now = Utc.with_ymd_and_hms(2026, 11, 1, 12, 0, 0).unwrap();
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(accelfed_provider::gather(&loaded.config, now))
-        .unwrap()
-        .snapshot
 }
 
 fn federation() -> Index {

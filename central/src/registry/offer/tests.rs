@@ -1,8 +1,7 @@
-use std::path::Path;
-
 use chrono::TimeZone;
 
 use super::*;
+use crate::registry::test_support::example_site;
 use accelfed_schemas::glue::SiteSnapshot;
 use accelfed_schemas::glue::from_json;
 use accelfed_schemas::glue::sample;
@@ -12,19 +11,6 @@ use accelfed_schemas::render::json;
 fn offers_of(snapshot: &SiteSnapshot) -> Vec<Offer> {
     let parsed = from_json::parse(&json::render(snapshot)).unwrap();
     offers(&parsed.entities, &parsed.stamps)
-}
-
-fn example_site() -> SiteSnapshot {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/site.toml");
-    let loaded = accelfed_provider::config::Config::load(&path).unwrap();
-    let now = Utc.with_ymd_and_hms(2026, 11, 1, 12, 0, 0).unwrap();
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(accelfed_provider::gather(&loaded.config, now))
-        .unwrap()
-        .snapshot
 }
 
 #[test]
