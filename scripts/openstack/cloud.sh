@@ -209,10 +209,13 @@ daemon() { # DIR name cmd...
   setsid "$@" > "$D/log/$n.out" 2>&1 < /dev/null &
   echo $! > "$D/run/$n.pid"
 }
-wsgi() { # DIR name port file VAR=value
-  local D=$1 n=$2 port=$3 file=$4 env=$5
+# Nova's API is eventlet code: under several uwsgi threads of one process it stops answering
+# ("greenlet.error: cannot switch to a different thread") once requests overlap, so it runs as
+# processes of one thread each, as production deployments run it; the others take threads.
+wsgi() { # DIR name port file VAR=value [processes threads]
+  local D=$1 n=$2 port=$3 file=$4 env=$5 processes=${6:-1} threads=${7:-4}
   setsid /usr/bin/uwsgi_python3 --http-socket "127.0.0.1:$port" --wsgi-file "$file" --master \
-    --processes 1 --threads 4 --enable-threads --lazy-apps --die-on-term --buffer-size 65535 \
+    --processes "$processes" --threads "$threads" --enable-threads --lazy-apps --die-on-term --buffer-size 65535 \
     --add-header "Connection: close" --env "$env" --logto "$D/log/$n-uwsgi.log" \
     --pidfile "$D/run/$n.pid" > /dev/null 2>&1 < /dev/null &
 }
@@ -256,7 +259,7 @@ up() {
   } >> "$D/log/bootstrap.out" 2>> "$D/log/bootstrap.err"
   say "services"
   wsgi "$D" placement "$PL" /usr/bin/placement-api "OS_PLACEMENT_CONFIG_DIR=$D/etc/placement"
-  wsgi "$D" nova-api "$NV" /usr/bin/nova-api-wsgi "OS_NOVA_CONFIG_DIR=$D/etc/nova"
+  wsgi "$D" nova-api "$NV" /usr/bin/nova-api-wsgi "OS_NOVA_CONFIG_DIR=$D/etc/nova" 4 1
   daemon "$D" glance /usr/bin/glance-api --config-file "$D/etc/glance/glance-api.conf"
   daemon "$D" neutron /usr/bin/neutron-server --config-file "$D/etc/neutron/neutron.conf"
   daemon "$D" conductor /usr/bin/nova-conductor --config-file "$D/etc/nova/nova.conf" --log-file "$D/log/conductor.log"

@@ -26,6 +26,7 @@ pub mod usage;
 pub mod vo;
 
 pub use capacity::{KindCapacity, ProviderState};
+pub use client::Listing;
 pub use config::{Convention, DeviceConfig, OpenstackConfig};
 pub use conventions::FlavorGpu;
 pub use detect::{Detection, Detector};

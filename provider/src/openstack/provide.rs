@@ -2,7 +2,7 @@
 //! Warnings (odd flavors, unreadable project properties) are logged; failures are returned so the
 //! caller exits 1 while still publishing what was read.
 
-use super::client::{self, Fetched};
+use super::client::{self, Fetched, Listing};
 use super::config::OpenstackConfig;
 use super::error::OpenstackError;
 use super::map::{Mapped, map};
@@ -14,13 +14,14 @@ pub struct Provided {
     pub failures: Vec<String>,
 }
 
-/// Reads the cloud. `changes_since` (RFC 3339) adds servers deleted since then, for the meter.
+/// Reads what `listing` names of the cloud and maps it; with [`Listing::Usage`] the service is
+/// only a by-product (no capacity, images or quotas) and the usage is what counts.
 pub async fn provide(
     config: &OpenstackConfig,
-    changes_since: Option<&str>,
+    listing: Listing<'_>,
 ) -> Result<Provided, OpenstackError> {
     let creds = client::credentials(config)?;
-    let Fetched { state, failures } = client::fetch(config, creds, changes_since).await?;
+    let Fetched { state, failures } = client::fetch(config, creds, listing).await?;
     let mapped = map(config, &state);
     for warning in &mapped.warnings {
         tracing::warn!(cloud = %config.id.get_ref(), "{warning}");

@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use serde_json::json;
 
 use accelfed_provider::gather;
-use accelfed_provider::openstack::{OpenstackError, Provided, observe, provide};
+use accelfed_provider::openstack::{Listing, OpenstackError, Provided, observe, provide};
 use accelfed_schemas::glue::Service;
 use accelfed_schemas::gpu::GpuCount;
 use accelfed_schemas::names::SiteName;
@@ -68,7 +68,7 @@ async fn fake(behaviour: Behaviour) -> FakeCloud {
 async fn the_fake_cloud_reads_like_the_recorded_one() {
     let cloud = fake(Behaviour::default()).await;
     let setup = setup(&cloud, 5);
-    let provided = provide(&setup.config, None).await.unwrap();
+    let provided = provide(&setup.config, Listing::Service).await.unwrap();
     assert!(provided.failures.is_empty(), "{:?}", provided.failures);
     assert!(
         provided.mapped.warnings.is_empty(),
@@ -98,7 +98,7 @@ async fn keystone_down_fails_this_cloud_only_and_the_site_still_publishes() {
     drop(closed);
     let setup = setup_with(&clouds_yaml(&base, PASSWORD), 2);
 
-    let err = provide(&setup.config, None).await.unwrap_err();
+    let err = provide(&setup.config, Listing::Service).await.unwrap_err();
     assert!(
         matches!(err, OpenstackError::Auth { retry: true, .. }),
         "{err:?}"
@@ -141,7 +141,7 @@ async fn keystone_down_fails_this_cloud_only_and_the_site_still_publishes() {
 async fn keystone_refusing_says_whether_a_retry_can_help() {
     let cloud = fake(Behaviour::default()).await;
     let wrong = setup_with(&cloud.clouds_yaml("not-the-password"), 2);
-    let err = provide(&wrong.config, None).await.unwrap_err();
+    let err = provide(&wrong.config, Listing::Service).await.unwrap_err();
     assert!(
         matches!(err, OpenstackError::Auth { retry: false, .. }),
         "{err:?}"
@@ -157,7 +157,9 @@ async fn keystone_refusing_says_whether_a_retry_can_help() {
         ..Behaviour::default()
     })
     .await;
-    let err = provide(&setup(&failing, 2).config, None).await.unwrap_err();
+    let err = provide(&setup(&failing, 2).config, Listing::Service)
+        .await
+        .unwrap_err();
     assert!(
         matches!(err, OpenstackError::Auth { retry: true, .. }),
         "{err:?}"
@@ -174,7 +176,7 @@ async fn an_expired_token_is_renewed_once_and_the_run_goes_on() {
     })
     .await;
     let setup = setup(&cloud, 5);
-    let provided = provide(&setup.config, None).await.unwrap();
+    let provided = provide(&setup.config, Listing::Service).await.unwrap();
     assert!(provided.failures.is_empty(), "{:?}", provided.failures);
     assert_eq!(capacity(&provided), recorded_capacity());
     assert_eq!(gpu_vms(&provided), (5, 6.0));
@@ -193,7 +195,9 @@ async fn a_token_refused_again_after_renewal_fails_instead_of_looping() {
         ..Behaviour::default()
     })
     .await;
-    let err = provide(&setup(&cloud, 5).config, None).await.unwrap_err();
+    let err = provide(&setup(&cloud, 5).config, Listing::Service)
+        .await
+        .unwrap_err();
     assert!(
         matches!(
             err,
@@ -226,7 +230,7 @@ async fn placement_failing_leaves_capacity_out_and_publishes_the_rest() {
     })
     .await;
     let setup = setup(&cloud, 5);
-    let provided = provide(&setup.config, None).await.unwrap();
+    let provided = provide(&setup.config, Listing::Service).await.unwrap();
     assert_eq!(provided.failures.len(), 1, "{:?}", provided.failures);
     let failure = &provided.failures[0];
     assert!(
@@ -267,6 +271,51 @@ async fn placement_failing_leaves_capacity_out_and_publishes_the_rest() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_meter_reads_only_flavors_projects_and_servers() {
+    // Placement, Glance and quotas all down: they describe the service, not its usage, so the
+    // meter neither asks them nor fails because of them.
+    let down = |path: &str| (path.to_owned(), Fault::Status(503));
+    let cloud = fake(Behaviour {
+        faults: vec![
+            down("/placement"),
+            down("/image"),
+            down("os-quota-sets"),
+            down("os-flavor-access"),
+        ],
+        ..Behaviour::default()
+    })
+    .await;
+    let setup = setup(&cloud, 5);
+    let site_name = SiteName::new("TEST-SITE").unwrap();
+    let observations = observe(
+        &setup.config,
+        &site_name,
+        at("2026-11-01T00:00:00Z"),
+        at("2026-11-22T06:00:00Z"),
+    )
+    .await
+    .unwrap();
+    for service in ["/placement", "/image", "os-quota-sets", "os-flavor-access"] {
+        assert_eq!(cloud.count(service), 0, "the meter asked {service}");
+    }
+    assert_eq!(
+        cloud.count("changes-since"),
+        1,
+        "deleted servers are listed"
+    );
+
+    let provided = provide(&setup.config, Listing::Service).await.unwrap();
+    assert!(!provided.failures.is_empty(), "the provider does need them");
+    assert!(cloud.count("/placement") > 0);
+    assert_eq!(gpu_vms(&provided).0, 5);
+    assert_eq!(
+        observations.len(),
+        5,
+        "every GPU VM the provider sees is metered"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_service_that_times_out_is_named_and_the_others_publish() {
     let cloud = fake(Behaviour {
         faults: vec![(
@@ -277,7 +326,7 @@ async fn a_service_that_times_out_is_named_and_the_others_publish() {
     })
     .await;
     let setup = setup(&cloud, 1);
-    let provided = provide(&setup.config, None).await.unwrap();
+    let provided = provide(&setup.config, Listing::Service).await.unwrap();
     assert_eq!(provided.failures.len(), 1, "{:?}", provided.failures);
     assert!(
         provided.failures[0].starts_with(&format!("glance {}/image/v2/images", cloud.base))
@@ -298,7 +347,9 @@ async fn a_service_that_times_out_is_named_and_the_others_publish() {
         ..Behaviour::default()
     })
     .await;
-    let provided = provide(&super::setup(&slow, 1).config, None).await.unwrap();
+    let provided = provide(&super::setup(&slow, 1).config, Listing::Service)
+        .await
+        .unwrap();
     assert_eq!(provided.failures.len(), 1, "{:?}", provided.failures);
     assert!(provided.failures[0].contains("fc26e546-0ddc-4853-8886-71783573879a/inventories"));
     assert!(provided.mapped.service.manager.accelerators.is_empty());
@@ -315,7 +366,7 @@ async fn nova_failing_fails_the_cloud_and_the_site_still_publishes() {
     })
     .await;
     let setup = setup(&cloud, 5);
-    let err = provide(&setup.config, None).await.unwrap_err();
+    let err = provide(&setup.config, Listing::Service).await.unwrap_err();
     assert!(
         matches!(
             err,
@@ -345,7 +396,7 @@ async fn a_project_whose_listing_fails_has_its_share_marked() {
     })
     .await;
     let setup = setup(&cloud, 5);
-    let provided = provide(&setup.config, None).await.unwrap();
+    let provided = provide(&setup.config, Listing::Service).await.unwrap();
     assert_eq!(provided.failures.len(), 1, "{:?}", provided.failures);
     assert!(provided.failures[0].starts_with(&format!("project {ATLAS}: nova ")));
     let service = &provided.mapped.service;
@@ -387,7 +438,7 @@ async fn a_project_whose_listing_fails_has_its_share_marked() {
         ..Behaviour::default()
     })
     .await;
-    let provided = provide(&super::setup(&cloud, 5).config, None)
+    let provided = provide(&super::setup(&cloud, 5).config, Listing::Service)
         .await
         .unwrap();
     assert!(provided.mapped.service.shares.is_empty());
@@ -427,7 +478,9 @@ async fn malformed_extra_specs_are_named_and_never_counted() {
         ..Behaviour::default()
     })
     .await;
-    let provided = provide(&setup(&cloud, 5).config, None).await.unwrap();
+    let provided = provide(&setup(&cloud, 5).config, Listing::Service)
+        .await
+        .unwrap();
     // bad input is not a failure of the cloud: exit 0, with warnings naming each flavor
     assert!(provided.failures.is_empty(), "{:?}", provided.failures);
     let warnings = &provided.mapped.warnings;

@@ -85,13 +85,25 @@ pub fn credentials(config: &OpenstackConfig) -> Result<Credentials, OpenstackErr
     Ok(creds)
 }
 
-/// Lists everything the provider and the meter need. `changes_since` (RFC 3339) adds servers
-/// deleted since then. Fails only when nothing can be published: Keystone refuses, or Nova's
-/// flavors or servers cannot be listed.
+/// What a run reads of the cloud.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listing<'a> {
+    /// The whole service, as `accelfed provide` publishes it: flavors with their access lists,
+    /// servers, projects, Placement's providers, Glance's images and every project's quota.
+    Service,
+    /// What usage records need and no more, as `accelfed meter` reads it: flavors, projects and
+    /// servers, with those deleted since `changes_since` (RFC 3339). Placement, Glance, flavor
+    /// access and quotas shape only the published service, and on a busy cloud they are most of
+    /// the calls.
+    Usage { changes_since: &'a str },
+}
+
+/// Lists what `listing` names. Fails only when nothing can be published: Keystone refuses, or
+/// Nova's flavors or servers cannot be listed.
 pub async fn fetch(
     config: &OpenstackConfig,
     creds: Credentials,
-    changes_since: Option<&str>,
+    listing: Listing<'_>,
 ) -> Result<Fetched, OpenstackError> {
     let session = Session::connect(
         creds,
@@ -99,14 +111,14 @@ pub async fn fetch(
         config.concurrency,
     )
     .await?;
-    fetch_with(config, &session, changes_since).await
+    fetch_with(config, &session, listing).await
 }
 
 /// [`fetch`] on an existing session.
 pub async fn fetch_with(
     config: &OpenstackConfig,
     session: &Arc<Session>,
-    changes_since: Option<&str>,
+    listing: Listing<'_>,
 ) -> Result<Fetched, OpenstackError> {
     let compute = session.endpoint("compute").await?;
     let detector = Detector::new(config);
@@ -114,6 +126,10 @@ pub async fn fetch_with(
     let mut degraded = Vec::new();
     let microversion = listing::compute_microversion(session, &compute).await;
     let mv = microversion.as_deref();
+    let (service, changes_since) = match listing {
+        Listing::Service => (true, None),
+        Listing::Usage { changes_since } => (false, Some(changes_since)),
+    };
 
     let placement_url = session.endpoint("placement").await;
     let image_url = session.endpoint("image").await;
@@ -122,9 +138,10 @@ pub async fn fetch_with(
         listing::flavors(session, &compute, mv),
         listing::servers(session, &compute, mv, changes_since),
         async {
-            match &placement_url {
-                Ok(url) => listing::providers(session, url, detector.devices()).await,
-                Err(err) => Err(err.clone()),
+            match (&placement_url, service) {
+                (Ok(url), true) => listing::providers(session, url, detector.devices()).await,
+                (Err(err), true) => Err(err.clone()),
+                (_, false) => Ok(Vec::new()),
             }
         },
         async {
@@ -134,7 +151,7 @@ pub async fn fetch_with(
             }
         },
         async {
-            match (&image_url, config.images) {
+            match (&image_url, config.images && service) {
                 (Ok(url), true) => listing::images(session, url).await,
                 (Err(err), true) => Err(err.clone()),
                 (_, false) => Ok(Vec::new()),
@@ -159,6 +176,20 @@ pub async fn fetch_with(
         optional("glance", err);
         Vec::new()
     });
+    if !service {
+        return Ok(Fetched {
+            state: CloudState {
+                compute_url: compute,
+                compute_microversion: microversion,
+                flavors,
+                projects,
+                servers,
+                degraded,
+                ..CloudState::default()
+            },
+            failures,
+        });
+    }
     let flavor_access = match listing::flavor_access(session, &compute, &flavors).await {
         Ok(access) => access,
         Err(err) => {
