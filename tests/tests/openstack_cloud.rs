@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use accelfed_provider::openstack::{OpenstackConfig, provide};
+use accelfed_provider::openstack::{Listing, OpenstackConfig, provide};
 use accelfed_schemas::gpu::GpuCount;
 use accelfed_tests::openstack::Cloud;
 use serde::Deserialize;
@@ -65,7 +65,7 @@ async fn provider_and_meter_against_a_real_openstack() {
     let state = cloud.populate(&[]).unwrap_or_else(|err| panic!("{err}"));
     let config = config(&cloud.clouds_yaml());
 
-    let provided = provide(&config, None)
+    let provided = provide(&config, Listing::Service)
         .await
         .unwrap_or_else(|err| panic!("{err}\n{}", cloud.logs()));
     assert!(provided.failures.is_empty(), "{:?}", provided.failures);
@@ -181,8 +181,11 @@ async fn provider_and_meter_against_a_real_openstack() {
     cloud
         .populate(&["delete", "atlas-vgpu"])
         .unwrap_or_else(|err| panic!("{err}"));
-    let after = provide(&config, Some(&since)).await.unwrap();
-    let deleted = after
+    let listing = Listing::Usage {
+        changes_since: &since,
+    };
+    let metered = provide(&config, listing).await.unwrap();
+    let deleted = metered
         .mapped
         .usage
         .iter()
@@ -191,6 +194,7 @@ async fn provider_and_meter_against_a_real_openstack() {
     let end = deleted.end.expect("a deleted server's interval is closed");
     assert!(end >= deleted.start && end <= chrono::Utc::now());
     assert_eq!(deleted.count(), GpuCount::whole(2));
+    let after = provide(&config, Listing::Service).await.unwrap();
     let vgpu = after
         .mapped
         .service
