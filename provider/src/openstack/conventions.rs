@@ -144,11 +144,23 @@ pub fn egi(specs: &Specs) -> Read {
         spec.virtualization = get("VirtualizationType")
             .map(|v| virtualization(v, "Accelerator:VirtualizationType"))
             .transpose()?
-            .unwrap_or(Virtualization::Passthrough);
+            .unwrap_or_else(|| implied_virtualization(specs));
         let mut found = gpu(spec, number, Convention::Egi);
         found.version = get("Version").cloned();
         Ok(found)
     })())
+}
+
+/// The virtualization of a flavor whose EGI keys do not name one: what Nova will allocate says it,
+/// vGPU where the flavor requests `resources[N]:VGPU`, else passthrough. Sites commonly add the EGI
+/// keys for publishing beside the `resources:VGPU` key that schedules the instance.
+fn implied_virtualization(specs: &Specs) -> Virtualization {
+    let vgpu = resources(specs).any(|(_, class, amount)| class == "VGPU" && amount.trim() != "0");
+    if vgpu {
+        Virtualization::Vgpu
+    } else {
+        Virtualization::Passthrough
+    }
 }
 
 /// The older `gpu_number`, `gpu_vendor`, `gpu_model`, `gpu_memory` keys.

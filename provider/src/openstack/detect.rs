@@ -198,6 +198,40 @@ mod tests {
     }
 
     #[test]
+    fn egi_keys_without_a_virtualization_follow_the_flavors_vgpu_request() {
+        let keys = [
+            ("Accelerator:Type", "GPU"),
+            ("Accelerator:Vendor", "NVIDIA"),
+            ("Accelerator:Model", "A100-SXM4-40GB"),
+            ("Accelerator:Number", "1"),
+        ];
+        let with = |extra: &[(&'static str, &'static str)]| {
+            let pairs: Vec<_> = keys.iter().chain(extra).copied().collect();
+            detector(CONFIG).detect("egi.a100", &specs(&pairs))
+        };
+        let vgpu = with(&[
+            ("resources:VGPU", "1"),
+            ("trait:CUSTOM_NVIDIA_A100_4C", "required"),
+        ]);
+        let gpu = vgpu.gpu.unwrap();
+        assert_eq!(gpu.convention, Convention::Egi);
+        assert_eq!(gpu.spec.virtualization, Virtualization::Vgpu);
+        assert_eq!(gpu.resource_class.as_deref(), Some("VGPU"));
+        assert!(vgpu.warnings.is_empty(), "{:?}", vgpu.warnings);
+        let plain = with(&[]).gpu.unwrap();
+        assert_eq!(plain.spec.virtualization, Virtualization::Passthrough);
+        // the keys' own word wins over the request
+        let said = with(&[
+            ("Accelerator:VirtualizationType", "passthrough"),
+            ("resources:VGPU", "1"),
+        ]);
+        assert_eq!(
+            said.gpu.unwrap().spec.virtualization,
+            Virtualization::Passthrough
+        );
+    }
+
+    #[test]
     fn legacy_keys_and_custom_pci_classes() {
         let d = detector(CONFIG).detect(
             "legacy",
