@@ -28,6 +28,11 @@
 
 #![allow(clippy::unwrap_used)]
 
+/// The allocator the `accelfed` binary runs with (cli/src/main.rs), so what is timed here is what
+/// `accelfed provide` and `accelfed meter` do: a run allocates a buffer per server.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -16,6 +16,7 @@ pub mod config;
 pub mod conventions;
 pub mod detect;
 mod error;
+mod json_scan;
 pub mod map;
 mod meter;
 mod pci_ids;

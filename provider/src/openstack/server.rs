@@ -5,7 +5,9 @@
 //! server (plus the extra specs) cost more allocations than the rest of the meter together
 //! (BENCHMARKS.md, `## OpenStack`). Here each server is read field by field straight into one
 //! buffer, so it costs one allocation; cloning it (a [`super::VmUsage`] keeps its server) shares
-//! that buffer. Only the fields used are read; serde skips the rest unread.
+//! that buffer. Only the fields used are read; serde skips the rest unread. Server pages are read
+//! with the faster scanner of `server/scan.rs` into the same type; this serde reader serves
+//! servers inside other documents and is the reference the scanner is tested against.
 
 use std::cell::RefCell;
 use std::fmt;
@@ -13,6 +15,10 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, Visitor};
+
+mod scan;
+
+pub use scan::scan;
 
 /// The texts of a server, in buffer order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

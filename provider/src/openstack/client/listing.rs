@@ -7,7 +7,6 @@ use std::future::Future;
 use std::sync::Arc;
 
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
 use tokio::task::JoinSet;
 
 use super::super::api::{
@@ -17,7 +16,7 @@ use super::super::api::{
 use super::super::capacity::ProviderState;
 use super::super::conventions::Devices;
 use super::super::error::OpenstackError;
-use super::page::NovaPage;
+use super::page::{NovaItem, NovaPage, read_nova_page};
 use super::session::Session;
 
 /// Page size asked of Nova and Glance.
@@ -100,7 +99,7 @@ pub async fn placement_microversion(session: &Session, placement: &str) -> Strin
 
 /// Follows Nova's `<key>_links` `next` by its marker, against our own endpoint URL (the links may
 /// name a proxy's host). Each page is read straight into its items ([`NovaPage`]).
-async fn nova_pages<T: DeserializeOwned>(
+async fn nova_pages<T: NovaItem>(
     session: &Session,
     compute: &str,
     path: &str,
@@ -115,7 +114,12 @@ async fn nova_pages<T: DeserializeOwned>(
             url.push_str(&format!("&marker={marker}"));
         }
         let page: NovaPage<T> = session
-            .get("nova", &url, microversion.map(|v| ("compute", v)))
+            .get_read(
+                "nova",
+                &url,
+                microversion.map(|v| ("compute", v)),
+                read_nova_page,
+            )
             .await?;
         let next = page.next_marker();
         let got = page.items.len();

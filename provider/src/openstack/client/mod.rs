@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use listing::parse_version;
-pub use page::{NovaPage, read_nova_page};
+pub use page::{NovaItem, NovaPage, read_nova_page};
 pub use session::Session;
 
 use super::auth::{self, Credentials};

@@ -1,18 +1,17 @@
 //! One page of a Nova listing (`{"servers": [...], "servers_links": [...]}`), read straight from
-//! the response bytes into its items: no intermediate `serde_json::Value`, which for 100,000
-//! servers costs several times the parse itself (see BENCHMARKS.md, `## OpenStack`). Pure, so the
-//! benchmark times exactly what a listing runs.
+//! the response bytes into its items with [`Scanner`]: no intermediate `serde_json::Value`, and
+//! for servers no typed serde read either, whose per-key work was most of the meter's time (see
+//! BENCHMARKS.md, `## OpenStack`). Pure, so the benchmark times exactly what a listing runs.
 
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
 
-/// A Nova page of flavors or servers; the item key names the listing.
-#[derive(Debug, Deserialize)]
-#[serde(bound = "T: DeserializeOwned")]
+use super::super::api::{Flavor, Server};
+use super::super::json_scan::{ScanError, Scanner};
+
+/// A Nova page of flavors or servers.
+#[derive(Debug)]
 pub struct NovaPage<T> {
-    #[serde(alias = "flavors", alias = "servers")]
     pub items: Vec<T>,
-    #[serde(default, alias = "flavors_links", alias = "servers_links")]
     links: Vec<Link>,
 }
 
@@ -32,9 +31,63 @@ impl<T> NovaPage<T> {
     }
 }
 
+/// An item of a Nova listing: how one is read from a page, and the page's keys.
+pub trait NovaItem: Sized {
+    /// `servers`, `flavors`: the key of the items, `<key>_links` that of the links.
+    const KEY: &'static str;
+
+    /// Reads one item at the scanner.
+    fn scan(scanner: &mut Scanner<'_>) -> Result<Self, ScanError>;
+}
+
+impl NovaItem for Server {
+    const KEY: &'static str = "servers";
+
+    fn scan(scanner: &mut Scanner<'_>) -> Result<Self, ScanError> {
+        super::super::server::scan(scanner)
+    }
+}
+
+impl NovaItem for Flavor {
+    const KEY: &'static str = "flavors";
+
+    /// Flavors are few (hundreds) and small: serde reads each from its text.
+    fn scan(scanner: &mut Scanner<'_>) -> Result<Self, ScanError> {
+        scanner.peek();
+        let at = scanner.offset();
+        let text = scanner.skip_value()?;
+        serde_json::from_slice(text).map_err(|err| scanner.error_at(at, format!("flavor: {err}")))
+    }
+}
+
 /// Reads one page of a Nova listing.
-pub fn read_nova_page<T: DeserializeOwned>(body: &[u8]) -> Result<NovaPage<T>, serde_json::Error> {
-    serde_json::from_slice(body)
+pub fn read_nova_page<T: NovaItem>(body: &[u8]) -> Result<NovaPage<T>, ScanError> {
+    let mut scanner = Scanner::new(body);
+    let links_key = format!("{}_links", T::KEY);
+    let (mut items, mut links) = (None, Vec::new());
+    scanner.object("a Nova page", |s, key| {
+        let key = s.key(key)?;
+        if *key == *T::KEY.as_bytes() {
+            let mut read = Vec::new();
+            s.array(T::KEY, |s| {
+                read.push(T::scan(s)?);
+                Ok(())
+            })?;
+            items = Some(read);
+        } else if *key == *links_key.as_bytes() {
+            s.peek();
+            let at = s.offset();
+            let text = s.skip_value()?;
+            links = serde_json::from_slice(text)
+                .map_err(|err| s.error_at(at, format!("{links_key}: {err}")))?;
+        } else {
+            s.skip_value()?;
+        }
+        Ok(())
+    })?;
+    scanner.finish()?;
+    let items = items.ok_or_else(|| scanner.error(format!("a Nova page without `{}`", T::KEY)))?;
+    Ok(NovaPage { items, links })
 }
 
 /// The value of `name` in a URL's query.

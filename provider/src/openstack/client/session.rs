@@ -130,8 +130,22 @@ impl Session {
         url: &str,
         microversion: Option<(&str, &str)>,
     ) -> Result<T, OpenstackError> {
+        self.get_read(service, url, microversion, |body| {
+            serde_json::from_slice(body)
+        })
+        .await
+    }
+
+    /// [`Session::get`] with the body read by `read` (e.g. a Nova page's scanner).
+    pub async fn get_read<T, E: std::fmt::Display>(
+        &self,
+        service: &str,
+        url: &str,
+        microversion: Option<(&str, &str)>,
+        read: impl FnOnce(&[u8]) -> Result<T, E>,
+    ) -> Result<T, OpenstackError> {
         let body = self.get_bytes(service, url, microversion).await?;
-        serde_json::from_slice(&body).map_err(|err| OpenstackError::Parse {
+        read(&body).map_err(|err| OpenstackError::Parse {
             service: service.to_owned(),
             url: url.to_owned(),
             message: err.to_string(),
