@@ -252,17 +252,21 @@ impl<'de, K> Visitor<'de> for KeyBytes<K> {
     }
 }
 
-impl<'de> Deserialize<'de> for Server {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+impl Server {
+    /// A server from what `read` writes into a [`Building`] (it returns `launched`), the buffer
+    /// reused from the thread's scratch so the server's own text is the only allocation.
+    fn build<E>(
+        busy: impl FnOnce() -> E,
+        read: impl FnOnce(&mut Building) -> Result<Option<bool>, E>,
+    ) -> Result<Server, E> {
         SCRATCH.with(|scratch| {
-            let mut scratch = scratch.try_borrow_mut().map_err(D::Error::custom)?;
+            let mut scratch = scratch.try_borrow_mut().map_err(|_| busy())?;
             let mut building = Building {
                 text: std::mem::take(&mut *scratch),
                 ..Building::default()
             };
             building.text.clear();
-            let read = deserializer.deserialize_map(ServerVisitor(&mut building));
-            let server = read.map(|launched| Server {
+            let server = read(&mut building).map(|launched| Server {
                 text: Arc::from(building.text.as_str()),
                 spans: building.spans,
                 present: building.present,
@@ -271,6 +275,15 @@ impl<'de> Deserialize<'de> for Server {
             *scratch = building.text;
             server
         })
+    }
+}
+
+impl<'de> Deserialize<'de> for Server {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Server::build(
+            || D::Error::custom("server scratch buffer in use"),
+            |building| deserializer.deserialize_map(ServerVisitor(building)),
+        )
     }
 }
 

@@ -3,32 +3,14 @@
 //! server pages are read (`client::read_nova_page`); the serde reader in `server.rs` stays for
 //! servers inside other documents and is the reference the tests compare against.
 
-use std::sync::Arc;
-
 use super::super::json_scan::{ScanError, Scanner};
-use super::{Building, Part, SCRATCH, Server};
+use super::{Building, Part, Server};
 
 /// Reads the server object at the scanner.
 pub fn scan(s: &mut Scanner<'_>) -> Result<Server, ScanError> {
-    SCRATCH.with(|scratch| {
-        let mut scratch = scratch
-            .try_borrow_mut()
-            .map_err(|_| s.error("server scratch buffer in use"))?;
-        let mut building = Building {
-            text: std::mem::take(&mut *scratch),
-            ..Building::default()
-        };
-        building.text.clear();
-        let read = members(s, &mut building);
-        let server = read.map(|launched| Server {
-            text: Arc::from(building.text.as_str()),
-            spans: building.spans,
-            present: building.present,
-            launched,
-        });
-        *scratch = building.text;
-        server
-    })
+    // `None`: the scratch buffer was busy (a bug); the position is only worked out then
+    Server::build(|| None, |building| members(s, building).map_err(Some))
+        .map_err(|err| err.unwrap_or_else(|| s.error("server scratch buffer in use")))
 }
 
 /// The server's members into `b`; returns `launched`.
