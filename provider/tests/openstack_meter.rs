@@ -33,22 +33,19 @@ struct Projects {
     projects: Vec<Project>,
 }
 
-const CONFIG: &str = r#"
+const CONFIG: &str = concat!(
+    r#"
 [[openstack]]
 id = "cloud"
 [openstack.vo_map]
 vo-atlas = "atlas"
 vo-cms = "cms"
-[openstack.pci_alias.nvidia-v100]
-vendor = "NVIDIA"
-model = "Tesla V100-PCIE-16GB"
-memory = "16 GB"
-vendor_id = "10de"
-product_id = "1db4"
-[openstack.vgpu_type.CUSTOM_NVIDIA_A100_4C]
-vendor = "NVIDIA"
-model = "A100-SXM4-40GB"
-"#;
+"#,
+    include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/openstack/devices.toml"
+    ))
+);
 
 fn config() -> OpenstackConfig {
     #[derive(Deserialize)]

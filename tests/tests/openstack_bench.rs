@@ -403,20 +403,16 @@ fn config() -> OpenstackConfig {
     struct File {
         openstack: Vec<OpenstackConfig>,
     }
-    let source = r#"
+    let source = concat!(
+        r#"
 [[openstack]]
 id = "cloud"
-[openstack.pci_alias.nvidia-v100]
-vendor = "NVIDIA"
-model = "Tesla V100-PCIE-16GB"
-memory = "16 GB"
-vendor_id = "10de"
-product_id = "1db4"
-[openstack.vgpu_type.CUSTOM_NVIDIA_A100_4C]
-vendor = "NVIDIA"
-model = "A100-SXM4-40GB"
-memory = "4 GB"
-"#;
+"#,
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../provider/tests/fixtures/openstack/devices.toml"
+        ))
+    );
     toml::from_str::<File>(source).unwrap().openstack.remove(0)
 }
 

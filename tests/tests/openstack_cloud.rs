@@ -25,24 +25,20 @@ fn config(clouds_yaml: &std::path::Path) -> OpenstackConfig {
         openstack: Vec<OpenstackConfig>,
     }
     let source = format!(
-        r#"
+        concat!(
+            r#"
 [[openstack]]
 id = "cloud"
 cloud = "test"
 clouds_file = "{}"
 [openstack.vo_map]
 vo-cms = "cms"
-[openstack.pci_alias.nvidia-v100]
-vendor = "NVIDIA"
-model = "Tesla V100-PCIE-16GB"
-memory = "16 GB"
-vendor_id = "10de"
-product_id = "1db4"
-[openstack.vgpu_type.CUSTOM_NVIDIA_A100_4C]
-vendor = "NVIDIA"
-model = "A100-SXM4-40GB"
-memory = "4 GB"
 "#,
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../provider/tests/fixtures/openstack/devices.toml"
+            ))
+        ),
         clouds_yaml.display()
     );
     toml::from_str::<File>(&source).unwrap().openstack.remove(0)

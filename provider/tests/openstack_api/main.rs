@@ -21,7 +21,8 @@ use server::FakeCloud;
 /// projects mapped by name.
 pub fn openstack_table(clouds_file: &Path, timeout: u64) -> String {
     format!(
-        r#"
+        concat!(
+            r#"
 [[openstack]]
 id = "research-cloud"
 cloud = "fake"
@@ -30,18 +31,14 @@ timeout = {timeout}
 [openstack.vo_map]
 vo-atlas = "atlas"
 vo-cms = "cms"
-[openstack.pci_alias.nvidia-v100]
-vendor = "NVIDIA"
-model = "Tesla V100-PCIE-16GB"
-memory = "16 GB"
-vendor_id = "10de"
-product_id = "1db4"
-[openstack.vgpu_type.CUSTOM_NVIDIA_A100_4C]
-vendor = "NVIDIA"
-model = "A100-SXM4-40GB"
-memory = "4 GB"
 "#,
-        clouds_file.display()
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/openstack/devices.toml"
+            ))
+        ),
+        clouds_file.display(),
+        timeout = timeout,
     )
 }
 
