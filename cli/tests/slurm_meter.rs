@@ -61,39 +61,18 @@ fn spooled(spool: &Path) -> (BTreeMap<String, u64>, Vec<String>) {
     (sums, names)
 }
 
-/// Slurm's own truth: sum(ElapsedRaw x gres/gpu) per account over allocations (`-X`).
+/// Slurm's own truth per VO (the test accounts are `vo.<name>`).
 fn sacct_gpu_seconds(slurm: &Slurm) -> BTreeMap<String, u64> {
-    let text = slurm
-        .run(
-            "sacct",
-            &[
-                "-a",
-                "-X",
-                "-P",
-                "-n",
-                "-o",
-                "Account,ElapsedRaw,AllocTRES",
-                "--starttime",
-                "2000-01-01",
-            ],
-        )
-        .unwrap();
-    let mut sums = BTreeMap::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let fields: Vec<&str> = line.split('|').collect();
-        let elapsed: u64 = fields[1].parse().unwrap();
-        let gpus: u64 = fields[2]
-            .split(',')
-            .find_map(|t| t.strip_prefix("gres/gpu="))
-            .map_or(0, |n| n.parse().unwrap());
-        let vo = match fields[0] {
-            "vo.atlas" => "atlas",
-            "vo.cms" => "cms",
-            other => panic!("unexpected account {other}"),
-        };
-        *sums.entry(vo.to_owned()).or_insert(0) += elapsed * gpus;
-    }
-    sums
+    let per_account = slurm
+        .sacct_gpu_seconds("2000-01-01", None)
+        .unwrap_or_else(|err| panic!("{err}"));
+    per_account
+        .into_iter()
+        .map(|(account, sum)| match account.strip_prefix("vo.") {
+            Some(vo @ ("atlas" | "cms")) => (vo.to_owned(), sum),
+            _ => panic!("unexpected account {account}"),
+        })
+        .collect()
 }
 
 #[test]

@@ -114,38 +114,6 @@ fn check_provider_while_jobs_run(slurm: &Slurm, config: &SlurmConfig, label: &st
     panic!("{label}: scontrol kept changing while the provider read the cluster");
 }
 
-/// Slurm's own truth: sum(ElapsedRaw x gres/gpu) per account over allocations (`-X`).
-fn sacct_gpu_seconds(slurm: &Slurm, start: &str, end: &str) -> BTreeMap<String, u64> {
-    let text = slurm
-        .run(
-            "sacct",
-            &[
-                "-a",
-                "-X",
-                "-P",
-                "-n",
-                "-o",
-                "Account,ElapsedRaw,AllocTRES",
-                "--starttime",
-                start,
-                "--endtime",
-                end,
-            ],
-        )
-        .unwrap();
-    let mut sums = BTreeMap::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let fields: Vec<&str> = line.split('|').collect();
-        let elapsed: u64 = fields[1].parse().unwrap();
-        let gpus: u64 = fields[2]
-            .split(',')
-            .find_map(|t| t.strip_prefix("gres/gpu="))
-            .map_or(0, |n| n.parse().unwrap());
-        *sums.entry(fields[0].to_owned()).or_insert(0) += elapsed * gpus;
-    }
-    sums
-}
-
 /// The meter as `accelfed meter` runs it: `observe` (jobs -> observations) then `records_for`
 /// (observations -> monthly records); GPU-seconds per VO and the record names.
 fn meter(
@@ -208,7 +176,9 @@ fn real_slurm_gpus_and_gpu_hours_through_the_commands_and_slurmrestd() {
         .unwrap_or_else(|err| panic!("{err}"));
     let window_end = Utc::now() + chrono::Duration::minutes(5);
     let fmt = |t: DateTime<Utc>| t.format("%Y-%m-%dT%H:%M:%S").to_string();
-    let truth = sacct_gpu_seconds(&slurm, &fmt(window_start), &fmt(window_end));
+    let truth = slurm
+        .sacct_gpu_seconds(&fmt(window_start), Some(&fmt(window_end)))
+        .unwrap_or_else(|err| panic!("{err}"));
     let expected: BTreeMap<String, u64> = truth
         .iter()
         .map(|(account, sum)| {

@@ -9,6 +9,7 @@
 mod config;
 mod install;
 
+use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -302,6 +303,40 @@ impl Slurm {
             .output()
             .map_err(io(format!("running {program}")))?;
         checked(&format!("{program} {}", args.join(" ")), output)
+    }
+
+    /// Slurm's own truth for the meters: sum(ElapsedRaw x gres/gpu) per account over the
+    /// allocations (`sacct -X`) that ran between `start` and `end` (`sacct` times).
+    pub fn sacct_gpu_seconds(
+        &self,
+        start: &str,
+        end: Option<&str>,
+    ) -> Result<BTreeMap<String, u64>, HarnessError> {
+        let mut args = vec!["-a", "-X", "-P", "-n", "-o", "Account,ElapsedRaw,AllocTRES"];
+        args.extend(["--starttime", start]);
+        if let Some(end) = end {
+            args.extend(["--endtime", end]);
+        }
+        let text = self.run("sacct", &args)?;
+        let mut sums = BTreeMap::new();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let unreadable = || HarnessError::Command {
+                command: format!("sacct {}", args.join(" ")),
+                status: "exit 0".into(),
+                output: format!("unreadable line {line:?}"),
+            };
+            let fields: Vec<&str> = line.split('|').collect();
+            let [account, elapsed, tres] = fields[..] else {
+                return Err(unreadable());
+            };
+            let elapsed: u64 = elapsed.parse().map_err(|_| unreadable())?;
+            let gpus: u64 = match tres.split(',').find_map(|t| t.strip_prefix("gres/gpu=")) {
+                Some(n) => n.parse().map_err(|_| unreadable())?,
+                None => 0,
+            };
+            *sums.entry(account.to_owned()).or_insert(0) += elapsed * gpus;
+        }
+        Ok(sums)
     }
 
     /// Submits a batch job as `user` (`sbatch --parsable` + `args`); its job id.
