@@ -49,11 +49,11 @@ const SLICES: [(&str, Option<&str>, Virtualization, u32); 7] = [
     ("shared", None, Virtualization::TimeSlicing, 4),
 ];
 
-fn text(value: impl Into<String>) -> Text {
+fn text(value: impl AsRef<str>) -> Text {
     Text::new(value).expect("generated text is valid")
 }
 
-fn id(value: impl Into<String>) -> LocalId {
+fn id(value: impl AsRef<str>) -> LocalId {
     LocalId::new(value).expect("generated id is valid")
 }
 

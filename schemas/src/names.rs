@@ -40,16 +40,18 @@ fn check(what: &'static str, value: &str) -> Result<(), NameError> {
 macro_rules! name_type {
     ($(#[$doc:meta])* $name:ident, $what:literal) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-        #[serde(transparent)]
-        pub struct $name(String);
+        ///
+        /// Shared text: a clone is a reference count, as one name (a site, a VO, a model) is
+        /// repeated in every record, offer and share that carries it.
+        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name(std::sync::Arc<str>);
 
         impl $name {
             /// Validates and wraps `value`.
-            pub fn new(value: impl Into<String>) -> Result<Self, NameError> {
-                let value = value.into();
-                Self::validate(&value)?;
-                Ok(Self(value))
+            pub fn new(value: impl AsRef<str>) -> Result<Self, NameError> {
+                let value = value.as_ref();
+                Self::validate(value)?;
+                Ok(Self(std::sync::Arc::from(value)))
             }
 
             pub fn as_str(&self) -> &str {
@@ -73,6 +75,12 @@ macro_rules! name_type {
             type Error = NameError;
             fn try_from(value: &str) -> Result<Self, NameError> {
                 Self::new(value)
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(&self.0)
             }
         }
 

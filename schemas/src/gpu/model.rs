@@ -20,7 +20,7 @@ const NOISE: &[&str] = &[
 pub struct GpuModel(Text);
 
 impl GpuModel {
-    pub fn new(name: impl Into<String>) -> Result<Self, NameError> {
+    pub fn new(name: impl AsRef<str>) -> Result<Self, NameError> {
         Text::new(name).map(Self)
     }
 
