@@ -124,19 +124,53 @@ pub async fn fetch_with(
     let detector = Detector::new(config);
     let mut failures = Vec::new();
     let mut degraded = Vec::new();
-    let microversion = listing::compute_microversion(session, &compute).await;
-    let mv = microversion.as_deref();
     let (service, changes_since) = match listing {
         Listing::Service => (true, None),
         Listing::Usage { changes_since } => (false, Some(changes_since)),
     };
 
+    // Every chain of calls that depend on each other runs beside the others: Nova's listings
+    // behind its version document, flavor access behind the flavors, quotas behind the projects.
+    // On a cloud whose APIs answer slowly the run then takes its longest chain, not their sum.
     let placement_url = session.endpoint("placement").await;
     let image_url = session.endpoint("image").await;
     let identity_url = session.endpoint("identity").await;
-    let (flavors, servers, providers, projects, images) = tokio::join!(
-        listing::flavors(session, &compute, mv),
-        listing::servers(session, &compute, mv, changes_since),
+    let nova = async {
+        let microversion = listing::compute_microversion(session, &compute).await;
+        let mv = microversion.as_deref();
+        let flavors = async {
+            let flavors = listing::flavors(session, &compute, mv).await?;
+            let access = if service {
+                Some(listing::flavor_access(session, &compute, &flavors).await)
+            } else {
+                None
+            };
+            Ok::<_, OpenstackError>((flavors, access))
+        };
+        let servers = listing::servers(session, &compute, mv, changes_since);
+        let (flavors, servers) = tokio::join!(flavors, servers);
+        (microversion, flavors, servers)
+    };
+    let keystone = async {
+        let projects = match &identity_url {
+            Ok(url) => listing::projects(session, url).await,
+            Err(err) => Err(err.clone()),
+        };
+        let quotas = match (&projects, service) {
+            (Ok(projects), true) => {
+                let ids = projects
+                    .iter()
+                    .filter(|p| p.enabled)
+                    .map(|p| p.id.clone())
+                    .collect();
+                Some(listing::quotas(session, &compute, ids).await)
+            }
+            _ => None,
+        };
+        (projects, quotas)
+    };
+    let ((microversion, flavors, servers), providers, (projects, quotas), images) = tokio::join!(
+        nova,
         async {
             match (&placement_url, service) {
                 (Ok(url), true) => listing::providers(session, url, detector.devices()).await,
@@ -144,12 +178,7 @@ pub async fn fetch_with(
                 (_, false) => Ok(Vec::new()),
             }
         },
-        async {
-            match &identity_url {
-                Ok(url) => listing::projects(session, url).await,
-                Err(err) => Err(err.clone()),
-            }
-        },
+        keystone,
         async {
             match (&image_url, config.images && service) {
                 (Ok(url), true) => listing::images(session, url).await,
@@ -158,7 +187,7 @@ pub async fn fetch_with(
             }
         },
     );
-    let flavors = flavors?;
+    let (flavors, flavor_access) = flavors?;
     let servers = servers?;
     let mut optional = |what: &str, err: OpenstackError| {
         degraded.push(format!("{what}: {err}"));
@@ -176,33 +205,15 @@ pub async fn fetch_with(
         optional("glance", err);
         Vec::new()
     });
-    if !service {
-        return Ok(Fetched {
-            state: CloudState {
-                compute_url: compute,
-                compute_microversion: microversion,
-                flavors,
-                projects,
-                servers,
-                degraded,
-                ..CloudState::default()
-            },
-            failures,
-        });
-    }
-    let flavor_access = match listing::flavor_access(session, &compute, &flavors).await {
-        Ok(access) => access,
-        Err(err) => {
+    let flavor_access = match flavor_access {
+        Some(Ok(access)) => access,
+        Some(Err(err)) => {
             optional("flavor access", err);
             BTreeMap::new()
         }
+        None => BTreeMap::new(),
     };
-    let project_ids: Vec<String> = projects
-        .iter()
-        .filter(|p| p.enabled)
-        .map(|p| p.id.clone())
-        .collect();
-    let (quotas, project_errors) = listing::quotas(session, &compute, project_ids).await;
+    let (quotas, project_errors) = quotas.unwrap_or_default();
     for (project, err) in &project_errors {
         failures.push(format!("project {project}: {err}"));
     }
