@@ -244,7 +244,8 @@ impl<'a> Scanner<'a> {
         };
         match self.bytes[self.pos] {
             b'"' => {
-                self.string()?;
+                self.pos += 1;
+                self.string_after_quote()?;
             }
             b'{' | b'[' => self.skip_container()?,
             _ => self.skip_scalar()?,

@@ -17,23 +17,26 @@ pub fn scan(s: &mut Scanner<'_>) -> Result<Server, ScanError> {
 fn members(s: &mut Scanner<'_>, b: &mut Building) -> Result<Option<bool>, ScanError> {
     let (mut launched, mut has_flavor) = (None, false);
     s.object("a Nova server", |s, key| {
-        let part = match s.key(key)?.as_ref() {
-            b"id" => Part::Id,
-            b"name" => Part::Name,
-            b"status" => Part::Status,
-            b"tenant_id" => Part::TenantId,
-            b"user_id" => Part::UserId,
-            b"created" => Part::Created,
-            b"updated" => Part::Updated,
-            b"OS-SRV-USG:terminated_at" => Part::TerminatedAt,
-            b"OS-SRV-USG:launched_at" => {
+        let key = s.key(key)?;
+        // by length first: nearly every key is one of the fifty the meter skips, and most of them
+        // are then refused by one comparison of lengths instead of ten
+        let part = match (key.len(), key.as_ref()) {
+            (2, b"id") => Part::Id,
+            (4, b"name") => Part::Name,
+            (6, b"status") => Part::Status,
+            (9, b"tenant_id") => Part::TenantId,
+            (7, b"user_id") => Part::UserId,
+            (7, b"created") => Part::Created,
+            (7, b"updated") => Part::Updated,
+            (24, b"OS-SRV-USG:terminated_at") => Part::TerminatedAt,
+            (22, b"OS-SRV-USG:launched_at") => {
                 launched = Some(!s.null()?);
                 if launched == Some(true) {
                     s.skip_value()?;
                 }
                 return Ok(());
             }
-            b"flavor" => {
+            (6, b"flavor") => {
                 flavor(s, b)?;
                 has_flavor = true;
                 return Ok(());
