@@ -6,7 +6,10 @@
 //! * `GET /registry/v1/broker?num_gpus=2&gpu_vendor=nvidia&gpu_model=a100&vo=atlas`: the smallest
 //!   fitting flavor per site.
 //! * `GET /registry/v1/sites`: every site with its freshness.
+//! * `GET /registry/v1/sites/{site}/history`: the site's stored documents, newest first (time and
+//!   size; 404 for a site with none).
 //!
+//! The read endpoints need no token, as the offers they describe are public; only a push does.
 //! Answers are JSON; errors are `{"error": "<reason>"}` with a 4xx status for the caller's mistakes
 //! and 503 when the database failed (try again).
 
@@ -14,8 +17,8 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, put};
@@ -26,6 +29,7 @@ use super::check::Rejection;
 use super::index::{BrokerRequest, answer};
 use super::offer::Filter;
 use super::registry::{PushError, Registry};
+use super::store::HistoryEntry;
 use crate::auth::Tokens;
 
 /// What the handlers share.
@@ -44,6 +48,7 @@ pub fn router(state: ApiState) -> Router {
         .route("/registry/v1/offers", get(offers))
         .route("/registry/v1/broker", get(broker))
         .route("/registry/v1/sites", get(sites))
+        .route("/registry/v1/sites/{site}/history", get(history))
         .layer(DefaultBodyLimit::disable())
         .with_state(state)
 }
@@ -165,4 +170,45 @@ async fn sites(State(state): State<ApiState>) -> Response {
             sites: state.registry.index().site_statuses(now),
         },
     )
+}
+
+/// A site's stored documents, newest first: when each arrived and its size. Only documents that
+/// passed the checks are stored, so a refused push is not listed (the log has it).
+async fn history(
+    State(state): State<ApiState>,
+    site: Result<Path<String>, PathRejection>,
+) -> Response {
+    #[derive(Serialize)]
+    struct HistoryAnswer<'a> {
+        site: &'a str,
+        generated_at: chrono::DateTime<Utc>,
+        /// The most entries kept per site; older ones are gone.
+        keep_history: u32,
+        history: Vec<HistoryEntry>,
+    }
+    let Path(site) = match site {
+        Ok(site) => site,
+        Err(rejection) => return error_response(StatusCode::BAD_REQUEST, &rejection.body_text()),
+    };
+    match state.registry.history(&site).await {
+        Ok(history) if history.is_empty() => error_response(
+            StatusCode::NOT_FOUND,
+            &format!(
+                "no document of site {site:?} is stored: the site is unknown or has never pushed"
+            ),
+        ),
+        Ok(history) => json(
+            StatusCode::OK,
+            &HistoryAnswer {
+                site: &site,
+                generated_at: Utc::now(),
+                keep_history: state.registry.keep_history(),
+                history,
+            },
+        ),
+        Err(error) => {
+            tracing::error!(site = %site, "registry store: {error}");
+            error_response(StatusCode::SERVICE_UNAVAILABLE, &error.to_string())
+        }
+    }
 }

@@ -10,7 +10,7 @@ use accelfed_schemas::glue::from_json;
 
 use super::check::{Checker, Rejection};
 use super::index::{Index, SiteView};
-use super::store::{DocumentStore, StoreError, StoredDocument};
+use super::store::{DocumentStore, HistoryEntry, StoreError, StoredDocument};
 
 /// How many documents of each site the history keeps, unless configured.
 pub const DEFAULT_KEEP_HISTORY: u32 = 100;
@@ -80,6 +80,19 @@ impl Registry {
             .read()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .clone()
+    }
+
+    /// How many documents of each site the history keeps.
+    pub fn keep_history(&self) -> u32 {
+        self.keep_history
+    }
+
+    /// `site`'s stored documents, newest first (the first is its current one); empty for a site
+    /// that never pushed. Read from the store, not the index: a history is asked for rarely, and
+    /// the store is what several instances on one PostgreSQL share, so every instance answers
+    /// the same. Refused pushes are never stored, so they are not in it.
+    pub async fn history(&self, site: &str) -> Result<Vec<HistoryEntry>, StoreError> {
+        self.store.history(site).await
     }
 
     /// Checks and stores a document sent with `token_site`'s token.

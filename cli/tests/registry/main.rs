@@ -12,6 +12,7 @@
 mod harness;
 
 mod bench;
+mod history;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -29,7 +30,8 @@ fn sha256_hex(token: &str) -> String {
         .collect()
 }
 
-/// central.toml with the registry on a free port, a small document limit, two sites.
+/// central.toml with the registry on a free port, a small document limit, a history of 3
+/// documents per site, two sites.
 fn central_config(dir: &Path, pki: &Pki) -> PathBuf {
     let path = dir.join("central.toml");
     std::fs::write(
@@ -37,7 +39,7 @@ fn central_config(dir: &Path, pki: &Pki) -> PathBuf {
         format!(
             "[listen]\ngrpc = \"127.0.0.1:0\"\nhttps = \"127.0.0.1:0\"\n\n\
              [tls]\ncertificate = \"{}\"\nkey = \"{}\"\n\n\
-             [database]\npath = \"{}\"\n\n[registry]\nmax_document_bytes = 300000\n\n\
+             [database]\npath = \"{}\"\n\n[registry]\nmax_document_bytes = 300000\nkeep_history = 3\n\n\
              [sites.EXAMPLE-GPU]\ntoken_sha256 = \"{}\"\n\n[sites.EXAMPLE-HPC]\ntoken_sha256 = \"{}\"\n",
             pki.cert.display(),
             pki.key.display(),

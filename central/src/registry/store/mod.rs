@@ -27,10 +27,11 @@ pub struct StoredDocument {
     pub document: String,
 }
 
-/// An entry of a site's history.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// An entry of a site's history: a document that was stored (refused pushes never are).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct HistoryEntry {
     pub received_at: DateTime<Utc>,
+    /// The document's size in bytes, as the site sent it.
     pub bytes: u64,
 }
 

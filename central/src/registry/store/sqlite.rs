@@ -93,8 +93,10 @@ impl SqliteStore {
 
     pub async fn history(&self, site: String) -> Result<Vec<HistoryEntry>, StoreError> {
         self.run(move |conn| {
+            // octet_length reads the size from the row's header, not the document itself (which
+            // may be megabytes, times keep_history): the history is served to anyone who asks.
             let mut statement = conn.prepare(
-                "SELECT received_at, length(CAST(document AS BLOB)) FROM registry_history
+                "SELECT received_at, octet_length(document) FROM registry_history
                  WHERE site = ?1 ORDER BY id DESC",
             )?;
             let rows = statement.query_map([site], |row| {

@@ -98,7 +98,8 @@ async fn history_keeps_the_newest_entries_per_site() {
         for minute in 0..5 {
             store.put(document("A", minute, "{}"), 3).await.unwrap();
         }
-        store.put(document("B", 9, "{}"), 3).await.unwrap();
+        // Sizes are bytes, not characters: 7 characters, "é" is two bytes.
+        store.put(document("B", 9, "{\"é\":1}"), 3).await.unwrap();
         let minutes: Vec<u32> = store
             .history("A")
             .await
@@ -107,7 +108,13 @@ async fn history_keeps_the_newest_entries_per_site() {
             .map(|entry| chrono::Timelike::minute(&entry.received_at))
             .collect();
         assert_eq!(minutes, vec![4, 3, 2]);
-        assert_eq!(store.history("B").await.unwrap().len(), 1);
+        assert_eq!(
+            store.history("B").await.unwrap(),
+            vec![HistoryEntry {
+                received_at: document("B", 9, "").received_at,
+                bytes: 8
+            }]
+        );
         assert!(store.history("C").await.unwrap().is_empty());
     })
     .await;
