@@ -140,17 +140,21 @@ pub struct ProvideArgs {
     /// Write to this file (replaced atomically) instead of standard output.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
-    /// `registry`: push the GLUE 2.1 JSON document to the federation registry (needs
-    /// --registry-url and --registry-token-file) instead of writing it out.
+    /// `registry`: push the GLUE 2.1 JSON document to the federation registry instead of writing
+    /// it out; where to, from [publish.registry] in the configuration file or the --registry-*
+    /// flags (a flag overrides its key).
     #[arg(long, value_parser = ["registry"])]
     pub publish: Option<String>,
-    /// The registry's base URL, e.g. https://registry.example.org:8443.
+    /// The registry's base URL, https://host[:port], e.g. https://registry.example.org:8443
+    /// (overrides publish.registry.url).
     #[arg(long, env = "ACCELFED_REGISTRY_URL")]
     pub registry_url: Option<String>,
-    /// A file holding the site's token (from `accelfed token`).
+    /// A file holding the site's token, from `accelfed token` (overrides
+    /// publish.registry.token_file).
     #[arg(long, env = "ACCELFED_REGISTRY_TOKEN_FILE")]
     pub registry_token_file: Option<PathBuf>,
-    /// A CA certificate file (PEM) to trust besides the system's roots.
+    /// A CA certificate file (PEM) to trust besides the system's roots (overrides
+    /// publish.registry.ca).
     #[arg(long, env = "ACCELFED_REGISTRY_CA")]
     pub registry_ca: Option<PathBuf>,
 }

@@ -1,9 +1,10 @@
 //! `accelfed provide`: gather, render, publish.
 
-use accelfed_provider::config::Config;
+use accelfed_provider::config::{Config, check_registry_url};
 use accelfed_publishers::Destination;
 use accelfed_schemas::render;
 
+use super::meter::resolve;
 use crate::args::ProvideArgs;
 use crate::exit::Outcome;
 
@@ -25,6 +26,19 @@ pub fn run(args: &ProvideArgs) -> Outcome {
             return Outcome::Partial;
         }
     };
+    // Where to push is settled (and the token read) before anything is gathered: a usage error
+    // should not wait for every provider to answer.
+    let registry = if args.publish.as_deref() == Some("registry") {
+        match RegistryPush::prepare(args, &loaded.config) {
+            Ok(registry) => Some(registry),
+            Err(message) => {
+                eprintln!("error: {message}");
+                return Outcome::Config;
+            }
+        }
+    } else {
+        None
+    };
     let gathered = match runtime.block_on(accelfed_provider::gather(
         &loaded.config,
         chrono::Utc::now(),
@@ -39,8 +53,8 @@ pub fn run(args: &ProvideArgs) -> Outcome {
         tracing::error!(provider = %failure.provider, "{}", failure.message);
     }
     let document = render::render(&gathered.snapshot, args.format);
-    if args.publish.as_deref() == Some("registry") {
-        return match push_to_registry(args, &runtime, document) {
+    if let Some(registry) = registry {
+        return match registry.push(&runtime, document) {
             Ok(answer) => {
                 tracing::info!(site = %gathered.snapshot.domain.name, %answer, "pushed to the registry");
                 if gathered.failures.is_empty() {
@@ -49,9 +63,9 @@ pub fn run(args: &ProvideArgs) -> Outcome {
                     Outcome::Partial
                 }
             }
-            Err((outcome, message)) => {
+            Err(message) => {
                 eprintln!("error: {message}");
-                outcome
+                Outcome::Partial
             }
         };
     }
@@ -76,44 +90,79 @@ pub fn run(args: &ProvideArgs) -> Outcome {
     }
 }
 
-/// `--publish registry`: the document to the registry with the site's token.
-fn push_to_registry(
-    args: &ProvideArgs,
-    runtime: &tokio::runtime::Runtime,
-    document: Vec<u8>,
-) -> Result<String, (Outcome, String)> {
-    let usage = |message: String| (Outcome::Config, message);
-    if args.format != render::Format::Glue21Json {
-        return Err(usage(format!(
-            "--publish registry sends glue21-json, not {}",
-            args.format
-        )));
+/// Where `--publish registry` sends, with the token and CA already read. Each setting is its flag
+/// (or environment variable), else its key in `[publish.registry]`; paths from the file are
+/// relative to the file.
+#[derive(Debug)]
+struct RegistryPush {
+    url: String,
+    token: String,
+    ca_pem: Option<Vec<u8>>,
+}
+
+impl RegistryPush {
+    /// Settles the target and reads the token and CA files; every error is a usage error.
+    fn prepare(args: &ProvideArgs, config: &Config) -> Result<Self, String> {
+        if args.format != render::Format::Glue21Json {
+            return Err(format!(
+                "--publish registry sends glue21-json, not {}",
+                args.format
+            ));
+        }
+        let table = config
+            .publish
+            .as_ref()
+            .and_then(|publish| publish.registry.as_ref());
+        let missing = |flag: &str| {
+            format!(
+                "--publish registry needs {flag}, or [publish.registry] in the configuration file"
+            )
+        };
+        let url = match (&args.registry_url, table) {
+            (Some(url), _) => {
+                // The file's URL was checked when the file was read; a flag's by the same rule.
+                check_registry_url(url).map_err(|message| format!("--registry-url: {message}"))?;
+                url.clone()
+            }
+            (None, Some(table)) => table.url.get_ref().clone(),
+            (None, None) => return Err(missing("--registry-url")),
+        };
+        // Each path with where it came from, for messages.
+        let (token_path, token_source) = match (&args.registry_token_file, table) {
+            (Some(path), _) => (path.clone(), "--registry-token-file"),
+            (None, Some(table)) => (
+                resolve(&args.config, &table.token_file),
+                "publish.registry.token_file",
+            ),
+            (None, None) => return Err(missing("--registry-token-file")),
+        };
+        let token = match std::fs::read_to_string(&token_path) {
+            Ok(token) if !token.trim().is_empty() => token,
+            Ok(_) => return Err(format!("{token_source} {}: empty", token_path.display())),
+            Err(err) => return Err(format!("{token_source} {}: {err}", token_path.display())),
+        };
+        let ca = match (&args.registry_ca, table.and_then(|table| table.ca.as_ref())) {
+            (Some(path), _) => Some((path.clone(), "--registry-ca")),
+            (None, Some(path)) => Some((resolve(&args.config, path), "publish.registry.ca")),
+            (None, None) => None,
+        };
+        let ca_pem = match ca {
+            Some((path, source)) => Some(
+                std::fs::read(&path)
+                    .map_err(|err| format!("{source} {}: {err}", path.display()))?,
+            ),
+            None => None,
+        };
+        Ok(Self { url, token, ca_pem })
     }
-    let url = args
-        .registry_url
-        .as_deref()
-        .ok_or_else(|| usage("--publish registry needs --registry-url".to_owned()))?;
-    let token_file = args
-        .registry_token_file
-        .as_deref()
-        .ok_or_else(|| usage("--publish registry needs --registry-token-file".to_owned()))?;
-    let token = std::fs::read_to_string(token_file).map_err(|err| {
-        usage(format!(
-            "--registry-token-file {}: {err}",
-            token_file.display()
-        ))
-    })?;
-    let ca = match &args.registry_ca {
-        Some(path) => Some(
-            std::fs::read(path)
-                .map_err(|err| usage(format!("--registry-ca {}: {err}", path.display())))?,
-        ),
-        None => None,
-    };
-    runtime
-        .block_on(async {
-            let client = accelfed_publishers::registry::client(ca.as_deref())?;
-            accelfed_publishers::registry::push(&client, url, &token, document).await
-        })
-        .map_err(|err| (Outcome::Partial, err.to_string()))
+
+    /// Pushes `document`; the registry's answer, or why it failed (refused or unreachable).
+    fn push(self, runtime: &tokio::runtime::Runtime, document: Vec<u8>) -> Result<String, String> {
+        runtime
+            .block_on(async {
+                let client = accelfed_publishers::registry::client(self.ca_pem.as_deref())?;
+                accelfed_publishers::registry::push(&client, &self.url, &self.token, document).await
+            })
+            .map_err(|err| err.to_string())
+    }
 }

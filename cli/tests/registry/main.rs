@@ -13,6 +13,7 @@ mod harness;
 
 mod bench;
 mod history;
+mod publish_table;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -132,6 +133,8 @@ fn sites(dir: &Path) -> (PathBuf, PathBuf) {
     (cloud, batch)
 }
 
+/// Pushes with the flags, which override the example's `[publish.registry]` (it names
+/// registry.example.org); `publish_table` pushes with the table.
 fn push(server: &Server, pki: &Pki, config: &Path, token_file: &Path) -> Output {
     accelfed()
         .args(["provide", "--publish", "registry", "--config"])

@@ -6,6 +6,7 @@
 mod accounting;
 mod apel;
 mod error;
+mod publish;
 mod site;
 
 use std::path::{Path, PathBuf};
@@ -15,6 +16,7 @@ use serde::Deserialize;
 pub use accounting::{AccountingConfig, ShipConfig};
 pub use apel::{AmsConfig, ApelConfig, DirqConfig};
 pub use error::ConfigError;
+pub use publish::{PublishConfig, RegistryPublishConfig, check_registry_url};
 pub use site::{ContactConfig, LocationConfig, SiteConfig};
 
 use crate::kubernetes::KubernetesConfig;
@@ -48,6 +50,9 @@ pub struct Config {
     /// Usage accounting: the spool, manual usage, and where records are shipped.
     #[serde(default)]
     pub accounting: Option<AccountingConfig>,
+    /// Where `accelfed provide --publish <name>` sends the document, when its flags do not say.
+    #[serde(default)]
+    pub publish: Option<PublishConfig>,
 }
 
 /// One configured provider; the closed set of middleware accelfed reads.
@@ -105,6 +110,11 @@ impl Config {
         config.site.validate().map_err(|(field, message)| {
             ConfigError::at(path, source, None, format!("site.{field}: {message}"))
         })?;
+        if let Some(publish) = &config.publish {
+            publish
+                .validate()
+                .map_err(|problem| problem.into_config_error(path, source, "publish"))?;
+        }
         for provider in config.providers() {
             match provider {
                 ProviderConfig::Static(static_config) => static_config

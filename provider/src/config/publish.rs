@@ -1,0 +1,169 @@
+//! `[publish]`: where `accelfed provide --publish <name>` sends the document, so a cron line needs
+//! no more than the flag. The table alone publishes nothing: without `--publish` the document still
+//! goes to standard output (a BDII runs `accelfed provide` as its provider script and reads it
+//! there). Flags (and their environment variables) override the table key by key. Relative paths
+//! are relative to the configuration file.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::static_site::Problem;
+
+/// `[publish]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PublishConfig {
+    /// The federation registry (`--publish registry`).
+    #[serde(default)]
+    pub registry: Option<RegistryPublishConfig>,
+}
+
+/// `[publish.registry]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegistryPublishConfig {
+    /// The registry's base URL, `https://host[:port][/path]` (`--registry-url`).
+    pub url: Spanned<String>,
+    /// A file holding the site's token, from `accelfed token` at the central service
+    /// (`--registry-token-file`). The token itself never goes into this file.
+    pub token_file: PathBuf,
+    /// PEM file of a CA to trust besides the system's roots (`--registry-ca`).
+    #[serde(default)]
+    pub ca: Option<PathBuf>,
+}
+
+impl PublishConfig {
+    /// Checks what serde cannot: the registry URL's form (no network).
+    pub fn validate(&self) -> Result<(), Problem> {
+        if let Some(registry) = &self.registry {
+            check_registry_url(registry.url.get_ref()).map_err(|message| Problem {
+                span: Some(registry.url.span()),
+                field: "registry.url".to_owned(),
+                message,
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether `url` can be the registry's base URL; the same rule for the file and the flag.
+///
+/// Only `https://`: `accelfed serve` serves the registry over TLS alone, and the site's bearer
+/// token must not cross the network in clear. No user or password (the URL appears in messages
+/// and logs), no query or fragment (the API's paths are appended to it).
+pub fn check_registry_url(url: &str) -> Result<(), String> {
+    let parsed = reqwest::Url::parse(url)
+        .map_err(|error| format!("{url:?} is not a URL ({error}); expected https://host[:port]"))?;
+    if parsed.scheme() != "https" {
+        return Err(format!(
+            "{url:?} must be an https:// URL (the registry is served over TLS only, and the site's token must not travel in clear)"
+        ));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(format!("{url:?} names no host"));
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(format!(
+            "{:?} must not hold a user or password (the site's token authenticates it)",
+            redact(&parsed)
+        ));
+    }
+    if parsed.query().is_some() || parsed.fragment().is_some() {
+        return Err(format!(
+            "{url:?} must have no query or fragment (the API's paths are appended to it)"
+        ));
+    }
+    Ok(())
+}
+
+/// The URL without its user information, for a message.
+fn redact(url: &reqwest::Url) -> String {
+    let mut url = url.clone();
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    url.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::config::Config;
+
+    const SITE: &str = "[site]\nname = \"EXAMPLE-GPU\"\n\n";
+
+    fn parse(publish: &str) -> Result<Config, String> {
+        Config::parse(Path::new("site.toml"), &format!("{SITE}{publish}"))
+            .map_err(|error| error.to_string())
+    }
+
+    #[test]
+    fn the_registry_table_reads_with_and_without_a_ca() {
+        let config = parse(
+            "[publish.registry]\nurl = \"https://registry.example.org:8443\"\n\
+             token_file = \"registry.token\"\nca = \"/etc/accelfed/ca.pem\"\n",
+        )
+        .unwrap();
+        let registry = config.publish.unwrap().registry.unwrap();
+        assert_eq!(registry.url.get_ref(), "https://registry.example.org:8443");
+        assert_eq!(registry.token_file, Path::new("registry.token"));
+        assert_eq!(
+            registry.ca.as_deref(),
+            Some(Path::new("/etc/accelfed/ca.pem"))
+        );
+
+        let config =
+            parse("[publish.registry]\nurl = \"https://localhost:8443/\"\ntoken_file = \"t\"\n")
+                .unwrap();
+        assert!(config.publish.unwrap().registry.unwrap().ca.is_none());
+        assert!(parse("").unwrap().publish.is_none());
+    }
+
+    #[test]
+    fn a_url_that_is_not_https_is_refused_at_its_value() {
+        for (url, reason) in [
+            (
+                "http://registry.example.org:8443",
+                "must be an https:// URL",
+            ),
+            ("registry.example.org:8443", "must be an https:// URL"),
+            ("https://", "is not a URL"),
+            (
+                "https://user:secret@registry.example.org",
+                "must not hold a user",
+            ),
+            ("https://registry.example.org/?x=1", "no query or fragment"),
+        ] {
+            let error = parse(&format!(
+                "[publish.registry]\ntoken_file = \"t\"\nurl = \"{url}\"\n"
+            ))
+            .unwrap_err();
+            assert!(
+                error.starts_with("site.toml:6:7: publish.registry.url: "),
+                "{url}: {error}"
+            );
+            assert!(error.contains(reason), "{url}: {error}");
+            assert!(!error.contains("secret"), "{error}");
+        }
+    }
+
+    #[test]
+    fn unknown_and_missing_keys_are_refused_at_their_line() {
+        let error = parse(
+            "[publish.registry]\nurl = \"https://r.example.org\"\ntoken_file = \"t\"\nca_file = \"x\"\n",
+        )
+        .unwrap_err();
+        assert!(error.starts_with("site.toml:7:1: "), "{error}");
+        assert!(error.contains("unknown field `ca_file`"), "{error}");
+        assert!(error.contains("`ca`"), "{error}");
+
+        let error = parse("[publish.registry]\nurl = \"https://r.example.org\"\n").unwrap_err();
+        assert!(error.starts_with("site.toml:4:1: "), "{error}");
+        assert!(error.contains("missing field `token_file`"), "{error}");
+
+        let error = parse("[publish.ldap]\nurl = \"ldap://x\"\n").unwrap_err();
+        assert!(error.contains("unknown field `ldap`"), "{error}");
+    }
+}
