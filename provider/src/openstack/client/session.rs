@@ -3,7 +3,7 @@
 //! so fanning out over providers or projects stays polite. The token is a [`Secret`].
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
 use serde_json::json;
@@ -168,6 +168,7 @@ impl Session {
                 message: "session closed".to_owned(),
             })?;
         for attempt in 0..2 {
+            let started = Instant::now();
             let token = self.token.read().await.value.clone();
             let mut request = self
                 .http
@@ -198,6 +199,15 @@ impl Session {
                 .bytes()
                 .await
                 .map_err(|e| transport(service, url, &e))?;
+            // Where a run's time goes, call by call (`RUST_LOG=accelfed_provider=debug`).
+            tracing::debug!(
+                service,
+                url,
+                status = status.as_u16(),
+                bytes = body.len(),
+                ms = started.elapsed().as_secs_f64() * 1e3,
+                "GET"
+            );
             if status.is_success() {
                 return Ok(body.to_vec());
             }
@@ -257,6 +267,7 @@ async fn authenticate(
         message,
         retry,
     };
+    let started = Instant::now();
     let response = http
         .post(&url)
         .header("Content-Type", "application/json")
@@ -280,6 +291,12 @@ async fn authenticate(
         .text()
         .await
         .map_err(|err| fail(err.to_string(), true))?;
+    tracing::debug!(
+        url,
+        status = status.as_u16(),
+        ms = started.elapsed().as_secs_f64() * 1e3,
+        "POST"
+    );
     if !status.is_success() {
         return Err(fail(
             format!(
