@@ -13,7 +13,7 @@
 //! The floor is serde_json reading the same response bytes into `serde::de::IgnoredAny`
 //! (`from_slice`, the client's own path). Timed against it:
 //! * provide: every response read as the client reads it, then `openstack::map`;
-//! * meter: flavors, projects and servers read as the client reads them, `openstack::map`,
+//! * meter: flavors, projects and servers read as the client reads them, `openstack::map_usage`,
 //!   `openstack::observations`, and the accounting side's `records_for` (monthly records), with the
 //!   floor over those same responses.
 //!
@@ -49,7 +49,7 @@ use accelfed_provider::openstack::api::{
 };
 use accelfed_provider::openstack::client::read_nova_page;
 use accelfed_provider::openstack::{
-    CloudState, Mapped, OpenstackConfig, ProviderState, map, observations,
+    CloudState, OpenstackConfig, ProviderState, VmUsage, map, map_usage, observations,
 };
 use accelfed_schemas::names::SiteName;
 
@@ -525,13 +525,18 @@ fn now() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 22, 6, 0, 0).unwrap()
 }
 
-/// The meter's work after reading: map, observations, monthly records. Returns the mapping, the
-/// number of records and the time spent in `records_for` (the accounting side), wall and CPU.
-fn meter(config: &OpenstackConfig, state: &CloudState) -> (Mapped, usize, Duration, Duration) {
-    let mapped = map(config, state);
+/// The meter's work after reading: `map_usage`, observations, monthly records. Returns the VMs'
+/// usage, the number of records and the time spent in `records_for` (the accounting side), wall
+/// and CPU.
+fn meter(
+    config: &OpenstackConfig,
+    state: &CloudState,
+) -> (Vec<VmUsage>, usize, Duration, Duration) {
+    let (usage, map_warnings) = map_usage(config, state);
+    assert!(map_warnings.is_empty(), "{map_warnings:?}");
     let site = SiteName::new("BENCH-CLOUD").unwrap();
     let since = Utc.with_ymd_and_hms(2026, 10, 1, 0, 0, 0).unwrap();
-    let (found, warnings) = observations(&site, &mapped.usage, since, now());
+    let (found, warnings) = observations(&site, &usage, since, now());
     assert!(warnings.is_empty(), "{warnings:?}");
     let started = Instant::now();
     let cpu = cpu_time();
@@ -539,7 +544,7 @@ fn meter(config: &OpenstackConfig, state: &CloudState) -> (Mapped, usize, Durati
     for observation in &found {
         records += records_for(observation, now()).unwrap().len();
     }
-    (mapped, records, started.elapsed(), cpu_time() - cpu)
+    (usage, records, started.elapsed(), cpu_time() - cpu)
 }
 
 fn peak_rss_kib() -> u64 {
@@ -587,7 +592,11 @@ fn a_tenth_of_the_generated_cloud_says_what_the_benchmark_claims() {
     // GPU VMs: a server on a CPU flavor (every fifth flavor) holds none
     let gpu_servers = (0..servers).filter(|n| (n * 7) % FLAVORS % 5 != 4).count();
     assert_eq!(mapped.usage.len(), gpu_servers);
-    let (_, records, _, _) = meter(&config(), &state);
+    let (usage, records, _, _) = meter(&config(), &state);
+    assert_eq!(
+        usage, mapped.usage,
+        "the meter's pass finds what the provider's does"
+    );
     assert!(records >= gpu_servers);
 }
 
@@ -630,7 +639,7 @@ fn openstack_large_cloud_benchmark() {
         let cpu = cpu_time();
         let state = read_meter_state(&responses);
         let meter_read = started.elapsed();
-        let (mapped, records, recording, recording_cpu) = meter(&config, &state);
+        let (usage, records, recording, recording_cpu) = meter(&config, &state);
         let metered = started.elapsed();
         let metered_cpu = cpu_time() - cpu;
         drop(state);
@@ -643,7 +652,7 @@ fn openstack_large_cloud_benchmark() {
         eprintln!(
             "round {round}: provide: floor {floor_all:.3?}, read {read:.3?}, read + map {provide:.3?} = {ratio_provide:.2}x | meter: floor {floor_meter:.3?}, read {meter_read:.3?}, read + map + observations {:.3?} = {ratio_meter:.2}x; + {records} records {metered:.3?} = {ratio_records:.2}x ({} GPU VMs)",
             metered - recording,
-            mapped.usage.len()
+            usage.len()
         );
         eprintln!(
             "round {round}, CPU time: provide {provide_cpu:.3?} / floor {floor_all_cpu:.3?} = {:.2}x | meter {:.3?} / floor {floor_meter_cpu:.3?} = {:.2}x",

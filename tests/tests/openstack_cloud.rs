@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use accelfed_provider::openstack::{Listing, OpenstackConfig, provide};
+use accelfed_provider::openstack::{Listing, OpenstackConfig, provide, usage};
 use accelfed_schemas::gpu::GpuCount;
 use accelfed_tests::openstack::Cloud;
 use serde::Deserialize;
@@ -177,12 +177,9 @@ async fn provider_and_meter_against_a_real_openstack() {
     cloud
         .populate(&["delete", "atlas-vgpu"])
         .unwrap_or_else(|err| panic!("{err}"));
-    let listing = Listing::Usage {
-        changes_since: &since,
-    };
-    let metered = provide(&config, listing).await.unwrap();
+    let metered = usage(&config, &since).await.unwrap();
+    assert!(metered.failures.is_empty(), "{:?}", metered.failures);
     let deleted = metered
-        .mapped
         .usage
         .iter()
         .find(|u| u.server_name() == "atlas-vgpu")

@@ -2,7 +2,7 @@
 //! servers and resource providers are partitioned per project here, so the cost of a run grows with
 //! the size of each listing, never with projects x flavors.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use accelfed_schemas::glue::{
@@ -15,9 +15,10 @@ use accelfed_schemas::names::{LocalId, Text, VoName};
 use super::api::{Flavor, GlanceImage, Project, QuotaSet, ResourceProvider, Server};
 use super::capacity::{KindCapacity, ProviderState, gpu_capacity, kind_id};
 use super::config::OpenstackConfig;
-use super::conventions::{FlavorGpu, Specs};
+use super::conventions::FlavorGpu;
 use super::detect::Detector;
-use super::usage::{VmUsage, holds_no_gpu, observe};
+use super::server_pass::{ServerPass, server_pass};
+use super::usage::VmUsage;
 use super::vo::project_vo;
 
 /// Everything listed from one cloud.
@@ -58,126 +59,16 @@ fn local_id(value: &str) -> LocalId {
         .unwrap_or_else(|_| LocalId::new("unnamed").unwrap_or_else(|_| unreachable!()))
 }
 
-/// A flavor's GPUs with the capacity kind they count under, both shared: cloning one per server
-/// costs no allocation.
-type KnownGpu = Option<(Arc<FlavorGpu>, Arc<LocalId>)>;
-
-/// Reads servers' GPUs, detecting each distinct flavor once: 100,000 servers use a few hundred
-/// flavors, and detection (five conventions, model names) costs far more than a lookup.
-struct ServerGpus<'a> {
-    flavors: BTreeMap<&'a str, &'a Flavor>,
-    detector: &'a Detector,
-    /// By embedded flavor name, then extra specs text: hashing the name only, as a name nearly
-    /// always has one text, is cheaper than hashing every server's specs.
-    embedded: HashMap<&'a str, Vec<(&'a str, KnownGpu)>>,
-    /// By flavor id, for clouds older than 2.47.
-    listed: HashMap<&'a str, KnownGpu>,
-}
-
-impl<'a> ServerGpus<'a> {
-    fn detect(&self, name: &str, specs: &Specs, warnings: &mut BTreeSet<String>) -> KnownGpu {
-        let detection = self.detector.detect(name, specs);
-        warnings.extend(detection.warnings);
-        known_gpu(detection.gpu)
-    }
-
-    /// The GPUs of a server: its embedded flavor (2.47+) wins, as it is what the server was built
-    /// with even when the flavor changed or is gone; else the flavor by id.
-    fn of(&mut self, server: &'a Server, warnings: &mut BTreeSet<String>) -> KnownGpu {
-        match (server.flavor_specs(), server.flavor_id()) {
-            (Some(raw), _) => {
-                let name = server.flavor_name().unwrap_or_default();
-                let seen = self.embedded.entry(name).or_default();
-                if let Some((_, known)) = seen.iter().find(|(text, _)| *text == raw) {
-                    return known.clone();
-                }
-                let known = match serde_json::from_str::<Specs>(raw) {
-                    Ok(specs) => {
-                        let detection = self.detector.detect(name, &specs);
-                        warnings.extend(detection.warnings);
-                        known_gpu(detection.gpu)
-                    }
-                    Err(err) => {
-                        warnings.insert(format!(
-                            "flavor {name:?} (embedded in server {}): extra_specs unreadable, not counted: {err}",
-                            server.id()
-                        ));
-                        None
-                    }
-                };
-                seen.push((raw, known.clone()));
-                known
-            }
-            (None, Some(id)) => {
-                if let Some(known) = self.listed.get(id) {
-                    return known.clone();
-                }
-                let known = match self.flavors.get(id).copied() {
-                    Some(flavor) => flavor
-                        .extra_specs
-                        .as_ref()
-                        .and_then(|specs| self.detect(&flavor.name, specs, warnings)),
-                    None => {
-                        warnings.insert(format!(
-                            "server {} ({}): flavor {id} no longer exists and this cloud does not embed flavors; GPUs unknown",
-                            server.name(),
-                            server.id()
-                        ));
-                        return None;
-                    }
-                };
-                self.listed.insert(id, known.clone());
-                known
-            }
-            (None, None) => None,
-        }
-    }
-}
-
-fn known_gpu(gpu: Option<FlavorGpu>) -> KnownGpu {
-    gpu.map(|gpu| {
-        let kind = kind_id(&gpu.spec);
-        (Arc::new(gpu), Arc::new(kind))
-    })
-}
-
-/// One project's servers, as counted in the pass over them.
-#[derive(Default)]
-struct Tally {
-    vo: Option<Arc<VoName>>,
-    /// Servers that hold what they were given (not deleted or offloaded).
-    running: u32,
-    /// GPUs held, by capacity kind.
-    used: BTreeMap<LocalId, GpuCount>,
-}
-
 /// Builds the service and the usage observations.
 pub fn map(config: &OpenstackConfig, state: &CloudState) -> Mapped {
     let detector = Detector::new(config);
     let mut warnings = BTreeSet::new();
 
-    let mut vos: BTreeMap<&str, Arc<VoName>> = BTreeMap::new();
-    for project in state.projects.iter().filter(|p| p.enabled) {
-        match project_vo(project, &config.vo_property, &config.vo_map) {
-            Ok(Some(vo)) => {
-                vos.insert(project.id.as_str(), Arc::new(vo));
-            }
-            Ok(None) => {}
-            Err(why) => {
-                warnings.insert(why);
-            }
-        }
-    }
+    let vos = project_vos(config, state, &mut warnings);
 
     let (kinds, capacity_warnings) = gpu_capacity(&state.providers, detector.devices());
     warnings.extend(capacity_warnings);
 
-    let mut server_gpus = ServerGpus {
-        flavors: state.flavors.iter().map(|f| (f.id.as_str(), f)).collect(),
-        detector: &detector,
-        embedded: HashMap::new(),
-        listed: HashMap::new(),
-    };
     let mut flavor_gpus: BTreeMap<&str, FlavorGpu> = BTreeMap::new();
     for flavor in state.flavors.iter().filter(|f| !f.disabled) {
         let detection = detector.detect(
@@ -190,42 +81,11 @@ pub fn map(config: &OpenstackConfig, state: &CloudState) -> Mapped {
         }
     }
 
-    // One pass over the servers: usage observations and per-project use, each server's project
-    // looked up once (a hash of its id rather than three ordered searches).
-    let mut usage = Vec::with_capacity(state.servers.len());
-    let mut tallies: HashMap<&str, Tally> = HashMap::new();
-    for server in &state.servers {
-        let live = !holds_no_gpu(server.status());
-        let tally = tallies.entry(server.tenant_id()).or_insert_with(|| Tally {
-            vo: vos.get(server.tenant_id()).cloned(),
-            ..Tally::default()
-        });
-        if live {
-            tally.running += 1;
-        }
-        let Some((gpu, kind)) = server_gpus.of(server, &mut warnings) else {
-            continue;
-        };
-        if live {
-            match tally.used.get_mut(kind.as_ref()) {
-                Some(count) => *count = *count + gpu.count,
-                None => {
-                    tally.used.insert(LocalId::clone(&kind), gpu.count);
-                }
-            }
-        }
-        match observe(server, gpu, tally.vo.clone()) {
-            Ok(observation) => usage.push(observation),
-            Err(why) => {
-                warnings.insert(why);
-            }
-        }
-    }
-    let running: BTreeMap<&str, u32> = tallies.iter().map(|(p, t)| (*p, t.running)).collect();
-    let used: BTreeMap<&str, BTreeMap<LocalId, GpuCount>> = tallies
-        .into_iter()
-        .map(|(project, tally)| (project, tally.used))
-        .collect();
+    let ServerPass {
+        usage,
+        running,
+        used,
+    } = server_pass(state, &detector, &vos, &mut warnings);
 
     let shares = shares(state, &vos, &kinds, &flavor_gpus, &used, &running);
     let instance_types = instance_types(state, &vos, &flavor_gpus);
@@ -274,6 +134,37 @@ pub fn map(config: &OpenstackConfig, state: &CloudState) -> Mapped {
         usage,
         warnings: warnings.into_iter().collect(),
     }
+}
+
+/// Only the VMs' GPU usage, as the meter needs it: the one pass over the servers of [`map`],
+/// without the service (shares, instance types, images, capacity) it has no use for.
+pub fn map_usage(config: &OpenstackConfig, state: &CloudState) -> (Vec<VmUsage>, Vec<String>) {
+    let detector = Detector::new(config);
+    let mut warnings = BTreeSet::new();
+    let vos = project_vos(config, state, &mut warnings);
+    let pass = server_pass(state, &detector, &vos, &mut warnings);
+    (pass.usage, warnings.into_iter().collect())
+}
+
+/// The VO of each enabled project that maps to one, by project id.
+fn project_vos<'a>(
+    config: &OpenstackConfig,
+    state: &'a CloudState,
+    warnings: &mut BTreeSet<String>,
+) -> BTreeMap<&'a str, Arc<VoName>> {
+    let mut vos = BTreeMap::new();
+    for project in state.projects.iter().filter(|p| p.enabled) {
+        match project_vo(project, &config.vo_property, &config.vo_map) {
+            Ok(Some(vo)) => {
+                vos.insert(project.id.as_str(), Arc::new(vo));
+            }
+            Ok(None) => {}
+            Err(why) => {
+                warnings.insert(why);
+            }
+        }
+    }
+    vos
 }
 
 fn endpoint(state: &CloudState, vos: &BTreeSet<&VoName>) -> Endpoint {

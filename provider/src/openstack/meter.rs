@@ -14,17 +14,16 @@ use accelfed_schemas::gpu::GpuModel;
 use accelfed_schemas::names::{Fqan, LocalId, SiteName, Text, VoName};
 use accelfed_schemas::usage::{Observation, RecordType, Source};
 
-use super::client::Listing;
 use super::config::{Convention, OpenstackConfig};
 use super::conventions::FlavorGpu;
 use super::error::OpenstackError;
-use super::provide::provide;
+use super::provide::usage;
 use super::usage::VmUsage;
 
 /// The GPU observations of the cloud's VMs that held GPUs in `[since, now)`.
 ///
 /// Fails (so nothing of this cloud is written) when Keystone or Nova cannot be read. Only flavors,
-/// projects and servers are listed ([`Listing::Usage`]): Placement, Glance and quotas describe the
+/// projects and servers are listed ([`super::Listing::Usage`]): Placement, Glance and quotas describe the
 /// service, not its usage.
 pub async fn observe(
     config: &OpenstackConfig,
@@ -33,11 +32,8 @@ pub async fn observe(
     now: DateTime<Utc>,
 ) -> Result<Vec<Observation>, OpenstackError> {
     let changes_since = since.to_rfc3339_opts(SecondsFormat::Secs, true);
-    let listing = Listing::Usage {
-        changes_since: &changes_since,
-    };
-    let provided = provide(config, listing).await?;
-    let (observations, warnings) = observations(site, &provided.mapped.usage, since, now);
+    let used = usage(config, &changes_since).await?;
+    let (observations, warnings) = observations(site, &used.usage, since, now);
     for warning in warnings {
         tracing::warn!(cloud = %config.id.get_ref(), "{warning}");
     }

@@ -5,7 +5,8 @@
 //! `client/` is the only IO; `api.rs` declares the API objects (`server.rs` and `server_specs.rs`
 //! read servers compactly); the rest is pure: `conventions.rs`
 //! and `detect.rs` read GPUs from flavor extra specs, `capacity.rs` reads them from Placement,
-//! `vo.rs` maps projects to VOs, `map.rs` assembles the service, `usage.rs` turns servers into
+//! `vo.rs` maps projects to VOs, `server_pass.rs` reads each server's GPUs and usage once, `map.rs`
+//! assembles the service, `usage.rs` turns servers into
 //! GPU usage intervals and `meter.rs` those into usage observations.
 
 pub mod api;
@@ -22,6 +23,7 @@ mod meter;
 mod pci_ids;
 mod provide;
 mod server;
+mod server_pass;
 mod server_specs;
 pub mod usage;
 pub mod vo;
@@ -32,7 +34,7 @@ pub use config::{Convention, DeviceConfig, OpenstackConfig};
 pub use conventions::FlavorGpu;
 pub use detect::{Detection, Detector};
 pub use error::OpenstackError;
-pub use map::{CloudState, Mapped, map};
+pub use map::{CloudState, Mapped, map, map_usage};
 pub use meter::{observations, observe};
-pub use provide::{Provided, provide};
+pub use provide::{Provided, Used, provide, usage};
 pub use usage::VmUsage;

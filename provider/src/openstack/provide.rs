@@ -5,7 +5,8 @@
 use super::client::{self, Fetched, Listing};
 use super::config::OpenstackConfig;
 use super::error::OpenstackError;
-use super::map::{Mapped, map};
+use super::map::{Mapped, map, map_usage};
+use super::usage::VmUsage;
 
 /// The cloud's service and VM usage, with the failures that degraded it.
 #[derive(Debug, Clone)]
@@ -15,7 +16,8 @@ pub struct Provided {
 }
 
 /// Reads what `listing` names of the cloud and maps it; with [`Listing::Usage`] the service is
-/// only a by-product (no capacity, images or quotas) and the usage is what counts.
+/// only a by-product (no capacity, images or quotas) and the usage is what counts ([`usage`] reads
+/// the same and maps only the usage).
 pub async fn provide(
     config: &OpenstackConfig,
     listing: Listing<'_>,
@@ -23,11 +25,33 @@ pub async fn provide(
     let creds = client::credentials(config)?;
     let Fetched { state, failures } = client::fetch(config, creds, listing).await?;
     let mapped = map(config, &state);
-    for warning in &mapped.warnings {
+    log(config, &mapped.warnings, &failures);
+    Ok(Provided { mapped, failures })
+}
+
+/// The cloud's VM usage and the failures met while listing it.
+#[derive(Debug, Clone)]
+pub struct Used {
+    pub usage: Vec<VmUsage>,
+    pub failures: Vec<String>,
+}
+
+/// The meter's read: what [`Listing::Usage`] lists (servers deleted since `changes_since`, RFC
+/// 3339, included), mapped to VM usage only.
+pub async fn usage(config: &OpenstackConfig, changes_since: &str) -> Result<Used, OpenstackError> {
+    let creds = client::credentials(config)?;
+    let listing = Listing::Usage { changes_since };
+    let Fetched { state, failures } = client::fetch(config, creds, listing).await?;
+    let (usage, warnings) = map_usage(config, &state);
+    log(config, &warnings, &failures);
+    Ok(Used { usage, failures })
+}
+
+fn log(config: &OpenstackConfig, warnings: &[String], failures: &[String]) {
+    for warning in warnings {
         tracing::warn!(cloud = %config.id.get_ref(), "{warning}");
     }
-    for failure in &failures {
+    for failure in failures {
         tracing::error!(cloud = %config.id.get_ref(), "{failure}");
     }
-    Ok(Provided { mapped, failures })
 }
