@@ -7,8 +7,8 @@
 //! A finished pod with neither time is left out here: its records stay as the last run that saw it
 //! running metered them (see [`super::meter`]).
 
-use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use foldhash::HashMap;
+use std::collections::BTreeMap;
 
 use accelfed_schemas::glue::VoAccess;
 use accelfed_schemas::gpu::{AcceleratorType, GpuModel};
@@ -32,7 +32,7 @@ pub fn observations(
     // Hashed: looked up once per pod, and a cluster has thousands of nodes and hundreds of
     // namespaces. FNV rather than the default SipHash: the keys are the cluster's own names, not
     // attacker-chosen, and hashing was a tenth of this function's time.
-    let models: HashMap<(&str, &str), &GpuModel, Fnv> = inventory
+    let models: HashMap<(&str, &str), &GpuModel> = inventory
         .nodes
         .iter()
         .flat_map(|node| {
@@ -41,7 +41,7 @@ pub fn observations(
                 .map(move |r| ((node.name.as_str(), r.resource.as_str()), &r.gpu.model))
         })
         .collect();
-    let vos: HashMap<&str, &VoAccess, Fnv> = vos
+    let vos: HashMap<&str, &VoAccess> = vos
         .iter()
         .map(|(namespace, access)| (namespace.as_str(), access))
         .collect();
@@ -115,30 +115,6 @@ pub fn observations(
         }
     }
     out
-}
-
-/// FNV-1a: a fast hash for short, trusted keys.
-type Fnv = BuildHasherDefault<FnvHasher>;
-
-#[derive(Debug)]
-struct FnvHasher(u64);
-
-impl Default for FnvHasher {
-    fn default() -> Self {
-        Self(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for FnvHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 = (self.0 ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
 }
 
 /// Names a pod in warnings; formatted only when one is written.

@@ -5,10 +5,10 @@
 //! Each observation is the VM's whole interval, not only its part inside the window: records carry
 //! absolute values per month, so metering a VM again replaces its earlier records.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, SecondsFormat, Utc};
+use foldhash::{HashMap, HashMapExt};
 
 use accelfed_schemas::gpu::GpuModel;
 use accelfed_schemas::names::{Fqan, LocalId, SiteName, Text, VoName};

@@ -2,8 +2,10 @@
 //! GPUs (its flavor detected once per distinct flavor), its usage interval, and per project the
 //! servers running and the GPUs they hold (the shares' "used").
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+
+use foldhash::{HashMap, HashMapExt};
 
 use accelfed_schemas::gpu::GpuCount;
 use accelfed_schemas::names::{LocalId, VoName};
