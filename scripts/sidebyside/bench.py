@@ -69,7 +69,8 @@ def run(name):
     argv = command()
     out = open(os.path.join(OUT, stdout), "wb") if stdout else subprocess.DEVNULL
     err = open(os.path.join(OUT, name.replace(" ", "-") + ".err"), "wb")
-    env = dict(os.environ, RUST_LOG="warn", NO_COLOR="1")
+    # SBS_RUST_LOG=warn,accelfed_provider=debug logs accelfed's API calls with their times
+    env = dict(os.environ, RUST_LOG=os.environ.get("SBS_RUST_LOG", "warn"), NO_COLOR="1")
     start = time.monotonic()
     code = subprocess.call(argv, stdout=out, stderr=err, env=env)
     wall = time.monotonic() - start

@@ -7,6 +7,7 @@
 #
 # SBS_VOS (20) VO projects, SBS_RUNS (5) runs per tool and mode (the median is reported),
 # SBS_DELAY_MS (20), ACCELFED_OS_PORT (25200; the proxies listen on PORT+10..PORT+14),
+# SBS_RUST_LOG (warn; e.g. warn,accelfed_provider=debug for each API call with its time),
 # ACCELFED_BIN (default: `cargo build --release` and target/release/accelfed).
 # The cloud's databases are accelfed_sbs_* and its RabbitMQ vhost accelfed_sbs, so a test's cloud
 # (accelfed_os_*) can run beside it. The peers are installed from PyPI into target/sidebyside-venv

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::index::SiteView;
+use super::intersect::intersect;
 use super::postings::{Key, Narrowing};
 
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -89,7 +90,7 @@ impl FederationPostings {
 
     /// Calls `found` with every entry in all the lists `narrowing` names (which names at least one),
     /// ascending: the shortest list, each entry looked for in the others past the last one found.
-    pub fn for_each_candidate(&self, narrowing: &Narrowing, mut found: impl FnMut(u64)) {
+    pub fn for_each_candidate(&self, narrowing: &Narrowing, found: impl FnMut(u64)) {
         let mut keys: Vec<Key> = Vec::new();
         if let Some(vo) = narrowing.vo {
             keys.push(Key::Vo(vo.to_owned()));
@@ -111,16 +112,6 @@ impl FederationPostings {
         let Some((shortest, others)) = lists.split_first_mut() else {
             return;
         };
-        'entries: for &candidate in *shortest {
-            for other in others.iter_mut() {
-                // Both ascending: what is below this candidate is never needed again.
-                let skip = other.partition_point(|&e| e < candidate);
-                *other = &other[skip..];
-                if other.first() != Some(&candidate) {
-                    continue 'entries;
-                }
-            }
-            found(candidate);
-        }
+        intersect(shortest, others, found);
     }
 }

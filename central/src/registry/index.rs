@@ -224,7 +224,8 @@ impl Index {
         let mut best: Vec<Hit> = Vec::new();
         // Matches come by site, so a site's flavors are consecutive: keep the smallest so far.
         self.each_match(&filter, true, now, |hit| match best.last_mut() {
-            Some(current) if current.offer().site == hit.offer().site => {
+            // One view per site: the same view is the same site, without comparing names.
+            Some(current) if std::ptr::eq(current.site, hit.site) => {
                 if size(hit.offer()) < size(current.offer()) {
                     *current = hit;
                 }

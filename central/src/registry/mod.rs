@@ -17,6 +17,7 @@ pub mod federation;
 pub mod http;
 pub mod https;
 pub mod index;
+mod intersect;
 pub mod ldap;
 pub mod offer;
 pub mod postings;

@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 
+use super::intersect::intersect;
 use super::offer::{Offer, ServiceKind};
 
 /// Posting lists of one site, built with its view and never changed.
@@ -116,15 +117,8 @@ impl Postings {
             return;
         }
         lists.sort_by_key(|list| list.len());
-        let (shortest, others) = lists.split_at(1);
-        for &position in shortest[0] {
-            if others
-                .iter()
-                .all(|list| list.binary_search(&position).is_ok())
-            {
-                found(position as usize);
-            }
-        }
+        let (shortest, others) = lists.split_at_mut(1);
+        intersect(shortest[0], others, |position| found(position as usize));
     }
 }
 
