@@ -665,7 +665,8 @@ fn openstack_large_cloud_benchmark() {
     }
     eprintln!("peak resident memory: {} MB", peak_rss_kib() / 1024);
     let best = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
-    // A regression guard, above the measured figures: the 2x target is not met yet (BENCHMARKS.md).
-    assert!(best(&provide_ratios) <= 3.5, "provide {provide_ratios:?}");
-    assert!(best(&meter_ratios) <= 3.5, "meter {meter_ratios:?}");
+    // Issue 6's bound, on the best of the rounds (a round can be slowed by the machine, not by
+    // the code): each within 2x of the floor (BENCHMARKS.md).
+    assert!(best(&provide_ratios) <= 2.0, "provide {provide_ratios:?}");
+    assert!(best(&meter_ratios) <= 2.0, "meter {meter_ratios:?}");
 }
