@@ -88,6 +88,12 @@ async fn the_fake_cloud_reads_like_the_recorded_one() {
     assert_eq!(cloud.seen.lock().unwrap().tokens, 1);
     // the client asked for the newest microversion it knows
     assert!(cloud.count("GET /compute/v2.1/servers/detail?all_tenants=1&limit=1000") == 1);
+    // quotas of the two VO projects only: admin and service are no share
+    assert_eq!(cloud.count("/os-quota-sets/"), 2);
+    assert_eq!(
+        cloud.count("/os-quota-sets/629a36fae7be4b96be5e5b3d8dee2e91"),
+        0
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

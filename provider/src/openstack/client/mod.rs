@@ -25,6 +25,7 @@ use super::config::OpenstackConfig;
 use super::detect::Detector;
 use super::error::OpenstackError;
 use super::map::CloudState;
+use super::vo::project_vo;
 
 /// A cloud's listings and what failed while taking them.
 #[derive(Debug, Clone)]
@@ -158,9 +159,16 @@ pub async fn fetch_with(
         };
         let quotas = match (&projects, service) {
             (Ok(projects), true) => {
+                // Only a VO's project becomes a share that publishes its quota.
                 let ids = projects
                     .iter()
                     .filter(|p| p.enabled)
+                    .filter(|p| {
+                        matches!(
+                            project_vo(p, &config.vo_property, &config.vo_map),
+                            Ok(Some(_))
+                        )
+                    })
                     .map(|p| p.id.clone())
                     .collect();
                 Some(listing::quotas(session, &compute, ids).await)
