@@ -163,6 +163,19 @@ impl Building {
         self.present |= 1 << part as u16;
         Ok(())
     }
+
+    /// The first key every server has that this one lacks, by its API name.
+    fn missing(&self) -> Option<&'static str> {
+        [
+            (Part::Id, "id"),
+            (Part::Status, "status"),
+            (Part::TenantId, "tenant_id"),
+            (Part::Created, "created"),
+        ]
+        .into_iter()
+        .find(|(part, _)| self.present & (1 << *part as u16) == 0)
+        .map(|(_, name)| name)
+    }
 }
 
 thread_local! {
@@ -329,15 +342,8 @@ impl<'de> Visitor<'de> for ServerVisitor<'_> {
                 b.mark(part, start)?;
             }
         }
-        for (part, name) in [
-            (Part::Id, "id"),
-            (Part::Status, "status"),
-            (Part::TenantId, "tenant_id"),
-            (Part::Created, "created"),
-        ] {
-            if b.present & (1 << part as u16) == 0 {
-                return Err(A::Error::missing_field(name));
-            }
+        if let Some(name) = b.missing() {
+            return Err(A::Error::missing_field(name));
         }
         if !has_flavor {
             return Err(A::Error::missing_field("flavor"));

@@ -48,15 +48,8 @@ fn members(s: &mut Scanner<'_>, b: &mut Building) -> Result<Option<bool>, ScanEr
         };
         text(s, b, part)
     })?;
-    for (part, name) in [
-        (Part::Id, "id"),
-        (Part::Status, "status"),
-        (Part::TenantId, "tenant_id"),
-        (Part::Created, "created"),
-    ] {
-        if b.present & (1 << part as u16) == 0 {
-            return Err(s.error(format!("server without `{name}`")));
-        }
+    if let Some(name) = b.missing() {
+        return Err(s.error(format!("server without `{name}`")));
     }
     if !has_flavor {
         return Err(s.error("server without `flavor`"));
