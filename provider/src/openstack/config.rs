@@ -60,7 +60,8 @@ pub struct OpenstackConfig {
     /// Seconds one HTTP request may take before it counts as failed.
     #[serde(default = "timeout")]
     pub timeout: u64,
-    /// How many requests run at once against the cloud.
+    /// How many requests run at once against each of the cloud's services (Nova, Placement,
+    /// Glance, Keystone each have their own limit).
     #[serde(default = "concurrency")]
     pub concurrency: usize,
     /// Publish Glance images (with their GPU driver and CUDA properties).

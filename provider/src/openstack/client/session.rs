@@ -1,7 +1,8 @@
 //! An authenticated session: a Keystone v3 token with its service catalog, GET with microversion
-//! headers, re-authentication once on a 401 (an expired token), and a limit on requests in flight
+//! headers, re-authentication once on a 401 (an expired token), and a limit on requests in flight per service
 //! so fanning out over providers or projects stays polite. The token is a [`Secret`].
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -26,7 +27,10 @@ pub struct Session {
     http: reqwest::Client,
     creds: Credentials,
     token: RwLock<Token>,
-    permits: Semaphore,
+    /// Requests in flight, limited per service (`nova`, `placement`, ...): a slow service (Nova
+    /// answering quota sets one after another) must not hold the permits the others need.
+    permits: std::sync::Mutex<HashMap<String, Arc<Semaphore>>>,
+    concurrency: usize,
 }
 
 fn transport(service: &str, url: &str, err: &reqwest::Error) -> OpenstackError {
@@ -96,7 +100,8 @@ impl Session {
             http,
             creds,
             token: RwLock::new(token),
-            permits: Semaphore::new(concurrency.max(1)),
+            permits: std::sync::Mutex::default(),
+            concurrency: concurrency.max(1),
         }))
     }
 
@@ -115,6 +120,22 @@ impl Session {
             interface: self.creds.interface.clone(),
             region: self.creds.region.clone(),
         })
+    }
+
+    /// The permits of `service`, made on its first request.
+    fn permits_of(&self, service: &str) -> Arc<Semaphore> {
+        let mut permits = self
+            .permits
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match permits.get(service) {
+            Some(semaphore) => Arc::clone(semaphore),
+            None => {
+                let semaphore = Arc::new(Semaphore::new(self.concurrency));
+                permits.insert(service.to_owned(), Arc::clone(&semaphore));
+                semaphore
+            }
+        }
     }
 
     /// The catalog interface in use.
@@ -159,8 +180,8 @@ impl Session {
         microversion: Option<(&str, &str)>,
     ) -> Result<Vec<u8>, OpenstackError> {
         let _permit = self
-            .permits
-            .acquire()
+            .permits_of(service)
+            .acquire_owned()
             .await
             .map_err(|_| OpenstackError::Transport {
                 service: service.to_owned(),
