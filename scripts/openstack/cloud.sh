@@ -211,7 +211,9 @@ daemon() { # DIR name cmd...
 }
 # Nova's API is eventlet code: under several uwsgi threads of one process it stops answering
 # ("greenlet.error: cannot switch to a different thread") once requests overlap, so it runs as
-# processes of one thread each, as production deployments run it; the others take threads.
+# processes of one thread each, as production deployments run it. Keystone and Placement run a
+# process per core, as devstack runs them (API_WORKERS): one Python process holds the GIL, so on
+# one process their requests would take turns whatever the clients send at once.
 wsgi() { # DIR name port file VAR=value [processes threads]
   local D=$1 n=$2 port=$3 file=$4 env=$5 processes=${6:-1} threads=${7:-4}
   setsid /usr/bin/uwsgi_python3 --http-socket "127.0.0.1:$port" --wsgi-file "$file" --master \
@@ -243,7 +245,7 @@ up() {
   $KM bootstrap --bootstrap-password "$PASS" --bootstrap-region-id RegionOne \
     --bootstrap-admin-url "http://127.0.0.1:$KS/v3/" --bootstrap-internal-url "http://127.0.0.1:$KS/v3/" \
     --bootstrap-public-url "http://127.0.0.1:$KS/v3/" 2>> "$D/log/bootstrap.err"
-  wsgi "$D" keystone "$KS" /usr/bin/keystone-wsgi-public "OS_KEYSTONE_CONFIG_DIR=$D/etc/keystone"
+  wsgi "$D" keystone "$KS" /usr/bin/keystone-wsgi-public "OS_KEYSTONE_CONFIG_DIR=$D/etc/keystone" "$(nproc)"
   wait_http "http://127.0.0.1:$KS/v3" 60
   ACCELFED_OS_PORT=$PORT /usr/bin/python3 "$HERE/register.py" "$PASS"
   say "database schemas"
@@ -258,7 +260,7 @@ up() {
     $NM db sync
   } >> "$D/log/bootstrap.out" 2>> "$D/log/bootstrap.err"
   say "services"
-  wsgi "$D" placement "$PL" /usr/bin/placement-api "OS_PLACEMENT_CONFIG_DIR=$D/etc/placement"
+  wsgi "$D" placement "$PL" /usr/bin/placement-api "OS_PLACEMENT_CONFIG_DIR=$D/etc/placement" "$(nproc)"
   wsgi "$D" nova-api "$NV" /usr/bin/nova-api-wsgi "OS_NOVA_CONFIG_DIR=$D/etc/nova" 4 1
   daemon "$D" glance /usr/bin/glance-api --config-file "$D/etc/glance/glance-api.conf"
   daemon "$D" neutron /usr/bin/neutron-server --config-file "$D/etc/neutron/neutron.conf"
