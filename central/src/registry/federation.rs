@@ -98,6 +98,9 @@ impl FederationPostings {
         if narrowing.cloud_only {
             keys.push(Key::Cloud);
         }
+        if let Some(step) = narrowing.gpu_step() {
+            keys.push(Key::GpusAtLeast(step));
+        }
         for token in narrowing.tokens.unwrap_or_default() {
             keys.push(Key::Token(token.clone()));
         }

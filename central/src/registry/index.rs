@@ -255,6 +255,7 @@ impl Index {
             tokens: wanted.as_deref(),
             vo: vo.as_deref(),
             cloud_only,
+            min_gpus: filter.min_gpus,
         };
         // The posting lists select exactly the model words and the VO; freshness is checked
         // here; the rest of the filter on the stored offer.
@@ -296,8 +297,11 @@ impl Index {
             })
         };
         // A query over every site that names a list: the federation's lists, intersected once,
-        // give exactly the offers with every model word, the VO and the kind.
-        if named.is_none() && (wanted.is_some() || vo.is_some() || cloud_only) {
+        // give exactly the offers with every model word, the VO and the kind (and a superset of
+        // those with enough GPUs, which `check` settles).
+        if named.is_none()
+            && (wanted.is_some() || vo.is_some() || cloud_only || narrowing.gpu_step().is_some())
+        {
             self.federation.for_each_candidate(&narrowing, |entry| {
                 let (rank, position) = federation::split(entry);
                 if let Some(hit) = self.sites.get(rank).and_then(|site| check(site, position)) {

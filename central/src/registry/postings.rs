@@ -20,6 +20,9 @@ pub struct Postings {
     by_vo: HashMap<String, Vec<u32>>,
     /// Positions of the cloud flavors (the broker answers with flavors only).
     cloud: Vec<u32>,
+    /// Positions of the offers with at least 2^i GPUs each, at i: a `min_gpus` query (the broker's
+    /// `num_gpus`) reads only offers that may have enough, not every offer of its model.
+    by_gpus: Vec<Vec<u32>>,
     /// How many offers the site has: the candidates when the filter names no list.
     len: u32,
 }
@@ -33,6 +36,9 @@ pub struct Narrowing<'q> {
     /// The VO, already ASCII-lowercased.
     pub vo: Option<&'q str>,
     pub cloud_only: bool,
+    /// The query's `min_gpus`: narrows to the offers with at least the power of two at or below it
+    /// (the exact count is the caller's check).
+    pub min_gpus: Option<f64>,
 }
 
 impl Narrowing<'_> {
@@ -41,9 +47,25 @@ impl Narrowing<'_> {
     pub fn exact(&self) -> bool {
         let lists = self.tokens.map_or(0, <[String]>::len)
             + usize::from(self.vo.is_some())
-            + usize::from(self.cloud_only);
+            + usize::from(self.cloud_only)
+            + usize::from(self.gpu_step().is_some());
         lists <= MOST_LISTS
     }
+
+    /// The GPU list a `min_gpus` query reads: the largest power of two at or below it.
+    pub fn gpu_step(&self) -> Option<u8> {
+        let min = self.min_gpus?;
+        (min >= 1.0).then(|| (min.log2().floor() as u8).min(GPU_STEPS - 1))
+    }
+}
+
+/// GPU lists kept: at least 1, 2, 4, ... 128 GPUs each.
+const GPU_STEPS: u8 = 8;
+
+/// Whether `gpus` each is enough for the GPU list of `step` (with the tolerance of the caller's
+/// check, so the list never leaves out an offer the check would take).
+fn reaches(gpus: f64, step: u8) -> bool {
+    gpus + 1e-9 >= f64::from(1u32 << step)
 }
 
 /// The most lists one site's candidates are intersected from; a query naming more lists (more
@@ -76,6 +98,15 @@ impl Postings {
             if offer.service_kind == ServiceKind::Cloud {
                 postings.cloud.push(position);
             }
+            for step in 0..GPU_STEPS {
+                if !reaches(offer.gpus_each, step) {
+                    break;
+                }
+                if postings.by_gpus.len() <= usize::from(step) {
+                    postings.by_gpus.push(Vec::new());
+                }
+                postings.by_gpus[usize::from(step)].push(position);
+            }
         }
         postings
     }
@@ -96,8 +127,9 @@ impl Postings {
             }
             true
         };
-        // A word or VO that no offer of the site has: no candidates. The VO and the kind come
-        // first, so only model words are ever left out (the caller checks those).
+        // A word, VO or GPU count that no offer of the site has: no candidates. The VO, the kind
+        // and the GPU count come first, so only model words are ever left out (the caller checks
+        // those).
         if let Some(vo) = narrowing.vo
             && !take(self.by_vo.get(vo), &mut lists)
         {
@@ -105,6 +137,11 @@ impl Postings {
         }
         if narrowing.cloud_only {
             take(Some(&self.cloud), &mut lists);
+        }
+        if let Some(step) = narrowing.gpu_step()
+            && !take(self.by_gpus.get(usize::from(step)), &mut lists)
+        {
+            return;
         }
         for token in narrowing.tokens.unwrap_or_default() {
             if !take(self.by_token.get(token), &mut lists) {
@@ -129,12 +166,14 @@ fn push_once(list: &mut Vec<u32>, position: u32) {
     }
 }
 
-/// What a posting list is of: a model word, a VO (ASCII-lowercased) or the cloud kind.
+/// What a posting list is of: a model word, a VO (ASCII-lowercased), the cloud kind or at least
+/// 2^n GPUs each.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Key {
     Token(String),
     Vo(String),
     Cloud,
+    GpusAtLeast(u8),
 }
 
 impl Postings {
@@ -148,8 +187,12 @@ impl Postings {
             .by_vo
             .iter()
             .map(|(vo, list)| (Key::Vo(vo.clone()), list.as_slice()));
+        let gpus = (0u8..)
+            .zip(&self.by_gpus)
+            .map(|(step, list)| (Key::GpusAtLeast(step), list.as_slice()));
         tokens
             .chain(vos)
             .chain(std::iter::once((Key::Cloud, self.cloud.as_slice())))
+            .chain(gpus)
     }
 }

@@ -173,7 +173,15 @@ fn posting_lists_select_what_a_scan_selects() {
         for model in MODELS {
             for vo in VOS {
                 for site in SITES {
-                    for min_gpus in [None, Some(4.0)] {
+                    // GPU counts between the lists' powers of two, on them, and past them all.
+                    for min_gpus in [
+                        None,
+                        Some(0.5),
+                        Some(1.0),
+                        Some(3.0),
+                        Some(4.0),
+                        Some(300.0),
+                    ] {
                         for fresh in [false, true] {
                             let filter = Filter {
                                 model: model.map(str::to_owned),
@@ -205,7 +213,7 @@ fn the_broker_picks_what_a_scan_picks() {
     for model in MODELS {
         for vo in VOS {
             for vendor in [None, Some("nvidia"), Some("amd")] {
-                for num_gpus in [0.5, 2.0, 8.0] {
+                for num_gpus in [0.5, 1.0, 2.0, 3.0, 8.0] {
                     let request = BrokerRequest {
                         num_gpus,
                         gpu_vendor: vendor.map(str::to_owned),
