@@ -58,6 +58,14 @@ impl RenderedOffers {
     }
 }
 
+/// The answer made at `now` whose offers are `list` (from [`OffersAnswer::into_list`]).
+pub fn wrap(now: DateTime<Utc>, list: &[u8]) -> Vec<u8> {
+    let mut answer = OffersAnswer::new(now, 0);
+    answer.body.reserve(list.len() + 2);
+    answer.body.extend_from_slice(list);
+    answer.finish()
+}
+
 /// An offers answer being written: `{"generated_at":...,"offers":[...]}`.
 #[derive(Debug)]
 pub struct OffersAnswer {
@@ -74,6 +82,20 @@ impl OffersAnswer {
         let _ = serde_json::to_writer(&mut body, &now);
         body.extend_from_slice(b",\"offers\":[");
         Self { body, first: true }
+    }
+
+    /// Only the offers, comma-separated, with room for about `offers`: the inside of an answer's
+    /// list, to be kept and [`wrap`]ped later.
+    pub fn list(offers: usize) -> Self {
+        Self {
+            body: Vec::with_capacity(offers * 640),
+            first: true,
+        }
+    }
+
+    /// The bytes of an answer made with [`OffersAnswer::list`].
+    pub fn into_list(self) -> Vec<u8> {
+        self.body
     }
 
     /// Appends the offer at `position` of `rendered` (its `offer` for the rare one not rendered

@@ -153,7 +153,7 @@ async fn broker(
     }
     let now = Utc::now();
     let index = state.registry.index();
-    offers_answer(answer(now, &index.broker_select(&request, now)))
+    offers_answer(index.broker_answer(&request, now))
 }
 
 async fn sites(State(state): State<ApiState>) -> Response {

@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 use accelfed_schemas::glue::from_json::ParsedDocument;
 use accelfed_schemas::gpu::GpuModel;
 
-use super::answer::{OffersAnswer, RenderedOffers};
+use super::answer::{OffersAnswer, RenderedOffers, wrap};
+use super::broker_cache::{BrokerCache, BrokerKey, KeptOffers};
 use super::federation::{self, FederationPostings};
 use super::offer::{self, Filter, Offer, ServiceKind};
 use super::postings::{Narrowing, Postings};
@@ -34,6 +35,8 @@ pub struct SiteView {
     /// Each offer's `gpus_each`, side by side: a query's most selective check reads this column,
     /// not 52,000 scattered offers.
     gpus_each: Vec<f64>,
+    /// The offers' distinct expiry times, ascending (usually one: the document's).
+    offer_expiries: Vec<DateTime<Utc>>,
 }
 
 impl SiteView {
@@ -50,6 +53,9 @@ impl SiteView {
         let postings = Postings::new(&offers, &model_tokens);
         let rendered = RenderedOffers::new(&offers);
         let gpus_each = offers.iter().map(|offer| offer.gpus_each).collect();
+        let mut offer_expiries: Vec<_> = offers.iter().map(|offer| offer.expires).collect();
+        offer_expiries.sort_unstable();
+        offer_expiries.dedup();
         Self {
             site,
             received_at,
@@ -60,6 +66,7 @@ impl SiteView {
             postings,
             rendered,
             gpus_each,
+            offer_expiries,
         }
     }
 }
@@ -103,6 +110,15 @@ pub fn answer(now: DateTime<Utc>, hits: &[Hit]) -> Vec<u8> {
     answer.finish()
 }
 
+/// The inside of the offers list of an answer with `hits`.
+fn offer_list(hits: &[Hit]) -> Vec<u8> {
+    let mut list = OffersAnswer::list(hits.len());
+    for hit in hits {
+        list.push(&hit.site.rendered, hit.position, hit.offer(), hit.fresh);
+    }
+    list.into_list()
+}
+
 fn tokens(model: &str) -> Vec<String> {
     GpuModel::new(model).map(|m| m.tokens()).unwrap_or_default()
 }
@@ -137,6 +153,10 @@ pub struct Index {
     by_name: HashMap<String, Vec<u32>>,
     /// Every site's posting lists merged, for queries that name no site.
     federation: FederationPostings,
+    /// Every offer's distinct expiry time, ascending: when freshness changes.
+    offer_expiries: Vec<DateTime<Utc>>,
+    /// Broker answers selected from this index, while they hold.
+    broker_answers: BrokerCache,
 }
 
 impl Index {
@@ -166,11 +186,25 @@ impl Index {
                     .push(position);
             }
         }
+        let mut offer_expiries: Vec<DateTime<Utc>> = sites
+            .iter()
+            .flat_map(|site| site.offer_expiries.iter().copied())
+            .collect();
+        offer_expiries.sort_unstable();
+        offer_expiries.dedup();
         Self {
             sites,
             by_name,
             federation,
+            offer_expiries,
+            broker_answers: BrokerCache::default(),
         }
+    }
+
+    /// The first offer expiry at or after `now`: until then every offer's freshness is as at `now`.
+    fn next_expiry(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        let at = self.offer_expiries.partition_point(|&expiry| expiry < now);
+        self.offer_expiries.get(at).copied()
     }
 
     pub fn sites(&self) -> &[Arc<SiteView>] {
@@ -209,6 +243,18 @@ impl Index {
             .iter()
             .map(Hit::to_offer)
             .collect()
+    }
+
+    /// The broker form's JSON answer at `now`: [`Index::broker_select`]'s offers, kept for the
+    /// same question while no offer changes freshness (see `broker_cache.rs`).
+    pub fn broker_answer(&self, request: &BrokerRequest, now: DateTime<Utc>) -> Vec<u8> {
+        let kept = self
+            .broker_answers
+            .get_or_select(BrokerKey::of(request), now, || {
+                let list = offer_list(&self.broker_select(request, now));
+                KeptOffers::new(list, now, self.next_expiry(now))
+            });
+        wrap(now, &kept.bytes)
     }
 
     /// What [`Index::broker`] answers, without copying the offers.

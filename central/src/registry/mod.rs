@@ -11,6 +11,7 @@
 //! * [`registry`]: push and query over the three; [`http`] and [`https`]: the API.
 
 pub mod answer;
+mod broker_cache;
 pub mod check;
 pub mod config;
 pub mod federation;

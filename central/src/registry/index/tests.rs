@@ -275,3 +275,46 @@ fn the_answer_is_the_offers_serialised_by_serde() {
         assert_eq!(answer(now, &hits), expected);
     }
 }
+
+#[test]
+fn kept_broker_answers_are_what_selecting_again_gives() {
+    let index = federation();
+    let expiries = index.offer_expiries.clone();
+    assert!(!expiries.is_empty());
+    let second = chrono::Duration::seconds(1);
+    // Before, at and just after each expiry, then back in time (a clock that went back).
+    let mut times = vec![expiries[0] - chrono::Duration::hours(1)];
+    for &expiry in &expiries {
+        times.extend([expiry - second, expiry, expiry + second]);
+    }
+    times.push(expiries[0] - second);
+    let mut differed = 0;
+    for fresh in [false, true] {
+        let request = BrokerRequest {
+            num_gpus: 2.0,
+            gpu_model: Some("a100".into()),
+            fresh,
+            ..BrokerRequest::default()
+        };
+        let mut previous: Option<Vec<u8>> = None;
+        for &now in &times {
+            let expected = answer(now, &index.broker_select(&request, now));
+            // Asked twice: selected, then kept.
+            assert_eq!(
+                index.broker_answer(&request, now),
+                expected,
+                "{request:?} at {now}"
+            );
+            assert_eq!(
+                index.broker_answer(&request, now),
+                expected,
+                "{request:?} at {now}"
+            );
+            let offers = expected[expected.iter().position(|&b| b == b'[').unwrap()..].to_vec();
+            differed += usize::from(previous.is_some_and(|p| p != offers));
+            previous = Some(offers);
+        }
+    }
+    // Only worth something if the offers changed with time.
+    assert!(differed >= 2, "{differed}");
+}
