@@ -104,19 +104,21 @@ impl<'i> Hit<'i> {
 /// site rendered ahead.
 pub fn answer(now: DateTime<Utc>, hits: &[Hit]) -> Vec<u8> {
     let mut answer = OffersAnswer::new(now, hits.len());
-    for hit in hits {
-        answer.push(&hit.site.rendered, hit.position, hit.offer(), hit.fresh);
-    }
+    push_hits(&mut answer, hits);
     answer.finish()
 }
 
 /// The inside of the offers list of an answer with `hits`.
 fn offer_list(hits: &[Hit]) -> Vec<u8> {
     let mut list = OffersAnswer::list(hits.len());
-    for hit in hits {
-        list.push(&hit.site.rendered, hit.position, hit.offer(), hit.fresh);
-    }
+    push_hits(&mut list, hits);
     list.into_list()
+}
+
+fn push_hits(answer: &mut OffersAnswer, hits: &[Hit]) {
+    for hit in hits {
+        answer.push(&hit.site.rendered, hit.position, hit.offer(), hit.fresh);
+    }
 }
 
 fn tokens(model: &str) -> Vec<String> {
