@@ -37,8 +37,7 @@ pub async fn gather(config: &Config, now: DateTime<Utc>) -> Result<Gathered, Sna
             ProviderConfig::Static(static_config) => services.extend(static_config.services()),
             ProviderConfig::Openstack(openstack) => {
                 let provider = format!("openstack {:?}", openstack.id.get_ref().as_str());
-                match crate::openstack::provide(openstack, crate::openstack::Listing::Service).await
-                {
+                match crate::openstack::provide(openstack).await {
                     Ok(provided) => {
                         services.push(Service::Cloud(provided.mapped.service));
                         failures.extend(provided.failures.into_iter().map(|message| {

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use accelfed_provider::openstack::{Listing, OpenstackConfig, provide, usage};
+use accelfed_provider::openstack::{OpenstackConfig, provide, usage};
 use accelfed_schemas::gpu::GpuCount;
 use accelfed_tests::openstack::Cloud;
 use serde::Deserialize;
@@ -61,7 +61,7 @@ async fn provider_and_meter_against_a_real_openstack() {
     let state = cloud.populate(&[]).unwrap_or_else(|err| panic!("{err}"));
     let config = config(&cloud.clouds_yaml());
 
-    let provided = provide(&config, Listing::Service)
+    let provided = provide(&config)
         .await
         .unwrap_or_else(|err| panic!("{err}\n{}", cloud.logs()));
     assert!(provided.failures.is_empty(), "{:?}", provided.failures);
@@ -187,7 +187,7 @@ async fn provider_and_meter_against_a_real_openstack() {
     let end = deleted.end.expect("a deleted server's interval is closed");
     assert!(end >= deleted.start && end <= chrono::Utc::now());
     assert_eq!(deleted.count(), GpuCount::whole(2));
-    let after = provide(&config, Listing::Service).await.unwrap();
+    let after = provide(&config).await.unwrap();
     let vgpu = after
         .mapped
         .service

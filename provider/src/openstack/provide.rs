@@ -15,15 +15,11 @@ pub struct Provided {
     pub failures: Vec<String>,
 }
 
-/// Reads what `listing` names of the cloud and maps it; with [`Listing::Usage`] the service is
-/// only a by-product (no capacity, images or quotas) and the usage is what counts ([`usage`] reads
-/// the same and maps only the usage).
-pub async fn provide(
-    config: &OpenstackConfig,
-    listing: Listing<'_>,
-) -> Result<Provided, OpenstackError> {
+/// Reads the whole service of the cloud ([`Listing::Service`]) and maps it; the meter reads less
+/// ([`usage`]).
+pub async fn provide(config: &OpenstackConfig) -> Result<Provided, OpenstackError> {
     let creds = client::credentials(config)?;
-    let Fetched { state, failures } = client::fetch(config, creds, listing).await?;
+    let Fetched { state, failures } = client::fetch(config, creds, Listing::Service).await?;
     let mapped = map(config, &state);
     log(config, &mapped.warnings, &failures);
     Ok(Provided { mapped, failures })

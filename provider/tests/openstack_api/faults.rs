@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use serde_json::json;
 
 use accelfed_provider::gather;
-use accelfed_provider::openstack::{Listing, OpenstackError, Provided, observe, provide};
+use accelfed_provider::openstack::{OpenstackError, Provided, observe, provide};
 use accelfed_schemas::glue::Service;
 use accelfed_schemas::gpu::GpuCount;
 use accelfed_schemas::names::SiteName;
@@ -68,7 +68,7 @@ async fn fake(behaviour: Behaviour) -> FakeCloud {
 async fn the_fake_cloud_reads_like_the_recorded_one() {
     let cloud = fake(Behaviour::default()).await;
     let setup = setup(&cloud, 5);
-    let provided = provide(&setup.config, Listing::Service).await.unwrap();
+    let provided = provide(&setup.config).await.unwrap();
     assert!(provided.failures.is_empty(), "{:?}", provided.failures);
     assert!(
         provided.mapped.warnings.is_empty(),
@@ -104,7 +104,7 @@ async fn keystone_down_fails_this_cloud_only_and_the_site_still_publishes() {
     drop(closed);
     let setup = setup_with(&clouds_yaml(&base, PASSWORD), 2);
 
-    let err = provide(&setup.config, Listing::Service).await.unwrap_err();
+    let err = provide(&setup.config).await.unwrap_err();
     assert!(
         matches!(err, OpenstackError::Auth { retry: true, .. }),
         "{err:?}"
@@ -147,7 +147,7 @@ async fn keystone_down_fails_this_cloud_only_and_the_site_still_publishes() {
 async fn keystone_refusing_says_whether_a_retry_can_help() {
     let cloud = fake(Behaviour::default()).await;
     let wrong = setup_with(&cloud.clouds_yaml("not-the-password"), 2);
-    let err = provide(&wrong.config, Listing::Service).await.unwrap_err();
+    let err = provide(&wrong.config).await.unwrap_err();
     assert!(
         matches!(err, OpenstackError::Auth { retry: false, .. }),
         "{err:?}"
@@ -163,9 +163,7 @@ async fn keystone_refusing_says_whether_a_retry_can_help() {
         ..Behaviour::default()
     })
     .await;
-    let err = provide(&setup(&failing, 2).config, Listing::Service)
-        .await
-        .unwrap_err();
+    let err = provide(&setup(&failing, 2).config).await.unwrap_err();
     assert!(
         matches!(err, OpenstackError::Auth { retry: true, .. }),
         "{err:?}"
@@ -182,7 +180,7 @@ async fn an_expired_token_is_renewed_once_and_the_run_goes_on() {
     })
     .await;
     let setup = setup(&cloud, 5);
-    let provided = provide(&setup.config, Listing::Service).await.unwrap();
+    let provided = provide(&setup.config).await.unwrap();
     assert!(provided.failures.is_empty(), "{:?}", provided.failures);
     assert_eq!(capacity(&provided), recorded_capacity());
     assert_eq!(gpu_vms(&provided), (5, 6.0));
@@ -201,9 +199,7 @@ async fn a_token_refused_again_after_renewal_fails_instead_of_looping() {
         ..Behaviour::default()
     })
     .await;
-    let err = provide(&setup(&cloud, 5).config, Listing::Service)
-        .await
-        .unwrap_err();
+    let err = provide(&setup(&cloud, 5).config).await.unwrap_err();
     assert!(
         matches!(
             err,
@@ -236,7 +232,7 @@ async fn placement_failing_leaves_capacity_out_and_publishes_the_rest() {
     })
     .await;
     let setup = setup(&cloud, 5);
-    let provided = provide(&setup.config, Listing::Service).await.unwrap();
+    let provided = provide(&setup.config).await.unwrap();
     assert_eq!(provided.failures.len(), 1, "{:?}", provided.failures);
     let failure = &provided.failures[0];
     assert!(
@@ -310,7 +306,7 @@ async fn the_meter_reads_only_flavors_projects_and_servers() {
         "deleted servers are listed"
     );
 
-    let provided = provide(&setup.config, Listing::Service).await.unwrap();
+    let provided = provide(&setup.config).await.unwrap();
     assert!(!provided.failures.is_empty(), "the provider does need them");
     assert!(cloud.count("/placement") > 0);
     assert_eq!(gpu_vms(&provided).0, 5);
@@ -332,7 +328,7 @@ async fn a_service_that_times_out_is_named_and_the_others_publish() {
     })
     .await;
     let setup = setup(&cloud, 1);
-    let provided = provide(&setup.config, Listing::Service).await.unwrap();
+    let provided = provide(&setup.config).await.unwrap();
     assert_eq!(provided.failures.len(), 1, "{:?}", provided.failures);
     assert!(
         provided.failures[0].starts_with(&format!("glance {}/image/v2/images", cloud.base))
@@ -353,9 +349,7 @@ async fn a_service_that_times_out_is_named_and_the_others_publish() {
         ..Behaviour::default()
     })
     .await;
-    let provided = provide(&super::setup(&slow, 1).config, Listing::Service)
-        .await
-        .unwrap();
+    let provided = provide(&super::setup(&slow, 1).config).await.unwrap();
     assert_eq!(provided.failures.len(), 1, "{:?}", provided.failures);
     assert!(provided.failures[0].contains("fc26e546-0ddc-4853-8886-71783573879a/inventories"));
     assert!(provided.mapped.service.manager.accelerators.is_empty());
@@ -372,7 +366,7 @@ async fn nova_failing_fails_the_cloud_and_the_site_still_publishes() {
     })
     .await;
     let setup = setup(&cloud, 5);
-    let err = provide(&setup.config, Listing::Service).await.unwrap_err();
+    let err = provide(&setup.config).await.unwrap_err();
     assert!(
         matches!(
             err,
@@ -402,7 +396,7 @@ async fn a_project_whose_listing_fails_has_its_share_marked() {
     })
     .await;
     let setup = setup(&cloud, 5);
-    let provided = provide(&setup.config, Listing::Service).await.unwrap();
+    let provided = provide(&setup.config).await.unwrap();
     assert_eq!(provided.failures.len(), 1, "{:?}", provided.failures);
     assert!(provided.failures[0].starts_with(&format!("project {ATLAS}: nova ")));
     let service = &provided.mapped.service;
@@ -444,9 +438,7 @@ async fn a_project_whose_listing_fails_has_its_share_marked() {
         ..Behaviour::default()
     })
     .await;
-    let provided = provide(&super::setup(&cloud, 5).config, Listing::Service)
-        .await
-        .unwrap();
+    let provided = provide(&super::setup(&cloud, 5).config).await.unwrap();
     assert!(provided.mapped.service.shares.is_empty());
     assert!(
         provided.failures[0].starts_with("keystone "),
@@ -484,9 +476,7 @@ async fn malformed_extra_specs_are_named_and_never_counted() {
         ..Behaviour::default()
     })
     .await;
-    let provided = provide(&setup(&cloud, 5).config, Listing::Service)
-        .await
-        .unwrap();
+    let provided = provide(&setup(&cloud, 5).config).await.unwrap();
     // bad input is not a failure of the cloud: exit 0, with warnings naming each flavor
     assert!(provided.failures.is_empty(), "{:?}", provided.failures);
     let warnings = &provided.mapped.warnings;

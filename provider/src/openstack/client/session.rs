@@ -1,6 +1,6 @@
 //! An authenticated session: a Keystone v3 token with its service catalog, GET with microversion
-//! headers, re-authentication once on a 401 (an expired token), and a limit on requests in flight per service
-//! so fanning out over providers or projects stays polite. The token is a [`Secret`].
+//! headers, re-authentication once on a 401 (an expired token), and a limit on requests in flight
+//! per service so fanning out over providers or projects stays polite. The token is a [`Secret`].
 
 use std::collections::HashMap;
 use std::sync::Arc;
