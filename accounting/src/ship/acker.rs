@@ -1,8 +1,9 @@
 //! Marking acknowledged records in the spool on a thread of its own, with a connection of its own,
 //! so the shipper goes on reading and sending while the marks are written (each batch's marks are
-//! one transaction, synced to disk; the spool is in WAL mode, so reading the next pages does not
-//! wait for them). Marks are written in the order they are handed over, and [`Acker::finish`]
-//! returns only when every mark handed over is on disk.
+//! one transaction; the spool is in WAL mode, so reading the next pages does not wait for them).
+//! Marks are written in the order they are handed over, and [`Acker::finish`] returns only when
+//! every mark handed over is committed ([`Spool::acknowledge`] says why a mark need not wait for
+//! the disk).
 
 use std::sync::mpsc;
 use std::thread::JoinHandle;

@@ -108,12 +108,12 @@ impl Batches {
     ) -> Result<Option<Vec<PendingRecord>>, ShipError> {
         while self.planned.is_empty() && !self.exhausted {
             let page = spool.pending_after(self.after, self.page_size)?;
-            let Some((last, _)) = page.last() else {
+            let Some(last) = page.last() else {
                 self.exhausted = true;
                 break;
             };
-            self.after = *last;
-            let pending: Vec<PendingRecord> = page.into_iter().map(|(_, p)| p).collect();
+            self.after = last.enqueued;
+            let pending = page;
             let packing = plan(&pending, self.limits);
             oversized.extend(packing.oversized.iter().map(|&i| pending[i].id.clone()));
             let mut slots: Vec<Option<PendingRecord>> = pending.into_iter().map(Some).collect();

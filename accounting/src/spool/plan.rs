@@ -62,7 +62,7 @@ mod tests {
             .map(|i| {
                 let record = record(&format!("vm-{i}"));
                 PendingRecord {
-                    row: i as i64 + 1,
+                    enqueued: i as i64 + 1,
                     id: record.id(),
                     version: i as i64 + 1,
                     wire: vec![0; bytes],

@@ -7,13 +7,19 @@
 //!   name, so an ack for an older version never hides a newer one.
 //! * `enqueued`: the sequence number when the id was first stored; pending records go out in this
 //!   order, so a site that was offline catches up oldest first.
-//! * `acked_version`: the version the repository acknowledged (NULL: never). A row is pending while
-//!   `acked_version IS NOT version`; a partial index keeps that set cheap to scan.
+//! * `acked_version` (until version 3): the version the repository acknowledged; replaced by
+//!   `outbox`.
 //! * `body`: the record in its serde JSON form; comparing bodies tells "same values" (stays
 //!   acknowledged) from "changed" (pending again).
 //! * `wire` (since version 2): the record's protobuf encoding, written with `body`, so shipping
 //!   copies it into the request as it is. Rows written before version 2 have none; the shipper
 //!   encodes those from `body`.
+//!
+//! `outbox` (since version 3) holds one narrow row per pending record: its `enqueued` (the queue
+//! position, also the key) and the `version` waiting for acknowledgement. Acknowledging deletes
+//! that row, so marking a record sent writes a few bytes instead of rewriting its ~1 KB `records`
+//! row (body and encoding), which was most of the shipper's own work; the pending set is the table
+//! itself, in queue order.
 //!
 //! Migrations only ever append to [`MIGRATIONS`]; each runs in the transaction that bumps
 //! `user_version`, so a crash leaves the spool at the old or the new version, never between.
@@ -38,6 +44,16 @@ pub(super) const MIGRATIONS: &[&str] = &[
      CREATE INDEX records_pending ON records (enqueued) WHERE acked_version IS NOT version;",
     // 2: the record's wire encoding.
     "ALTER TABLE records ADD COLUMN wire BLOB;",
+    // 3: pending state in its own narrow table.
+    "CREATE TABLE outbox (
+         enqueued INTEGER PRIMARY KEY,
+         version  INTEGER NOT NULL
+     );
+     INSERT INTO outbox (enqueued, version)
+         SELECT enqueued, version FROM records WHERE acked_version IS NOT version;
+     DROP INDEX records_pending;
+     CREATE UNIQUE INDEX records_by_enqueued ON records (enqueued);
+     ALTER TABLE records DROP COLUMN acked_version;",
 ];
 
 /// The schema version this build writes.
@@ -45,5 +61,5 @@ pub(super) fn current() -> i64 {
     MIGRATIONS.len() as i64
 }
 
-/// The `WHERE` term of pending rows; queries must repeat the partial index's term to use it.
-pub(super) const PENDING: &str = "acked_version IS NOT version";
+/// The pending records joined to their rows: `o` the outbox entry, `r` the record.
+pub(super) const PENDING_FROM: &str = "outbox o JOIN records r ON r.enqueued = o.enqueued";

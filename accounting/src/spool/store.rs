@@ -7,7 +7,7 @@
 //!   a new version and is pending again (also when it was acknowledged: that is how a running job's
 //!   growing month is re-sent); one with the same values keeps its version and state.
 //! * [`Spool::acknowledge`] marks a record sent only if the acknowledged version is still the
-//!   stored one.
+//!   stored one. Acknowledgements are committed without waiting for the disk (see there).
 //!
 //! Rows are never deleted here; pruning acknowledged months is for later work.
 
@@ -20,14 +20,14 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use accelfed_schemas::usage::{RecordId, UsageRecord};
 
 use super::error::SpoolError;
-use super::schema::{self, MIGRATIONS, PENDING};
+use super::schema::{self, MIGRATIONS, PENDING_FROM};
 
 /// A record waiting for acknowledgement, in the form the shipper sends.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PendingRecord {
-    /// Where the row is in the spool's table (SQLite's rowid), so an acknowledgement finds it
-    /// without a search by id.
-    pub row: i64,
+    /// Its place in the queue (the sequence number when its id was first stored), which also
+    /// finds its outbox entry when it is acknowledged.
+    pub enqueued: i64,
     pub id: RecordId,
     /// The version to name in the acknowledgement.
     pub version: i64,
@@ -53,7 +53,7 @@ impl PendingRecord {
 
     pub fn ack(&self) -> Ack {
         Ack {
-            row: self.row,
+            enqueued: self.enqueued,
             version: self.version,
         }
     }
@@ -61,12 +61,13 @@ impl PendingRecord {
 
 /// The columns [`PendingRow::read`] reads, in its order: the body only where there is no
 /// encoding (reading it costs as much as the rest of the row).
+/// Selected from [`PENDING_FROM`].
 pub(super) const PENDING_COLUMNS: &str =
-    "rowid, record_id, version, wire, CASE WHEN wire IS NULL THEN body END";
+    "o.enqueued, r.record_id, o.version, r.wire, CASE WHEN r.wire IS NULL THEN r.body END";
 
 /// A pending row as stored.
 pub(super) struct PendingRow {
-    rowid: i64,
+    enqueued: i64,
     id: String,
     version: i64,
     wire: Option<Vec<u8>>,
@@ -74,29 +75,24 @@ pub(super) struct PendingRow {
 }
 
 impl PendingRow {
-    /// Reads [`PENDING_COLUMNS`] from the row's first columns.
+    /// Reads [`PENDING_COLUMNS`].
     pub(super) fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
-        Self::read_from(row, 0)
-    }
-
-    /// Reads [`PENDING_COLUMNS`] starting at column `first`.
-    pub(super) fn read_from(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Self> {
         Ok(Self {
-            rowid: row.get(first)?,
-            id: row.get(first + 1)?,
-            version: row.get(first + 2)?,
-            wire: row.get(first + 3)?,
-            body: row.get(first + 4)?,
+            enqueued: row.get(0)?,
+            id: row.get(1)?,
+            version: row.get(2)?,
+            wire: row.get(3)?,
+            body: row.get(4)?,
         })
     }
 }
 
 /// The repository's receipt for one version of one record. Versions are unique across the spool
 /// (each change takes the next number of one sequence), so the version alone says which content
-/// was acknowledged; the row only finds it quickly.
+/// was acknowledged; the queue position finds its outbox entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Ack {
-    pub row: i64,
+    pub enqueued: i64,
     pub version: i64,
 }
 
@@ -248,16 +244,21 @@ impl Spool {
         let mut summary = RunSummary::default();
         {
             let mut select = tx
-                .prepare_cached(
-                    "SELECT version, acked_version, body FROM records WHERE record_id = ?1",
-                )
+                .prepare_cached("SELECT enqueued, body FROM records WHERE record_id = ?1")
                 .map_err(err)?;
             let mut insert = tx
                 .prepare_cached(
-                    "INSERT INTO records (record_id, version, enqueued, acked_version, month, body,
-                                          wire, updated_at)
-                     VALUES (?1, ?2, ?2, NULL, ?3, ?4, ?5, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
+                    "INSERT INTO records (record_id, version, enqueued, month, body, wire,
+                                          updated_at)
+                     VALUES (?1, ?2, ?2, ?3, ?4, ?5, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
                 )
+                .map_err(err)?;
+            let mut was_pending = tx
+                .prepare_cached("SELECT 1 FROM outbox WHERE enqueued = ?1")
+                .map_err(err)?;
+            // The new version replaces a pending one in place, keeping the queue position.
+            let mut enqueue = tx
+                .prepare_cached("INSERT OR REPLACE INTO outbox (enqueued, version) VALUES (?1, ?2)")
                 .map_err(err)?;
             let mut update = tx
                 .prepare_cached(
@@ -268,10 +269,8 @@ impl Spool {
                 )
                 .map_err(err)?;
             for (id, month, body, wire) in &rows {
-                let stored: Option<(i64, Option<i64>, String)> = select
-                    .query_row([id.as_str()], |row| {
-                        Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-                    })
+                let stored: Option<(i64, String)> = select
+                    .query_row([id.as_str()], |row| Ok((row.get(0)?, row.get(1)?)))
                     .optional()
                     .map_err(err)?;
                 match stored {
@@ -279,20 +278,22 @@ impl Spool {
                         insert
                             .execute(params![id.as_str(), next, month, body, wire])
                             .map_err(err)?;
+                        enqueue.execute([next, next]).map_err(err)?;
                         next += 1;
                         summary.inserted += 1;
                     }
-                    Some((_, _, stored_body)) if stored_body == *body => summary.unchanged += 1,
-                    Some((version, acked, _)) => {
+                    Some((_, stored_body)) if stored_body == *body => summary.unchanged += 1,
+                    Some((enqueued, _)) => {
+                        if was_pending.exists([enqueued]).map_err(err)? {
+                            summary.updated += 1;
+                        } else {
+                            summary.reopened += 1;
+                        }
                         update
                             .execute(params![id.as_str(), next, month, body, wire])
                             .map_err(err)?;
+                        enqueue.execute([enqueued, next]).map_err(err)?;
                         next += 1;
-                        if acked == Some(version) {
-                            summary.reopened += 1;
-                        } else {
-                            summary.updated += 1;
-                        }
                     }
                 }
             }
@@ -309,8 +310,7 @@ impl Spool {
         let mut statement = self
             .conn
             .prepare_cached(&format!(
-                "SELECT {PENDING_COLUMNS} FROM records WHERE {PENDING}
-                 ORDER BY enqueued LIMIT ?1"
+                "SELECT {PENDING_COLUMNS} FROM {PENDING_FROM} ORDER BY o.enqueued LIMIT ?1"
             ))
             .map_err(self.sqlite())?;
         let rows = statement
@@ -325,32 +325,41 @@ impl Spool {
     }
 
     /// Marks each acknowledged version sent, in one transaction. An ack whose version is no longer
-    /// the stored one (the record changed since it was read) is ignored: the newer version stays
-    /// pending; so is one whose row moved (SQLite may renumber rows on `VACUUM`): that record is
-    /// sent again, which the repository answers as unchanged. Returns how many records were marked.
+    /// the pending one (the record changed since it was read) is ignored: the newer version stays
+    /// pending. Returns how many records were marked.
+    ///
+    /// The transaction is committed with `synchronous = NORMAL`: it survives the process being
+    /// killed (WAL), and a power cut may only undo it, so the records are sent again and the
+    /// repository answers them as unchanged; never counted twice, never lost. Waiting for the disk
+    /// here (FULL) cost the shipper a sync per batch for nothing. The next `write_run` syncs the
+    /// log again, these marks with it.
     pub fn acknowledge(&mut self, acks: &[Ack]) -> Result<usize, SpoolError> {
         let path = self.path.clone();
         let err = |source| SpoolError::Sqlite {
             path: path.clone(),
             source,
         };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
+        self.conn
+            .pragma_update(None, "synchronous", "NORMAL")
             .map_err(err)?;
+        let marked = Self::delete_from_outbox(&mut self.conn, acks).map_err(err);
+        self.conn
+            .pragma_update(None, "synchronous", "FULL")
+            .map_err(err)?;
+        marked
+    }
+
+    fn delete_from_outbox(conn: &mut Connection, acks: &[Ack]) -> rusqlite::Result<usize> {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let mut marked = 0;
         {
-            let mut update = tx
-                .prepare_cached(
-                    "UPDATE records SET acked_version = ?2
-                     WHERE rowid = ?1 AND version = ?2 AND acked_version IS NOT ?2",
-                )
-                .map_err(err)?;
+            let mut delete =
+                tx.prepare_cached("DELETE FROM outbox WHERE enqueued = ?1 AND version = ?2")?;
             for ack in acks {
-                marked += update.execute(params![ack.row, ack.version]).map_err(err)?;
+                marked += delete.execute([ack.enqueued, ack.version])?;
             }
         }
-        tx.commit().map_err(err)?;
+        tx.commit()?;
         Ok(marked)
     }
 
@@ -358,11 +367,7 @@ impl Spool {
     pub fn depth(&self) -> Result<u64, SpoolError> {
         let count: i64 = self
             .conn
-            .query_row(
-                &format!("SELECT count(*) FROM records WHERE {PENDING}"),
-                [],
-                |row| row.get(0),
-            )
+            .query_row("SELECT count(*) FROM outbox", [], |row| row.get(0))
             .map_err(self.sqlite())?;
         Ok(count.unsigned_abs())
     }
@@ -382,20 +387,22 @@ impl Spool {
 
     /// One stored record and its state.
     pub fn get(&self, id: &RecordId) -> Result<Option<StoredRecord>, SpoolError> {
-        let row: Option<(i64, Option<i64>, String)> = self
+        let row: Option<(i64, bool, String)> = self
             .conn
             .query_row(
-                "SELECT version, acked_version, body FROM records WHERE record_id = ?1",
+                "SELECT r.version, o.enqueued IS NULL, r.body
+                 FROM records r LEFT JOIN outbox o ON o.enqueued = r.enqueued
+                 WHERE r.record_id = ?1",
                 [id.as_str()],
                 |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
             )
             .optional()
             .map_err(self.sqlite())?;
-        row.map(|(version, acked, body)| {
+        row.map(|(version, acknowledged, body)| {
             let (_, record) = self.decode(id.as_str(), &body)?;
             Ok(StoredRecord {
                 version,
-                acknowledged: acked == Some(version),
+                acknowledged,
                 record,
             })
         })
@@ -421,7 +428,7 @@ impl Spool {
             }
         };
         Ok(PendingRecord {
-            row: row.rowid,
+            enqueued: row.enqueued,
             id,
             version: row.version,
             wire,

@@ -6,7 +6,7 @@ use rusqlite::params;
 use accelfed_schemas::usage::Month;
 
 use super::error::SpoolError;
-use super::schema::PENDING;
+use super::schema::PENDING_FROM;
 use super::store::{PENDING_COLUMNS, PendingRecord, PendingRow, Spool};
 
 /// How many records the spool holds for one month (acknowledged or not).
@@ -18,30 +18,28 @@ pub struct MonthCount {
 
 impl Spool {
     /// Up to `limit` pending records enqueued after position `after` (0: from the start), oldest
-    /// first, each with its position. A shipper pages with the last position it saw, so a record
-    /// the repository refused is not read again in the same run.
+    /// first. A shipper pages with the last position it saw ([`PendingRecord::enqueued`]), so a
+    /// record the repository refused is not read again in the same run.
     pub fn pending_after(
         &self,
         after: i64,
         limit: usize,
-    ) -> Result<Vec<(i64, PendingRecord)>, SpoolError> {
+    ) -> Result<Vec<PendingRecord>, SpoolError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let mut statement = self
             .conn
             .prepare_cached(&format!(
-                "SELECT enqueued, {PENDING_COLUMNS} FROM records
-                 WHERE {PENDING} AND enqueued > ?1 ORDER BY enqueued LIMIT ?2"
+                "SELECT {PENDING_COLUMNS} FROM {PENDING_FROM}
+                 WHERE o.enqueued > ?1 ORDER BY o.enqueued LIMIT ?2"
             ))
             .map_err(self.sqlite())?;
         let rows = statement
-            .query_map(params![after, limit], |row| {
-                Ok((row.get::<_, i64>(0)?, PendingRow::read_from(row, 1)?))
-            })
+            .query_map(params![after, limit], PendingRow::read)
             .map_err(self.sqlite())?;
         let mut page = Vec::new();
         for row in rows {
-            let (enqueued, row) = row.map_err(self.sqlite())?;
-            page.push((enqueued, self.pending_record(row)?));
+            let row = row.map_err(self.sqlite())?;
+            page.push(self.pending_record(row)?);
         }
         Ok(page)
     }
@@ -78,7 +76,8 @@ impl Spool {
     pub fn reopen_month(&mut self, month: Month) -> Result<usize, SpoolError> {
         self.conn
             .execute(
-                "UPDATE records SET acked_version = NULL WHERE month = ?1",
+                "INSERT OR REPLACE INTO outbox (enqueued, version)
+                 SELECT enqueued, version FROM records WHERE month = ?1",
                 [month.to_string()],
             )
             .map_err(self.sqlite())
@@ -110,12 +109,9 @@ mod tests {
 
         let first = spool.pending_after(0, 2).unwrap();
         assert_eq!(first.len(), 2);
-        let rest = spool.pending_after(first[1].0, 10).unwrap();
+        let rest = spool.pending_after(first[1].enqueued, 10).unwrap();
         assert_eq!(rest.len(), 1);
-        assert_eq!(
-            rest[0].1.record().unwrap().associated_record.as_str(),
-            "vm-3"
-        );
+        assert_eq!(rest[0].record().unwrap().associated_record.as_str(), "vm-3");
 
         let counts = spool.month_counts().unwrap();
         assert_eq!(
@@ -132,7 +128,7 @@ mod tests {
             ]
         );
 
-        let acks: Vec<_> = first.iter().map(|(_, p)| p.ack()).collect();
+        let acks: Vec<_> = first.iter().map(|p| p.ack()).collect();
         spool.acknowledge(&acks).unwrap();
         assert_eq!(spool.depth().unwrap(), 1);
         assert_eq!(spool.reopen_month(Month::new(2026, 1).unwrap()).unwrap(), 2);

@@ -2,6 +2,8 @@ use accelfed_schemas::gpu::GpuCount;
 use accelfed_schemas::usage::sample::record;
 use accelfed_schemas::usage::{Month, UsageRecord};
 
+use rusqlite::OptionalExtension;
+
 use super::*;
 
 fn open() -> (tempfile::TempDir, Spool) {
@@ -182,7 +184,7 @@ fn the_file_is_in_wal_mode_with_a_schema_version() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 2);
+    assert_eq!(version, 3);
 }
 
 #[test]
@@ -215,4 +217,64 @@ fn a_version_1_spool_is_migrated_and_its_rows_are_shipped_from_their_bodies() {
     spool.write_run(&[record("b")]).unwrap();
     assert_eq!(spool.acknowledge(&[pending[0].ack()]).unwrap(), 1);
     assert_eq!(ids(&spool.pending(10).unwrap()), ["b"]);
+}
+
+#[test]
+fn a_version_2_spool_keeps_what_was_pending_and_what_was_acknowledged() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("spool.sqlite");
+    {
+        // The spool as version 2 wrote it: "a" acknowledged, "b" pending, "c" acknowledged in an
+        // older version and changed since (pending again).
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(super::schema::MIGRATIONS[0]).unwrap();
+        conn.execute_batch(super::schema::MIGRATIONS[1]).unwrap();
+        conn.pragma_update(None, "user_version", 2).unwrap();
+        for (n, (name, version, acked)) in [("a", 1, Some(1)), ("b", 2, None), ("c", 4, Some(3))]
+            .into_iter()
+            .enumerate()
+        {
+            let body = serde_json::to_string(&record(name)).unwrap();
+            let wire = crate::wire::encoded::encode_record(&record(name));
+            conn.execute(
+                "INSERT INTO records (record_id, version, enqueued, acked_version, month, body,
+                                      wire, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, '2026-01', ?5, ?6, '2026-02-01T00:00:00Z')",
+                rusqlite::params![
+                    record(name).id().as_str(),
+                    version,
+                    n + 1,
+                    acked,
+                    body,
+                    wire
+                ],
+            )
+            .unwrap();
+        }
+        conn.execute("UPDATE sequence SET next = 5", []).unwrap();
+    }
+    let mut spool = Spool::open(&path).unwrap();
+    assert_eq!(spool.depth().unwrap(), 2);
+    let pending = spool.pending(10).unwrap();
+    assert_eq!(ids(&pending), ["b", "c"]);
+    assert_eq!(
+        pending.iter().map(|p| p.version).collect::<Vec<_>>(),
+        [2, 4]
+    );
+    assert!(spool.get(&record("a").id()).unwrap().unwrap().acknowledged);
+    assert!(!spool.get(&record("c").id()).unwrap().unwrap().acknowledged);
+    // The migrated queue behaves as a new one: acks by version, new records behind the old.
+    spool.write_run(&[record("d")]).unwrap();
+    assert_eq!(spool.acknowledge(&[pending[1].ack()]).unwrap(), 1);
+    assert_eq!(ids(&spool.pending(10).unwrap()), ["b", "d"]);
+    let column: Option<String> = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row(
+            "SELECT name FROM pragma_table_info('records') WHERE name = 'acked_version'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()
+        .unwrap();
+    assert_eq!(column, None, "the old state column is gone");
 }
