@@ -238,11 +238,11 @@ fn client_alone(spool: &mut Spool, batch: usize) -> Duration {
     let mut after = 0;
     loop {
         let page = spool.pending_after(after, batch * 4).expect("a page");
-        let Some((last, _)) = page.last() else {
+        let Some(last) = page.last() else {
             break;
         };
-        after = *last;
-        let pending: Vec<_> = page.into_iter().map(|(_, p)| p).collect();
+        after = last.enqueued;
+        let pending = page;
         for indexes in plan(&pending, limits).batches {
             let encoded: Vec<_> = indexes.iter().map(|&i| pending[i].wire.clone()).collect();
             std::hint::black_box(encoded);
@@ -253,16 +253,15 @@ fn client_alone(spool: &mut Spool, batch: usize) -> Duration {
     start.elapsed()
 }
 
-/// Floor, then ingest, for one database; prints the figures.
-pub async fn run(settings: &Settings, backend: Backend, certificates: &Certificates) {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("a temporary folder");
-    let n = settings.records / settings.sites * settings.sites;
-    let floor_time = floor(settings, backend, dir.path()).await;
-    let spools = spools(settings, dir.path());
-    let server = postgres::Server::from_env();
-    let (repository, database) = match backend {
+/// A fresh repository of `backend` named `name`, and its PostgreSQL database to drop after.
+async fn fresh_repository(
+    backend: Backend,
+    dir: &std::path::Path,
+    name: &str,
+) -> (Repository, Option<postgres::Database>) {
+    match backend {
         Backend::Sqlite => {
-            let path = dir.path().join("repository.sqlite");
+            let path = dir.join(format!("{name}.sqlite"));
             let location = path.to_str().expect("a UTF-8 path");
             (
                 Repository::open(location).await.expect("the repository"),
@@ -270,7 +269,7 @@ pub async fn run(settings: &Settings, backend: Backend, certificates: &Certifica
             )
         }
         Backend::Postgres => {
-            let database = server.fresh("ingest").await;
+            let database = postgres::Server::from_env().fresh(name).await;
             (
                 Repository::open(&database.url)
                     .await
@@ -278,38 +277,73 @@ pub async fn run(settings: &Settings, backend: Backend, certificates: &Certifica
                 Some(database),
             )
         }
-    };
-    let spent = ingest(settings, repository, certificates, spools).await;
-    if let Some(database) = database {
-        server.drop(database).await;
     }
-    // The breakdown, after the figures that count.
-    let (repository, database) = match backend {
-        Backend::Sqlite => {
-            let path = dir.path().join("direct.sqlite");
-            let location = path.to_str().expect("a UTF-8 path");
-            (
-                Repository::open(location).await.expect("the repository"),
-                None,
-            )
-        }
-        Backend::Postgres => {
-            let database = server.fresh("direct").await;
-            (
-                Repository::open(&database.url)
-                    .await
-                    .expect("the repository"),
-                Some(database),
-            )
-        }
-    };
+}
+
+async fn drop_database(database: Option<postgres::Database>) {
+    if let Some(database) = database {
+        postgres::Server::from_env().drop(database).await;
+    }
+}
+
+/// Rounds of floor then ingest, for one database (the ratio is taken per round, as the disk's
+/// pace drifts between minutes on a shared machine), then the breakdown if asked; prints the
+/// figures.
+pub async fn run(settings: &Settings, backend: Backend, certificates: &Certificates) {
+    let n = settings.records / settings.sites * settings.sites;
+    let mut ratios = Vec::new();
+    let rounds = if settings.ingest { settings.rounds } else { 0 };
+    for round in 1..=rounds {
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("a temporary folder");
+        let floor_time = floor(settings, backend, dir.path()).await;
+        let spools = spools(settings, dir.path());
+        let (repository, database) = fresh_repository(backend, dir.path(), "ingest").await;
+        let spent = ingest(settings, repository, certificates, spools).await;
+        drop_database(database).await;
+        let ratio = floor_time.as_secs_f64() / spent.as_secs_f64();
+        ratios.push(ratio);
+        println!(
+            "{backend}: round {round}: floor ({}, {}-row transactions): {n} rows in {:.2} s = {:.0} rows/s",
+            backend.floor(),
+            settings.batch,
+            floor_time.as_secs_f64(),
+            rate(n, floor_time)
+        );
+        println!(
+            "{backend}: round {round}: ingest over gRPC/TLS ({} site(s) shipping batches of {}): {n} records in {:.2} s = {:.0} records/s = {:.0}% of the floor",
+            settings.sites,
+            settings.batch,
+            spent.as_secs_f64(),
+            rate(n, spent),
+            100.0 * ratio
+        );
+    }
+    ratios.sort_by(f64::total_cmp);
+    if !ratios.is_empty() {
+        println!(
+            "{backend}: ingest over gRPC/TLS vs floor, median of {} round(s): {:.0}% (lowest {:.0}%, highest {:.0}%)",
+            ratios.len(),
+            100.0 * ratios[ratios.len() / 2],
+            100.0 * ratios[0],
+            100.0 * ratios[ratios.len() - 1]
+        );
+    }
+    if settings.breakdown {
+        breakdown(settings, backend).await;
+    }
+}
+
+/// The same batches straight into `Repository::ingest`, against a floor measured just before,
+/// and the shipper's spool work alone.
+async fn breakdown(settings: &Settings, backend: Backend) {
+    let n = settings.records / settings.sites * settings.sites;
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("a temporary folder");
+    let floor_time = floor(settings, backend, dir.path()).await;
+    let (repository, database) = fresh_repository(backend, dir.path(), "direct").await;
     let direct_time = direct(settings, &repository).await;
     drop(repository);
-    if let Some(database) = database {
-        server.drop(database).await;
-    }
+    drop_database(database).await;
     let client_time = {
-        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("a temporary folder");
         let mut spool = Spool::open(dir.path().join("alone.spool")).expect("a spool");
         for records in site_records(n, 1, 0, 50_000) {
             spool.write_run(&records).expect("a meter run");
@@ -317,22 +351,8 @@ pub async fn run(settings: &Settings, backend: Backend, certificates: &Certifica
         tokio::task::block_in_place(|| client_alone(&mut spool, settings.batch))
     };
     println!(
-        "{backend}: floor ({}, {}-row transactions): {n} rows in {:.2} s = {:.0} rows/s",
-        backend.floor(),
-        settings.batch,
+        "{backend}: breakdown: floor {:.2} s; the same batches straight into Repository::ingest (no gRPC, no spool): {:.2} s = {:.0} records/s = {:.0}% of that floor; the shipper's spool work alone (page, encode, depth, acknowledge; no network): {:.2} s",
         floor_time.as_secs_f64(),
-        rate(n, floor_time)
-    );
-    println!(
-        "{backend}: ingest over gRPC/TLS ({} site(s) shipping batches of {}): {n} records in {:.2} s = {:.0} records/s = {:.0}% of the floor",
-        settings.sites,
-        settings.batch,
-        spent.as_secs_f64(),
-        rate(n, spent),
-        100.0 * floor_time.as_secs_f64() / spent.as_secs_f64()
-    );
-    println!(
-        "{backend}: breakdown: the same batches straight into Repository::ingest (no gRPC, no spool): {:.2} s = {:.0} records/s = {:.0}% of the floor; the shipper's spool work alone (page, encode, depth, acknowledge; no network): {:.2} s",
         direct_time.as_secs_f64(),
         rate(n, direct_time),
         100.0 * floor_time.as_secs_f64() / direct_time.as_secs_f64(),

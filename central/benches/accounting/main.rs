@@ -14,7 +14,9 @@
 //! * `ACCELFED_BENCH_SITES` [1]: sites shipping at once, each from its own spool and thread;
 //! * `ACCELFED_BENCH_REPORT_RECORDS` [10000000]: records stored for the report;
 //! * `ACCELFED_BENCH_BACKENDS` [sqlite,postgres];
-//! * `ACCELFED_BENCH_PARTS` [ingest,report];
+//! * `ACCELFED_BENCH_PARTS` [ingest,breakdown,report]: `breakdown` is the repository alone and
+//!   the shipper's spool work alone, each against its own floor;
+//! * `ACCELFED_BENCH_ROUNDS` [3]: rounds of floor then ingest; the median ratio is the figure;
 //! * `ACCELFED_BENCH_POSTGRES` [postgres://postgres@127.0.0.1:5432]: the server; each run makes its
 //!   own databases there and drops them. SQLite files go under `target/`.
 
@@ -66,7 +68,9 @@ pub struct Settings {
     sites: usize,
     report_records: usize,
     backends: Vec<Backend>,
+    rounds: usize,
     ingest: bool,
+    breakdown: bool,
     report: bool,
 }
 
@@ -98,10 +102,10 @@ fn settings() -> Settings {
             other => panic!("ACCELFED_BENCH_BACKENDS: unknown backend {other:?}"),
         })
         .collect();
-    let parts = list("ACCELFED_BENCH_PARTS", "ingest,report");
+    let parts = list("ACCELFED_BENCH_PARTS", "ingest,breakdown,report");
     for part in &parts {
         assert!(
-            part == "ingest" || part == "report",
+            ["ingest", "breakdown", "report"].contains(&part.as_str()),
             "ACCELFED_BENCH_PARTS: unknown part {part:?}"
         );
     }
@@ -115,7 +119,9 @@ fn settings() -> Settings {
         sites: number("ACCELFED_BENCH_SITES", 1).clamp(1, records::SITES),
         report_records: number("ACCELFED_BENCH_REPORT_RECORDS", 10_000_000),
         backends,
+        rounds: number("ACCELFED_BENCH_ROUNDS", 3).max(1),
         ingest: parts.iter().any(|p| p == "ingest"),
+        breakdown: parts.iter().any(|p| p == "breakdown"),
         report: parts.iter().any(|p| p == "report"),
     };
     assert!(
@@ -156,7 +162,7 @@ fn main() {
     runtime.block_on(async {
         let certificates = tls::certificates();
         for &backend in &settings.backends {
-            if settings.ingest {
+            if settings.ingest || settings.breakdown {
                 ingest::run(&settings, backend, &certificates).await;
             }
         }
