@@ -10,6 +10,7 @@ use accelfed_schemas::usage::UsageRecord;
 use super::error::RepositoryError;
 use super::floor::{PostgresFloor, SqliteFloor};
 use super::plan::Planner;
+use super::postgres::copy::CopyPayload;
 use super::postgres::ingest as pg_ingest;
 use super::row::RecordRow;
 use super::sqlite::ingest as sqlite_ingest;
@@ -95,8 +96,10 @@ impl PostgresFloor {
             let (rows, deltas) = rows_and_deltas(&records);
             let result = async {
                 let tx = self.client.transaction().await?;
-                pg_ingest::copy_rows_into(&tx, "records", rows.iter()).await?;
-                pg_ingest::apply_deltas(&tx, &deltas).await?;
+                CopyPayload::encode(rows.iter())
+                    .copy_into(&tx, "records")
+                    .await?;
+                pg_ingest::apply_deltas(&tx, pg_ingest::DELTAS_SQL, &deltas).await?;
                 tx.commit().await
             }
             .await;

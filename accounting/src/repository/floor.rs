@@ -18,7 +18,8 @@ use tokio_postgres::Client;
 
 use super::error::RepositoryError;
 use super::period::Period;
-use super::postgres::{PostgresRepository, connect, ingest, schema as pg_schema};
+use super::postgres::copy::CopyPayload;
+use super::postgres::{PostgresRepository, connect, schema as pg_schema};
 use super::row::RecordRow;
 use super::sqlite::{SqliteRepository, ingest as sqlite_ingest, schema as sqlite_schema};
 
@@ -138,7 +139,9 @@ impl PostgresFloor {
         let start = Instant::now();
         let result = async {
             let tx = self.client.transaction().await?;
-            ingest::copy_rows_into(&tx, table, rows.iter()).await?;
+            CopyPayload::encode(rows.iter())
+                .copy_into(&tx, table)
+                .await?;
             tx.commit().await
         }
         .await;

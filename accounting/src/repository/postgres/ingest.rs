@@ -1,5 +1,8 @@
 //! Ingest into PostgreSQL, in one transaction per batch:
 //!
+//! 0. before the writer connection is taken ([`prepare`]): the batch sorted by id, and where the
+//!    fast path will be tried, its `COPY` payload and its plan (every record new), so the one
+//!    writer connection spends its time in the database, not encoding;
 //! 1. a transaction-scoped advisory lock on the site: a site's records and summary rows are only
 //!    written by that site's batches, so serialising them per site keeps "which ids exist" true
 //!    until commit, even with several `accelfed serve` instances on one database;
@@ -13,67 +16,95 @@
 
 use std::collections::HashMap;
 
-use futures_util::pin_mut;
-use tokio_postgres::binary_copy::BinaryCopyInWriter;
 use tokio_postgres::error::SqlState;
-use tokio_postgres::types::{ToSql, Type};
-use tokio_postgres::{Client, Transaction};
+use tokio_postgres::{Client, Statement, ToStatement, Transaction};
 
-use super::super::outcome::Outcome;
-use super::super::plan::{Planner, plan};
+use super::super::plan::{Deltas, Outcomes, Planner, plan};
 use super::super::row::{COLUMNS, RecordRow};
 use super::super::totals::{SummaryKey, Totals};
 use super::PgFailure;
+use super::copy::CopyPayload;
 use super::read::row_from_sql;
 
-/// Column types in [`COLUMNS`] order, for the binary COPY.
-const TYPES: [Type; 19] = [
-    Type::BYTEA,
-    Type::INT4,
-    Type::TEXT,
-    Type::TEXT,
-    Type::TEXT,
-    Type::TEXT,
-    Type::TEXT,
-    Type::TEXT,
-    Type::TEXT,
-    Type::INT8,
-    Type::INT8,
-    Type::INT8,
-    Type::INT8,
-    Type::TEXT,
-    Type::FLOAT8,
-    Type::TEXT,
-    Type::TEXT,
-    Type::INT8,
-    Type::INT8,
-];
+/// The one writer connection and the statements every batch runs, prepared once: an unprepared
+/// statement costs a parse round trip per batch, while the site's lock is held.
+#[derive(Debug)]
+pub(super) struct Writer {
+    pub(super) client: Client,
+    lock: Statement,
+    deltas: Statement,
+}
+
+impl Writer {
+    /// Prepares the statements on `client` (the schema must be migrated).
+    pub(super) async fn new(client: Client) -> Result<Self, tokio_postgres::Error> {
+        let lock = client.prepare(LOCK_SQL).await?;
+        let deltas = client.prepare(DELTAS_SQL).await?;
+        Ok(Self {
+            client,
+            lock,
+            deltas,
+        })
+    }
+}
+
+const LOCK_SQL: &str = "SELECT pg_advisory_xact_lock($1)";
+
+/// A batch made ready for the writer connection.
+pub(super) struct Prepared {
+    candidates: Vec<(usize, RecordRow)>,
+    fast: Option<FastPath>,
+}
+
+/// The fast path's writes, decided in advance: valid exactly when the `COPY` succeeds, as that
+/// proves every record new.
+struct FastPath {
+    payload: CopyPayload,
+    outcomes: Outcomes,
+    deltas: Deltas,
+}
+
+/// Sorts the batch (id order keeps each partition's index writes as local as a batch allows) and,
+/// with `try_fast_path`, encodes it and plans it as all new.
+pub(super) fn prepare(mut candidates: Vec<(usize, RecordRow)>, try_fast_path: bool) -> Prepared {
+    candidates.sort_unstable_by_key(|(_, r)| (r.period, r.record_id));
+    let fast = try_fast_path.then(|| {
+        let mut planner = Planner::default();
+        for (position, row) in &candidates {
+            planner.decide(*position, row, None);
+        }
+        let (outcomes, deltas) = planner.finish();
+        FastPath {
+            payload: CopyPayload::encode(candidates.iter().map(|(_, r)| r)),
+            outcomes,
+            deltas,
+        }
+    });
+    Prepared { candidates, fast }
+}
 
 /// The outcomes, and whether some record was already stored (the hint for the site's next batch).
 pub(super) async fn ingest(
-    client: &mut Client,
+    writer: &mut Writer,
     site: &str,
-    mut candidates: Vec<(usize, RecordRow)>,
-    try_fast_path: bool,
-) -> Result<(Vec<(usize, Outcome)>, bool), PgFailure> {
-    // Id order keeps each partition's index writes as local as a batch allows.
-    candidates.sort_unstable_by_key(|(_, r)| (r.period, r.record_id));
+    prepared: Prepared,
+) -> Result<(Outcomes, bool), PgFailure> {
+    let Prepared { candidates, fast } = prepared;
+    let Writer {
+        client,
+        lock,
+        deltas,
+    } = writer;
     let mut tx = client.transaction().await?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&site_lock(site)])
-        .await?;
-    if try_fast_path {
+    tx.execute(&*lock, &[&site_lock(site)]).await?;
+    if let Some(fast) = fast {
         let savepoint = tx.savepoint("all_new").await?;
-        match copy_rows(&savepoint, candidates.iter().map(|(_, r)| r)).await {
+        match fast.payload.copy_into(&savepoint, "records").await {
             Ok(()) => {
                 savepoint.commit().await?;
-                let mut planner = Planner::default();
-                for (position, row) in &candidates {
-                    planner.decide(*position, row, None);
-                }
-                let (outcomes, deltas) = planner.finish();
-                apply_deltas(&tx, &deltas).await?;
+                apply_deltas(&tx, &*deltas, &fast.deltas).await?;
                 tx.commit().await?;
-                return Ok((outcomes, false));
+                return Ok((fast.outcomes, false));
             }
             Err(error) if error.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
                 savepoint.rollback().await?;
@@ -81,7 +112,7 @@ pub(super) async fn ingest(
             Err(error) => return Err(error.into()),
         }
     }
-    let outcomes = careful(&mut tx, candidates).await?;
+    let outcomes = careful(&mut tx, &*deltas, candidates).await?;
     tx.commit().await?;
     Ok((outcomes, true))
 }
@@ -89,8 +120,9 @@ pub(super) async fn ingest(
 /// Looks up the stored versions, then writes what the plan says.
 async fn careful(
     tx: &mut Transaction<'_>,
+    deltas: &Statement,
     candidates: Vec<(usize, RecordRow)>,
-) -> Result<Vec<(usize, Outcome)>, PgFailure> {
+) -> Result<Outcomes, PgFailure> {
     // The lookup is a few thousand primary-key probes. Partitions filled since the last ANALYZE
     // carry stale statistics, and the planner then prefers sequential scans of every partition
     // joined by hash or merge, which grows with the table (measured: 20x slower at 400,000
@@ -124,65 +156,34 @@ async fn careful(
         .await?;
     }
     if !plan.inserts.is_empty() || !plan.replaced.is_empty() {
-        copy_rows(tx, plan.replaced.iter().chain(&plan.inserts)).await?;
+        CopyPayload::encode(plan.replaced.iter().chain(&plan.inserts))
+            .copy_into(tx, "records")
+            .await?;
     }
-    apply_deltas(tx, &plan.deltas).await?;
+    apply_deltas(tx, deltas, &plan.deltas).await?;
     Ok(plan.outcomes)
 }
 
-/// One binary COPY of `rows` into `records`.
-async fn copy_rows<'a>(
-    tx: &Transaction<'_>,
-    rows: impl Iterator<Item = &'a RecordRow>,
-) -> Result<(), tokio_postgres::Error> {
-    copy_rows_into(tx, "records", rows).await
-}
+/// The summary upsert: one row per delta, added to the stored totals.
+pub(crate) const DELTAS_SQL: &str =
+    "INSERT INTO summaries AS s (site, vo, model, period, records, gpu_milli,
+         gpu_milli_seconds, active_records, active_gpu_milli_seconds,
+         active_available_gpu_milli_seconds)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[],
+         $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[])
+     ON CONFLICT (site, vo, model, period) DO UPDATE SET
+         records = s.records + excluded.records,
+         gpu_milli = s.gpu_milli + excluded.gpu_milli,
+         gpu_milli_seconds = s.gpu_milli_seconds + excluded.gpu_milli_seconds,
+         active_records = s.active_records + excluded.active_records,
+         active_gpu_milli_seconds = s.active_gpu_milli_seconds + excluded.active_gpu_milli_seconds,
+         active_available_gpu_milli_seconds =
+             s.active_available_gpu_milli_seconds + excluded.active_available_gpu_milli_seconds";
 
-/// One binary COPY of `rows` into `table` (which has the columns of `records`).
-pub(crate) async fn copy_rows_into<'a>(
+/// Adds `deltas` to their summary rows; `statement` is [`DELTAS_SQL`] or its prepared form.
+pub(crate) async fn apply_deltas<S: ?Sized + ToStatement>(
     tx: &Transaction<'_>,
-    table: &str,
-    rows: impl Iterator<Item = &'a RecordRow>,
-) -> Result<(), tokio_postgres::Error> {
-    let sink = tx
-        .copy_in(&format!(
-            "COPY {table} ({}) FROM STDIN (FORMAT binary)",
-            COLUMNS.join(", ")
-        ))
-        .await?;
-    let writer = BinaryCopyInWriter::new(sink, &TYPES);
-    pin_mut!(writer);
-    for row in rows {
-        let period = row.period.index();
-        let id = &row.record_id[..];
-        let values: [&(dyn ToSql + Sync); 19] = [
-            &id,
-            &period,
-            &row.site,
-            &row.vo,
-            &row.model,
-            &row.record_type,
-            &row.associated_record,
-            &row.global_user_name,
-            &row.fqan,
-            &row.gpu_milli,
-            &row.cores,
-            &row.active_seconds,
-            &row.available_seconds,
-            &row.benchmark_type,
-            &row.benchmark,
-            &row.accelerator_type,
-            &row.source,
-            &row.first_seen,
-            &row.last_seen,
-        ];
-        writer.as_mut().write(&values).await?;
-    }
-    writer.finish().await.map(|_| ())
-}
-
-pub(crate) async fn apply_deltas(
-    tx: &Transaction<'_>,
+    statement: &S,
     deltas: &[(SummaryKey, Totals)],
 ) -> Result<(), tokio_postgres::Error> {
     if deltas.is_empty() {
@@ -200,19 +201,7 @@ pub(crate) async fn apply_deltas(
     let active_ms = column(|t| t.active_gpu_milli_seconds);
     let active_available_ms = column(|t| t.active_available_gpu_milli_seconds);
     tx.execute(
-        "INSERT INTO summaries AS s (site, vo, model, period, records, gpu_milli,
-             gpu_milli_seconds, active_records, active_gpu_milli_seconds,
-             active_available_gpu_milli_seconds)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[],
-             $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[])
-         ON CONFLICT (site, vo, model, period) DO UPDATE SET
-             records = s.records + excluded.records,
-             gpu_milli = s.gpu_milli + excluded.gpu_milli,
-             gpu_milli_seconds = s.gpu_milli_seconds + excluded.gpu_milli_seconds,
-             active_records = s.active_records + excluded.active_records,
-             active_gpu_milli_seconds = s.active_gpu_milli_seconds + excluded.active_gpu_milli_seconds,
-             active_available_gpu_milli_seconds =
-                 s.active_available_gpu_milli_seconds + excluded.active_available_gpu_milli_seconds",
+        statement,
         &[
             &sites,
             &vos,

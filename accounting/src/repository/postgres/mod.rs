@@ -2,10 +2,11 @@
 //! instances may share one database (per-site advisory locks keep their batches consistent), and
 //! records are partitioned by month.
 //!
-//! tokio-postgres rather than sqlx: ingest needs binary `COPY` (tokio-postgres has a typed
-//! `BinaryCopyInWriter`; sqlx's copy support is raw bytes), we write all SQL by hand anyway, and it
-//! brings fewer dependencies and no compile-time database connection.
+//! tokio-postgres rather than sqlx: ingest needs binary `COPY` (a stream of bytes we build
+//! ourselves, see `copy`), we write all SQL by hand anyway, and it brings fewer dependencies and no
+//! compile-time database connection.
 
+pub(crate) mod copy;
 pub(crate) mod ingest;
 mod read;
 pub(crate) mod schema;
@@ -29,7 +30,7 @@ pub struct PostgresRepository {
     /// The URL without its password, for messages.
     location: String,
     /// Ingest needs `&mut Client` for its transaction; batches on one instance queue here.
-    writer: Arc<Mutex<Client>>,
+    writer: Arc<Mutex<ingest::Writer>>,
     /// Reports and sync counts use their own connection, so they never wait for a batch.
     reader: Arc<Client>,
     /// Months whose partition is known to exist (a cache: creation is idempotent).
@@ -71,6 +72,7 @@ impl PostgresRepository {
                 });
             }
         }
+        let writer = ingest::Writer::new(writer).await.map_err(fail)?;
         let reader = connect(url).await.map_err(fail)?;
         Ok(Self {
             location,
@@ -87,22 +89,24 @@ impl PostgresRepository {
         site: &str,
         candidates: Vec<(usize, RecordRow)>,
     ) -> Result<Vec<(usize, Outcome)>, RepositoryError> {
-        let mut client = self.writer.lock().await;
+        // Prepared before the writer is taken, so batches are encoded while another is written.
+        let try_fast_path = !self.resending.lock().await.contains(site);
+        let wanted: HashSet<Period> = candidates.iter().map(|(_, r)| r.period).collect();
+        let prepared = ingest::prepare(candidates, try_fast_path);
+        let mut writer = self.writer.lock().await;
         let missing: Vec<Period> = {
             let known = self.partitions.lock().await;
-            let wanted: HashSet<Period> = candidates.iter().map(|(_, r)| r.period).collect();
             let mut missing: Vec<Period> = wanted.difference(&known).copied().collect();
             missing.sort_unstable();
             missing
         };
         if !missing.is_empty() {
-            schema::create_partitions(&mut client, &missing)
+            schema::create_partitions(&mut writer.client, &missing)
                 .await
                 .map_err(|e| self.fail(PgFailure::Postgres(e)))?;
             self.partitions.lock().await.extend(missing);
         }
-        let try_fast_path = !self.resending.lock().await.contains(site);
-        let (outcomes, resent) = ingest::ingest(&mut client, site, candidates, try_fast_path)
+        let (outcomes, resent) = ingest::ingest(&mut writer, site, prepared)
             .await
             .map_err(|e| self.fail(e))?;
         let mut resending = self.resending.lock().await;

@@ -20,9 +20,10 @@ const MIGRATION_LOCK: i64 = 0x6163_6366_0001;
 const PARTITION_LOCK: i64 = 0x6163_6366_0002;
 
 /// Migrations in order; a version is never edited once released, only followed by a new one.
-const MIGRATIONS: &[(i64, &str)] = &[(
-    1,
-    "CREATE TABLE records (
+const MIGRATIONS: &[(i64, &str)] = &[
+    (
+        1,
+        "CREATE TABLE records (
         record_id         bytea            NOT NULL,
         period            integer          NOT NULL,
         site              text             NOT NULL,
@@ -58,10 +59,16 @@ const MIGRATIONS: &[(i64, &str)] = &[(
         PRIMARY KEY (site, vo, model, period)
     );
     CREATE INDEX summaries_by_period ON summaries (period);",
-)];
+    ),
+    // Every batch updates its summary rows in place; room on each page lets PostgreSQL keep the
+    // new versions there (HOT: no index writes, old versions pruned on the page). Measured: 100
+    // batches of 960 summary upserts took 1.0 s instead of 1.85 s. Pages written before keep
+    // their layout until rewritten.
+    (2, "ALTER TABLE summaries SET (fillfactor = 50);"),
+];
 
 /// The newest schema version this program knows.
-pub(super) const LATEST: i64 = 1;
+pub(super) const LATEST: i64 = 2;
 
 /// Applies the migrations the database lacks; `Err(found)` when the database is newer than this
 /// program (nothing is changed then).
