@@ -59,9 +59,8 @@ impl PendingRecord {
     }
 }
 
-/// The columns [`PendingRow::read`] reads, in its order: the body only where there is no
-/// encoding (reading it costs as much as the rest of the row).
-/// Selected from [`PENDING_FROM`].
+/// The columns [`PendingRow::read`] reads, in its order, selected from [`PENDING_FROM`]: the body
+/// only where there is no encoding (reading it costs as much as the rest of the row).
 pub(super) const PENDING_COLUMNS: &str =
     "o.enqueued, r.record_id, o.version, r.wire, CASE WHEN r.wire IS NULL THEN r.body END";
 

@@ -120,7 +120,7 @@ pub(super) async fn ingest(
 /// Looks up the stored versions, then writes what the plan says.
 async fn careful(
     tx: &mut Transaction<'_>,
-    deltas: &Statement,
+    upsert: &Statement,
     candidates: Vec<(usize, RecordRow)>,
 ) -> Result<Outcomes, PgFailure> {
     // The lookup is a few thousand primary-key probes. Partitions filled since the last ANALYZE
@@ -160,7 +160,7 @@ async fn careful(
             .copy_into(tx, "records")
             .await?;
     }
-    apply_deltas(tx, deltas, &plan.deltas).await?;
+    apply_deltas(tx, upsert, &plan.deltas).await?;
     Ok(plan.outcomes)
 }
 
