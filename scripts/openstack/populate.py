@@ -45,6 +45,10 @@ SERVERS = [  # project, name, flavor
 ]
 
 
+# Nova's instances quota of each VO project, which accelfed publishes as the share's MaxVM.
+QUOTA_INSTANCES = {"vo-atlas": 12, "vo-cms": 7}
+
+
 def project(name, **extra):
     found = idn.find_project(name, domain_id="default")
     return found or idn.create_project(name=name, domain_id="default", **extra)
@@ -52,6 +56,8 @@ def project(name, **extra):
 
 def setup():
     projects = {"vo-atlas": project("vo-atlas", VO="atlas"), "vo-cms": project("vo-cms")}
+    for name, instances in QUOTA_INSTANCES.items():
+        admin.set_compute_quotas(projects[name].id, instances=instances)
     member, admin_role = idn.find_role("member"), idn.find_role("admin")
     for name, p in projects.items():
         user = (idn.find_user(name + "-user", domain_id="default")

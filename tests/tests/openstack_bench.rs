@@ -8,7 +8,7 @@
 //! (`flavors/detail` at 2.61, `servers/detail?all_tenants=1` at 2.93 with embedded flavors),
 //! Keystone projects with a `VO` property, the Placement provider list and each provider's
 //! inventories (usages where GPUs are, traits where vGPUs are), flavor access of private flavors,
-//! quota sets, Glance images.
+//! each project's `/limits` (its quotas), Glance images.
 //!
 //! The floor is serde_json reading the same response bytes into `serde::de::IgnoredAny`
 //! (`from_slice`, the client's own path). Timed against it:
@@ -44,8 +44,8 @@ use serde_json::{Value, json};
 
 use accelfed_accounting::meter::records_for;
 use accelfed_provider::openstack::api::{
-    Flavor, FlavorAccess, GlanceImage, Inventories, Project, QuotaSet, ResourceProvider, Server,
-    Traits, Usages,
+    Flavor, FlavorAccess, GlanceImage, Inventories, Project, ProjectQuota, ResourceProvider,
+    Server, Traits, Usages,
 };
 use accelfed_provider::openstack::client::read_nova_page;
 use accelfed_provider::openstack::{
@@ -366,9 +366,14 @@ fn generate(servers: usize) -> Responses {
     let quotas = (0..PROJECTS)
         .map(|n| {
             let id = project_id(n);
-            let doc = json!({"quota_set": {"id": id, "cores": 2048, "instances": 4000,
-                "ram": 16_384_000, "key_pairs": 100, "metadata_items": 128,
-                "server_groups": 10, "server_group_members": 10}});
+            let doc = json!({"limits": {"rate": [], "absolute": {
+                "maxTotalInstances": 4000, "maxTotalCores": 2048, "maxTotalRAMSize": 16_384_000,
+                "maxServerMeta": 128, "maxImageMeta": 128, "maxPersonality": 5,
+                "maxPersonalitySize": 10240, "maxTotalKeypairs": 100, "maxServerGroups": 10,
+                "maxServerGroupMembers": 10, "maxTotalFloatingIps": -1, "maxSecurityGroups": -1,
+                "maxSecurityGroupRules": -1, "totalRAMUsed": 81_920, "totalCoresUsed": 40,
+                "totalInstancesUsed": 20, "totalFloatingIpsUsed": 0,
+                "totalSecurityGroupsUsed": 0, "totalServerGroupsUsed": 0}}});
             (id, serde_json::to_vec(&doc).unwrap())
         })
         .collect();
@@ -429,8 +434,12 @@ struct Access {
     flavor_access: Vec<FlavorAccess>,
 }
 #[derive(Deserialize)]
-struct Quota {
-    quota_set: QuotaSet,
+struct Limits {
+    limits: AbsoluteLimits,
+}
+#[derive(Deserialize)]
+struct AbsoluteLimits {
+    absolute: ProjectQuota,
 }
 #[derive(Deserialize)]
 struct Images {
@@ -494,8 +503,8 @@ fn read_state(r: &Responses) -> CloudState {
         );
     }
     for (id, doc) in &r.quotas {
-        let quota: Quota = serde_json::from_slice(doc).unwrap();
-        state.quotas.insert(id.clone(), quota.quota_set);
+        let limits: Limits = serde_json::from_slice(doc).unwrap();
+        state.quotas.insert(id.clone(), limits.limits.absolute);
     }
     state.images = serde_json::from_slice::<Images>(&r.images).unwrap().images;
     state

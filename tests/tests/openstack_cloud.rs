@@ -102,6 +102,9 @@ async fn provider_and_meter_against_a_real_openstack() {
         .map(|s| (s.access.vo.as_str(), s))
         .collect();
     assert_eq!(shares.keys().copied().collect::<Vec<_>>(), ["atlas", "cms"]);
+    // each share's MaxVM is its project's instances quota, as populate.py set it
+    assert_eq!(shares["atlas"].max_vm, Some(12));
+    assert_eq!(shares["cms"].max_vm, Some(7));
     let flavors_of = |vo: &str| {
         let share = &shares[vo].local_id;
         let mut names: Vec<&str> = service

@@ -114,12 +114,13 @@ pub struct GlanceImage {
     pub properties: BTreeMap<String, serde_json::Value>,
 }
 
-/// `GET /os-quota-sets/{project}`: only what a share publishes.
+/// A project's quota as Nova's `GET /limits?tenant_id={project}` states it (`limits.absolute`): only
+/// what a share publishes. `-1` is unlimited.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-pub struct QuotaSet {
-    #[serde(default)]
+pub struct ProjectQuota {
+    #[serde(default, rename = "maxTotalInstances")]
     pub instances: Option<i64>,
-    #[serde(default)]
+    #[serde(default, rename = "maxTotalCores")]
     pub cores: Option<i64>,
 }
 

@@ -12,7 +12,7 @@ use accelfed_schemas::glue::{
 use accelfed_schemas::gpu::{Capacity, GpuCount, MemoryMb};
 use accelfed_schemas::names::{LocalId, Text, VoName};
 
-use super::api::{Flavor, GlanceImage, Project, QuotaSet, ResourceProvider, Server};
+use super::api::{Flavor, GlanceImage, Project, ProjectQuota, ResourceProvider, Server};
 use super::capacity::{KindCapacity, ProviderState, gpu_capacity, kind_id};
 use super::config::OpenstackConfig;
 use super::conventions::FlavorGpu;
@@ -36,7 +36,7 @@ pub struct CloudState {
     pub servers: Vec<Server>,
     pub providers: Vec<(ResourceProvider, ProviderState)>,
     pub images: Vec<GlanceImage>,
-    pub quotas: BTreeMap<String, QuotaSet>,
+    pub quotas: BTreeMap<String, ProjectQuota>,
     /// Services that failed while listing (`placement: 503 ...`): the endpoint's health says so.
     pub degraded: Vec<String>,
 }

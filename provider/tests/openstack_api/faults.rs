@@ -89,9 +89,9 @@ async fn the_fake_cloud_reads_like_the_recorded_one() {
     // the client asked for the newest microversion it knows
     assert!(cloud.count("GET /compute/v2.1/servers/detail?all_tenants=1&limit=1000") == 1);
     // quotas of the two VO projects only: admin and service are no share
-    assert_eq!(cloud.count("/os-quota-sets/"), 2);
+    assert_eq!(cloud.count("/limits?tenant_id="), 2);
     assert_eq!(
-        cloud.count("/os-quota-sets/629a36fae7be4b96be5e5b3d8dee2e91"),
+        cloud.count("/limits?tenant_id=629a36fae7be4b96be5e5b3d8dee2e91"),
         0
     );
 }
@@ -281,7 +281,7 @@ async fn the_meter_reads_only_flavors_projects_and_servers() {
         faults: vec![
             down("/placement"),
             down("/image"),
-            down("os-quota-sets"),
+            down("/limits"),
             down("os-flavor-access"),
         ],
         ..Behaviour::default()
@@ -297,7 +297,7 @@ async fn the_meter_reads_only_flavors_projects_and_servers() {
     )
     .await
     .unwrap();
-    for service in ["/placement", "/image", "os-quota-sets", "os-flavor-access"] {
+    for service in ["/placement", "/image", "/limits", "os-flavor-access"] {
         assert_eq!(cloud.count(service), 0, "the meter asked {service}");
     }
     assert_eq!(
@@ -391,7 +391,7 @@ async fn nova_failing_fails_the_cloud_and_the_site_still_publishes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_project_whose_listing_fails_has_its_share_marked() {
     let cloud = fake(Behaviour {
-        faults: vec![(format!("/os-quota-sets/{ATLAS}"), Fault::Status(500))],
+        faults: vec![(format!("/limits?tenant_id={ATLAS}"), Fault::Status(500))],
         ..Behaviour::default()
     })
     .await;

