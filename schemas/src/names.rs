@@ -57,6 +57,12 @@ macro_rules! name_type {
             pub fn as_str(&self) -> &str {
                 &self.0
             }
+
+            /// The shared text itself, for holders that keep it without the type (a storage row):
+            /// cloning it is a reference count, not a copy.
+            pub fn shared(&self) -> &std::sync::Arc<str> {
+                &self.0
+            }
         }
 
         impl fmt::Display for $name {

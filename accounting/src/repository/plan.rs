@@ -38,6 +38,14 @@ pub(crate) struct Planner {
 }
 
 impl Planner {
+    /// A planner for a batch of `records`, its outcomes allocated once.
+    pub fn with_capacity(records: usize) -> Self {
+        Self {
+            deltas: BTreeMap::new(),
+            outcomes: Vec::with_capacity(records),
+        }
+    }
+
     /// Decides for the record at `position` of the batch, given its stored version.
     pub fn decide(
         &mut self,
@@ -91,7 +99,7 @@ pub(crate) fn plan(
     candidates: Vec<(usize, RecordRow)>,
     stored: &HashMap<[u8; 32], RecordRow>,
 ) -> Plan {
-    let mut planner = Planner::default();
+    let mut planner = Planner::with_capacity(candidates.len());
     let mut plan = Plan::default();
     for (position, row) in candidates {
         match planner.decide(position, &row, stored.get(&row.record_id)) {

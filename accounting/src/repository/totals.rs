@@ -6,6 +6,7 @@
 //! `GpuCount` uses) and durations in whole seconds, so GPU-time is in milli-GPU-seconds.
 
 use std::ops::{AddAssign, SubAssign};
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -14,9 +15,10 @@ use super::period::Period;
 /// The key of one summary row.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SummaryKey {
-    pub site: String,
-    pub vo: String,
-    pub model: String,
+    pub site: Arc<str>,
+    /// Empty for records of no VO.
+    pub vo: Arc<str>,
+    pub model: Arc<str>,
     pub period: Period,
 }
 

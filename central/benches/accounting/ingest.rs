@@ -74,6 +74,7 @@ async fn floor(settings: &Settings, backend: Backend, dir: &std::path::Path) -> 
             )
             .await
             .expect("the PostgreSQL floor");
+            server.checkpoint().await;
             for s in 0..sites {
                 for records in site_records(n, sites, s, size) {
                     spent += floor.copy_batch(&records).await.expect("a floor batch");
@@ -298,7 +299,12 @@ pub async fn run(settings: &Settings, backend: Backend, certificates: &Certifica
         let floor_time = floor(settings, backend, dir.path()).await;
         let spools = spools(settings, dir.path());
         let (repository, database) = fresh_repository(backend, dir.path(), "ingest").await;
+        if database.is_some() {
+            postgres::Server::from_env().checkpoint().await;
+        }
+        let cpu_before = process_cpu();
         let spent = ingest(settings, repository, certificates, spools).await;
+        let cpu = process_cpu() - cpu_before;
         drop_database(database).await;
         let ratio = floor_time.as_secs_f64() / spent.as_secs_f64();
         ratios.push(ratio);
@@ -316,6 +322,11 @@ pub async fn run(settings: &Settings, backend: Backend, certificates: &Certifica
             spent.as_secs_f64(),
             rate(n, spent),
             100.0 * ratio
+        );
+        println!(
+            "{backend}: round {round}: CPU of the shippers and the service (this process) while shipping: {:.2} s = {:.2} us a record",
+            cpu.as_secs_f64(),
+            cpu.as_secs_f64() * 1e6 / n as f64
         );
     }
     ratios.sort_by(f64::total_cmp);
@@ -340,6 +351,9 @@ async fn breakdown(settings: &Settings, backend: Backend) {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("a temporary folder");
     let floor_time = floor(settings, backend, dir.path()).await;
     let (repository, database) = fresh_repository(backend, dir.path(), "direct").await;
+    if database.is_some() {
+        postgres::Server::from_env().checkpoint().await;
+    }
     let direct_time = direct(settings, &repository).await;
     drop(repository);
     drop_database(database).await;
@@ -358,4 +372,18 @@ async fn breakdown(settings: &Settings, backend: Backend) {
         100.0 * floor_time.as_secs_f64() / direct_time.as_secs_f64(),
         client_time.as_secs_f64()
     );
+}
+
+/// CPU time of this whole process so far, all threads, user and system (`/proc/self/stat`, in
+/// clock ticks of 10 ms): what the shippers and the service cost beside the database.
+fn process_cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = [11, 12]
+        .iter()
+        .filter_map(|&at| fields.get(at)?.parse::<u64>().ok())
+        .sum();
+    Duration::from_millis(ticks * 10)
 }

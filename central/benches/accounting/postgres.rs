@@ -36,6 +36,13 @@ impl Server {
         }
     }
 
+    /// A checkpoint, so the phase timed next starts a checkpoint cycle of its own (as pgbench does
+    /// before each run): otherwise the WAL written by the phase before decides when the next
+    /// checkpoint lands, and with it the full-page images the next phase writes.
+    pub async fn checkpoint(&self) {
+        self.admin("CHECKPOINT").await;
+    }
+
     pub async fn drop(&self, database: Database) {
         self.admin(&format!(
             "DROP DATABASE IF EXISTS {} WITH (FORCE)",

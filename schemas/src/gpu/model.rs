@@ -28,6 +28,11 @@ impl GpuModel {
         self.0.as_str()
     }
 
+    /// The shared text of the name; see [`Text::shared`].
+    pub fn shared(&self) -> &std::sync::Arc<str> {
+        self.0.shared()
+    }
+
     /// Lower-case tokens with vendor and product-line words removed: `NVIDIA A100-SXM4-80GB` ->
     /// `["a100", "sxm4", "80gb"]`.
     pub fn tokens(&self) -> Vec<String> {

@@ -19,6 +19,7 @@ use std::collections::HashMap;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, Statement, ToStatement, Transaction};
 
+use super::super::period::Period;
 use super::super::plan::{Deltas, Outcomes, Planner, plan};
 use super::super::row::{COLUMNS, RecordRow};
 use super::super::totals::{SummaryKey, Totals};
@@ -66,10 +67,10 @@ struct FastPath {
 
 /// Sorts the batch (id order keeps each partition's index writes as local as a batch allows) and,
 /// with `try_fast_path`, encodes it and plans it as all new.
-pub(super) fn prepare(mut candidates: Vec<(usize, RecordRow)>, try_fast_path: bool) -> Prepared {
-    candidates.sort_unstable_by_key(|(_, r)| (r.period, r.record_id));
+pub(super) fn prepare(candidates: Vec<(usize, RecordRow)>, try_fast_path: bool) -> Prepared {
+    let candidates = sorted_by_id(candidates);
     let fast = try_fast_path.then(|| {
-        let mut planner = Planner::default();
+        let mut planner = Planner::with_capacity(candidates.len());
         for (position, row) in &candidates {
             planner.decide(*position, row, None);
         }
@@ -81,6 +82,22 @@ pub(super) fn prepare(mut candidates: Vec<(usize, RecordRow)>, try_fast_path: bo
         }
     });
     Prepared { candidates, fast }
+}
+
+/// `candidates` in (period, id) order. The keys are sorted and the rows moved once into place:
+/// sorting the rows themselves moves each (about 200 bytes) log n times.
+fn sorted_by_id(candidates: Vec<(usize, RecordRow)>) -> Vec<(usize, RecordRow)> {
+    let mut order: Vec<(Period, [u8; 32], usize)> = candidates
+        .iter()
+        .enumerate()
+        .map(|(at, (_, row))| (row.period, row.record_id, at))
+        .collect();
+    order.sort_unstable();
+    let mut slots: Vec<Option<(usize, RecordRow)>> = candidates.into_iter().map(Some).collect();
+    order
+        .into_iter()
+        .filter_map(|(_, _, at)| slots[at].take())
+        .collect()
 }
 
 /// The outcomes, and whether some record was already stored (the hint for the site's next batch).
@@ -189,9 +206,9 @@ pub(crate) async fn apply_deltas<S: ?Sized + ToStatement>(
     if deltas.is_empty() {
         return Ok(());
     }
-    let sites: Vec<&str> = deltas.iter().map(|(k, _)| k.site.as_str()).collect();
-    let vos: Vec<&str> = deltas.iter().map(|(k, _)| k.vo.as_str()).collect();
-    let models: Vec<&str> = deltas.iter().map(|(k, _)| k.model.as_str()).collect();
+    let sites: Vec<&str> = deltas.iter().map(|(k, _)| &*k.site).collect();
+    let vos: Vec<&str> = deltas.iter().map(|(k, _)| &*k.vo).collect();
+    let models: Vec<&str> = deltas.iter().map(|(k, _)| &*k.model).collect();
     let periods: Vec<i32> = deltas.iter().map(|(k, _)| k.period.index()).collect();
     let column = |f: fn(&Totals) -> i64| -> Vec<i64> { deltas.iter().map(|(_, t)| f(t)).collect() };
     let records = column(|t| t.records);

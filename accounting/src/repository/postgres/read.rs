@@ -1,5 +1,8 @@
 //! Reads from PostgreSQL: summary queries, sync counts, and decoding stored rows.
 
+use std::borrow::Cow;
+use std::sync::Arc;
+
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{GenericClient, Row};
 
@@ -87,21 +90,21 @@ pub(super) fn row_from_sql(row: &Row) -> Result<RecordRow, PgFailure> {
     Ok(RecordRow {
         record_id,
         period: period(row.try_get(1)?)?,
-        site: row.try_get(2)?,
-        vo: row.try_get(3)?,
-        model: row.try_get(4)?,
-        record_type: row.try_get(5)?,
-        associated_record: row.try_get(6)?,
-        global_user_name: row.try_get(7)?,
-        fqan: row.try_get(8)?,
+        site: row.try_get::<_, &str>(2)?.into(),
+        vo: row.try_get::<_, Option<&str>>(3)?.map(Arc::from),
+        model: row.try_get::<_, &str>(4)?.into(),
+        record_type: Cow::Owned(row.try_get(5)?),
+        associated_record: row.try_get::<_, &str>(6)?.into(),
+        global_user_name: row.try_get::<_, Option<&str>>(7)?.map(Arc::from),
+        fqan: row.try_get::<_, Option<&str>>(8)?.map(Arc::from),
         gpu_milli: row.try_get(9)?,
         cores: row.try_get(10)?,
         active_seconds: row.try_get(11)?,
         available_seconds: row.try_get(12)?,
-        benchmark_type: row.try_get(13)?,
+        benchmark_type: row.try_get::<_, Option<&str>>(13)?.map(Arc::from),
         benchmark: row.try_get(14)?,
-        accelerator_type: row.try_get(15)?,
-        source: row.try_get(16)?,
+        accelerator_type: Cow::Owned(row.try_get(15)?),
+        source: Cow::Owned(row.try_get(16)?),
         first_seen: row.try_get(17)?,
         last_seen: row.try_get(18)?,
     })

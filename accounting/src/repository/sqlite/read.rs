@@ -1,5 +1,8 @@
 //! Reads from SQLite: summary queries, sync counts, and decoding stored rows.
 
+use std::borrow::Cow;
+use std::sync::Arc;
+
 use rusqlite::Connection;
 use rusqlite::types::{FromSqlError, Value};
 
@@ -78,21 +81,21 @@ pub(super) fn row_from_sql(row: &rusqlite::Row<'_>) -> rusqlite::Result<RecordRo
     Ok(RecordRow {
         record_id,
         period: period(row.get(1)?, 1)?,
-        site: row.get(2)?,
-        vo: row.get(3)?,
-        model: row.get(4)?,
-        record_type: row.get(5)?,
-        associated_record: row.get(6)?,
-        global_user_name: row.get(7)?,
-        fqan: row.get(8)?,
+        site: row.get::<_, String>(2)?.into(),
+        vo: row.get::<_, Option<String>>(3)?.map(Arc::from),
+        model: row.get::<_, String>(4)?.into(),
+        record_type: Cow::Owned(row.get(5)?),
+        associated_record: row.get::<_, String>(6)?.into(),
+        global_user_name: row.get::<_, Option<String>>(7)?.map(Arc::from),
+        fqan: row.get::<_, Option<String>>(8)?.map(Arc::from),
         gpu_milli: row.get(9)?,
         cores: row.get(10)?,
         active_seconds: row.get(11)?,
         available_seconds: row.get(12)?,
-        benchmark_type: row.get(13)?,
+        benchmark_type: row.get::<_, Option<String>>(13)?.map(Arc::from),
         benchmark: row.get(14)?,
-        accelerator_type: row.get(15)?,
-        source: row.get(16)?,
+        accelerator_type: Cow::Owned(row.get(15)?),
+        source: Cow::Owned(row.get(16)?),
         first_seen: row.get(17)?,
         last_seen: row.get(18)?,
     })
