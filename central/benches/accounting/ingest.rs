@@ -254,7 +254,8 @@ fn client_alone(spool: &mut Spool, batch: usize) -> Duration {
     start.elapsed()
 }
 
-/// A fresh repository of `backend` named `name`, and its PostgreSQL database to drop after.
+/// A fresh repository of `backend` named `name`, and its PostgreSQL database to drop after
+/// (checkpointed, so the phase timed next starts a checkpoint cycle of its own).
 async fn fresh_repository(
     backend: Backend,
     dir: &std::path::Path,
@@ -270,13 +271,13 @@ async fn fresh_repository(
             )
         }
         Backend::Postgres => {
-            let database = postgres::Server::from_env().fresh(name).await;
-            (
-                Repository::open(&database.url)
-                    .await
-                    .expect("the repository"),
-                Some(database),
-            )
+            let server = postgres::Server::from_env();
+            let database = server.fresh(name).await;
+            let repository = Repository::open(&database.url)
+                .await
+                .expect("the repository");
+            server.checkpoint().await;
+            (repository, Some(database))
         }
     }
 }
@@ -299,9 +300,6 @@ pub async fn run(settings: &Settings, backend: Backend, certificates: &Certifica
         let floor_time = floor(settings, backend, dir.path()).await;
         let spools = spools(settings, dir.path());
         let (repository, database) = fresh_repository(backend, dir.path(), "ingest").await;
-        if database.is_some() {
-            postgres::Server::from_env().checkpoint().await;
-        }
         let cpu_before = process_cpu();
         let spent = ingest(settings, repository, certificates, spools).await;
         let cpu = process_cpu() - cpu_before;
@@ -351,9 +349,6 @@ async fn breakdown(settings: &Settings, backend: Backend) {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("a temporary folder");
     let floor_time = floor(settings, backend, dir.path()).await;
     let (repository, database) = fresh_repository(backend, dir.path(), "direct").await;
-    if database.is_some() {
-        postgres::Server::from_env().checkpoint().await;
-    }
     let direct_time = direct(settings, &repository).await;
     drop(repository);
     drop_database(database).await;
