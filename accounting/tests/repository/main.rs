@@ -82,4 +82,5 @@ both_backends!(
     report_formats_render_repository_data,
     sync_counts_per_month,
     reopening_keeps_data_and_schema,
+    batches_sent_at_once_count_each_record_once,
 );

@@ -390,3 +390,47 @@ pub async fn reopening_keeps_data_and_schema(fixture: &crate::Fixture) {
         vec![Outcome::Unchanged; 6]
     );
 }
+
+/// Batches of one site sent at once, as a shipper with several batches in flight sends them. The
+/// repository takes batches in flight together in the order they reach it, which need not be the
+/// order they were sent, so which copy of a record sent twice is `Stored` and which `Unchanged`
+/// may vary; each record is counted once whatever the order.
+pub async fn batches_sent_at_once_count_each_record_once(fixture: &crate::Fixture) {
+    let repo = &fixture.repo;
+    let vm = |n: u32| record(&format!("vm-{n}"), "atlas", "A100", 1, 1.0, 10);
+    let batch = |ids: &mut dyn Iterator<Item = u32>| ids.map(vm).collect::<Vec<_>>();
+    // The first ten records of `first` again, unchanged, with ten new ones.
+    let (first, second, third, resent) = tokio::join!(
+        ingest(repo, batch(&mut (1..=50))),
+        ingest(repo, batch(&mut (51..=100))),
+        ingest(repo, batch(&mut (101..=110))),
+        ingest(repo, batch(&mut (1..=10).chain(111..=120))),
+    );
+    assert_eq!(second, vec![Outcome::Stored; 50]);
+    assert_eq!(third, vec![Outcome::Stored; 10]);
+    assert_eq!(resent[10..], vec![Outcome::Stored; 10]);
+    assert_eq!(first[10..], vec![Outcome::Stored; 40]);
+    for n in 0..10 {
+        let pair = [&first[n], &resent[n]];
+        assert!(
+            pair.contains(&&Outcome::Stored) && pair.contains(&&Outcome::Unchanged),
+            "vm-{}: one copy stored, the other unchanged: {pair:?}",
+            n + 1
+        );
+    }
+    let t = total(repo).await;
+    assert_eq!(t.records, 120);
+    assert_eq!(t.gpu_hours(), 1200.0);
+    // Three batches of new records alone, at once: each on the all-new path.
+    let (f, g, h) = tokio::join!(
+        ingest(repo, batch(&mut (200..220))),
+        ingest(repo, batch(&mut (300..320))),
+        ingest(repo, batch(&mut (400..420)))
+    );
+    for outcomes in [f, g, h] {
+        assert_eq!(outcomes, vec![Outcome::Stored; 20]);
+    }
+    let t = total(repo).await;
+    assert_eq!(t.records, 180);
+    assert_eq!(t.gpu_hours(), 1800.0);
+}
