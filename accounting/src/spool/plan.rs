@@ -65,7 +65,7 @@ mod tests {
                     enqueued: i as i64 + 1,
                     id: record.id(),
                     version: i as i64 + 1,
-                    wire: vec![0; bytes],
+                    wire: vec![0; bytes].into(),
                 }
             })
             .collect()
@@ -86,7 +86,7 @@ mod tests {
             max_bytes: 10_000,
         };
         let mut records = pending(10, 2_000);
-        records[3].wire = vec![0; 20_000];
+        records[3].wire = vec![0; 20_000].into();
         let packing = plan(&records, limits);
         assert_eq!(packing.oversized, vec![3]);
         // (10,000 - 256) / (2,000 + 8) = 4 per batch.

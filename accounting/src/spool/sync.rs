@@ -36,7 +36,7 @@ impl Spool {
         let rows = statement
             .query_map(params![after, limit], PendingRow::read)
             .map_err(self.sqlite())?;
-        let mut page = Vec::new();
+        let mut page = Vec::with_capacity(usize::try_from(limit).unwrap_or(0).min(100_000));
         for row in rows {
             let row = row.map_err(self.sqlite())?;
             page.push(self.pending_record(row)?);

@@ -6,6 +6,7 @@
 //! length-delimited entries under tag 1, and so is a `repeated bytes` field whose entries are the
 //! encoded records. The server decodes it as the ordinary `SubmitRequest`.
 
+use bytes::Bytes;
 use prost::Message;
 
 use super::convert::record_to_proto;
@@ -15,9 +16,10 @@ use accelfed_schemas::usage::UsageRecord;
 /// `SubmitRequest` with each record as its protobuf encoding.
 #[derive(Clone, PartialEq, Message)]
 pub struct EncodedSubmitRequest {
-    /// Each entry an encoded [`proto::UsageRecord`].
-    #[prost(bytes = "vec", repeated, tag = "1")]
-    pub records: Vec<Vec<u8>>,
+    /// Each entry an encoded [`proto::UsageRecord`], shared with the spool's page (a retry or the
+    /// next attempt clones a reference, not the bytes).
+    #[prost(bytes = "bytes", repeated, tag = "1")]
+    pub records: Vec<Bytes>,
     #[prost(uint64, optional, tag = "2")]
     pub spool_depth: Option<u64>,
 }
@@ -45,7 +47,7 @@ mod tests {
     fn an_encoded_request_is_the_ordinary_request_on_the_wire() {
         let records = [sample::record("vm-1"), sample::record("vm-2")];
         let encoded = EncodedSubmitRequest {
-            records: records.iter().map(encode_record).collect(),
+            records: records.iter().map(|r| encode_record(r).into()).collect(),
             spool_depth: Some(7),
         }
         .encode_to_vec();
