@@ -35,8 +35,11 @@ pub enum RepositoryError {
         what: &'static str,
         value: String,
     },
-    #[error("SQLite worker thread failed: {0}")]
-    Worker(String),
+    #[error("{database} worker thread failed: {reason}")]
+    Worker {
+        database: &'static str,
+        reason: String,
+    },
 }
 
 impl RepositoryError {
@@ -50,7 +53,7 @@ impl RepositoryError {
             ),
             Self::Postgres { source, .. } => source.is_closed() || source.code().is_none(),
             Self::Url(_) | Self::SchemaTooNew { .. } | Self::Corrupt { .. } => false,
-            Self::Worker(_) => true,
+            Self::Worker { .. } => true,
         }
     }
 }

@@ -33,7 +33,10 @@ impl SqliteRepository {
         let task_path = path.clone();
         tokio::task::spawn_blocking(move || open_blocking(&task_path))
             .await
-            .map_err(|e| RepositoryError::Worker(e.to_string()))?
+            .map_err(|e| RepositoryError::Worker {
+                database: "SQLite",
+                reason: e.to_string(),
+            })?
             .map_err(|source| match source {
                 OpenError::Sqlite(source) => RepositoryError::Sqlite {
                     path: location.clone(),
@@ -87,7 +90,10 @@ impl SqliteRepository {
             work(&mut guard)
         })
         .await
-        .map_err(|e| RepositoryError::Worker(e.to_string()))?;
+        .map_err(|e| RepositoryError::Worker {
+            database: "SQLite",
+            reason: e.to_string(),
+        })?;
         result.map_err(|source| RepositoryError::Sqlite {
             path: self.path.display().to_string(),
             source,
