@@ -89,10 +89,10 @@ pub(super) fn prepare(candidates: Vec<(usize, RecordRow)>, try_fast_path: bool) 
 /// Not (period, id): `COPY` into a partitioned table buffers rows per partition and flushes every
 /// ~64 kB, and each buffer makes one tuple slot per row it ever held. Each slot is registered with
 /// the transaction's resource owner (PostgreSQL 15), an open-addressing table in which the
-/// identical entries (one tuple descriptor) pile into one run, so the n-th costs n probes. A batch in month order filled one partition's buffer at a time, so nearly
-/// every row made a slot: profiled, a sixth of the database backend's time during ingest. In id
-/// order the months interleave, each partition's buffer holds a few rows per flush, and the slots
-/// are made once.
+/// identical entries (one tuple descriptor) pile into one run, so the n-th costs n probes. A
+/// batch in month order filled one partition's buffer at a time, so nearly every row made a slot:
+/// profiled, a sixth of the database backend's time during ingest. In id order the months
+/// interleave, each partition's buffer holds a few rows per flush, and the slots are made once.
 fn sorted_by_id(candidates: Vec<(usize, RecordRow)>) -> Vec<(usize, RecordRow)> {
     let mut order: Vec<([u8; 32], usize)> = candidates
         .iter()
