@@ -18,7 +18,7 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
-use accelfed_schemas::gpu::{AcceleratorType, GpuCount, GpuModel};
+use accelfed_schemas::gpu::{AcceleratorType, GpuCount, GpuModel, Sharing};
 use accelfed_schemas::names::{Fqan, LocalId, SiteName, Text, VoName};
 use accelfed_schemas::usage::{Observation, RecordType, Source};
 
@@ -120,6 +120,7 @@ pub fn parse_manual(
             model: line.model,
             accelerator_type: line.accelerator_type,
             count,
+            sharing: Sharing::Whole,
             fqan: line.fqan,
             vo: line.vo,
             user: line.user,

@@ -66,7 +66,7 @@ mod tests {
     use chrono::{Duration, TimeZone};
     use proptest::prelude::*;
 
-    use accelfed_schemas::gpu::{AcceleratorType, GpuCount, GpuModel};
+    use accelfed_schemas::gpu::{AcceleratorType, GpuCount, GpuModel, Sharing};
     use accelfed_schemas::names::{LocalId, SiteName, VoName};
     use accelfed_schemas::usage::{RecordType, Source};
 
@@ -80,6 +80,7 @@ mod tests {
             model: GpuModel::new("NVIDIA A100-SXM4-80GB").unwrap(),
             accelerator_type: AcceleratorType::Gpu,
             count: GpuCount::new(0.5).unwrap(),
+            sharing: Sharing::Whole,
             vo: Some(VoName::new("vo.example.org").unwrap()),
             fqan: None,
             user: None,

@@ -11,7 +11,7 @@ use foldhash::HashMap;
 use std::collections::BTreeMap;
 
 use accelfed_schemas::glue::VoAccess;
-use accelfed_schemas::gpu::{AcceleratorType, GpuModel};
+use accelfed_schemas::gpu::{AcceleratorType, GpuModel, Sharing};
 use accelfed_schemas::names::{LocalId, SiteName};
 use accelfed_schemas::usage::{Observation, RecordType, Source};
 
@@ -102,6 +102,7 @@ pub fn observations(
                 model,
                 accelerator_type: AcceleratorType::Gpu,
                 count: count(*devices),
+                sharing: Sharing::Whole,
                 vo: vo.map(|access| access.vo.clone()),
                 fqan: vo.and_then(|access| access.fqan.clone()),
                 user: None,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use chrono::{DateTime, SecondsFormat, Utc};
 use foldhash::{HashMap, HashMapExt};
 
-use accelfed_schemas::gpu::GpuModel;
+use accelfed_schemas::gpu::{GpuModel, Sharing};
 use accelfed_schemas::names::{Fqan, LocalId, SiteName, Text, VoName};
 use accelfed_schemas::usage::{Observation, RecordType, Source};
 
@@ -104,6 +104,7 @@ pub fn observations(
             model,
             accelerator_type: vm.gpu.spec.kind,
             count: vm.gpu.count,
+            sharing: Sharing::Whole,
             fqan,
             vo: vm.vo.as_deref().cloned(),
             user,

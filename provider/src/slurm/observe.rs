@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 
 use chrono::{DateTime, Utc};
 
-use accelfed_schemas::gpu::{AcceleratorType, GpuCount, GpuModel};
+use accelfed_schemas::gpu::{AcceleratorType, GpuCount, GpuModel, Sharing};
 use accelfed_schemas::names::{LocalId, SiteName, Text};
 use accelfed_schemas::usage::{Observation, RecordType, Source};
 
@@ -137,6 +137,7 @@ pub fn observation(
         model: model(config, job.gpu_type.as_deref()),
         accelerator_type: AcceleratorType::Gpu,
         count,
+        sharing: Sharing::Whole,
         vo: vo.map(|v| v.vo.clone()),
         fqan: vo.and_then(|v| v.fqan.clone()),
         user: Text::new(job.user.clone()).ok(),

@@ -28,6 +28,15 @@ impl GpuModel {
         self.0.as_str()
     }
 
+    /// The one canonical name of the GPU `raw` names (the product name the vendor's own tools
+    /// print, e.g. `NVIDIA H100 80GB HBM3`), from whatever a source wrote: GFD's `gpu.product`,
+    /// DCGM's `modelName`, a Slurm GRES type mapped in configuration, nvidia-smi, manual usage.
+    /// Every source goes through here, so one GPU is one model in documents, records and reports.
+    /// A name not in the catalogue passes through unchanged.
+    pub fn canonical(raw: &str) -> Result<Self, NameError> {
+        Self::new(raw)
+    }
+
     /// The shared text of the name; see [`Text::shared`].
     pub fn shared(&self) -> &std::sync::Arc<str> {
         self.0.shared()

@@ -50,6 +50,8 @@ pub enum Virtualization {
     Mig,
     /// Time-slicing: several workloads share one device in turn.
     TimeSlicing,
+    /// CUDA Multi-Process Service: several clients share one device at once.
+    Mps,
 }
 
 impl Virtualization {
@@ -60,6 +62,7 @@ impl Virtualization {
             Self::Vgpu => "vgpu",
             Self::Mig => "mig",
             Self::TimeSlicing => "time-slicing",
+            Self::Mps => "mps",
         }
     }
 }

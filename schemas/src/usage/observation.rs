@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 
 use super::kind::{RecordType, Source};
 use super::record::Benchmark;
-use crate::gpu::{AcceleratorType, GpuCount, GpuModel};
+use crate::gpu::{AcceleratorType, GpuCount, GpuModel, Sharing};
 use crate::names::{Fqan, LocalId, SiteName, Text, VoName};
 
 /// One resource's hold on GPUs over `[start, end)`.
@@ -22,8 +22,11 @@ pub struct Observation {
     pub resource: LocalId,
     pub model: GpuModel,
     pub accelerator_type: AcceleratorType,
-    /// GPUs held for the whole interval (fractional for shares).
+    /// Physical GPUs held for the whole interval: a MIG slice, replica or vGPU counts its share of
+    /// one GPU ([`Sharing::physical_share`]), a fractional flavor as written.
     pub count: GpuCount,
+    /// What stood behind the count (whole GPUs, a MIG profile, replicas, a vGPU type).
+    pub sharing: Sharing,
     pub vo: Option<VoName>,
     pub fqan: Option<Fqan>,
     /// GlobalUserName.
