@@ -10,12 +10,16 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(version, about, long_about = None, propagate_version = true)]
 pub struct Args {
-    /// More log output on standard error (-v debug, -vv trace).
+    /// More log output on standard error: -v debug for accelfed, -vv debug for every library too.
+    /// Without it accelfed logs one summary line per run at info.
     #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]
     pub verbose: u8,
     /// Only errors on standard error.
     #[arg(short, long, global = true)]
     pub quiet: bool,
+    /// How log lines are written: `text` for people, `json` for log collectors.
+    #[arg(long, global = true, value_enum, default_value_t)]
+    pub log_format: crate::telemetry::LogFormat,
     #[command(subcommand)]
     pub command: Command,
 }

@@ -15,6 +15,6 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
     let args = args::Args::parse();
-    telemetry::init(args.verbose, args.quiet);
+    telemetry::init(args.verbose, args.quiet, args.log_format);
     commands::run(args.command).into()
 }
