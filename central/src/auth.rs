@@ -29,6 +29,14 @@ impl TokenHash {
     /// Parses 64 hex digits.
     pub fn parse(text: &str) -> Result<Self, String> {
         let bytes = text.as_bytes();
+        if text.starts_with('<') {
+            // The examples' placeholder: there is no usable token in any example.
+            return Err(format!(
+                "token_sha256 is the placeholder {}: run `accelfed token --site NAME` and paste the \
+                 token_sha256 line it prints",
+                excerpt(text)
+            ));
+        }
         if bytes.len() != 64 {
             return Err(format!(
                 "token_sha256 must be 64 hex digits (a SHA-256), got {} characters",
@@ -93,15 +101,45 @@ impl Tokens {
         found
     }
 
+    /// The first pair of sites that share a token hash: the second site's token would log in as
+    /// the first, so `serve` refuses such a configuration.
+    pub fn shared_hash(&self) -> Option<(&SiteName, &SiteName)> {
+        self.sites
+            .iter()
+            .enumerate()
+            .find_map(|(i, (first, hash))| {
+                self.sites[i + 1..]
+                    .iter()
+                    .find(|(_, other)| other.ct_eq(hash))
+                    .map(|(second, _)| (first, second))
+            })
+    }
+
     /// Reads `authorization: Bearer <token>`; `None` without a well-formed header or for an
-    /// unknown token. The token is never logged.
+    /// unknown token. A token not of `accelfed token`'s form (64 hex digits) is refused before any
+    /// hash is computed or compared. The token is never logged.
     pub fn authenticate(&self, header: Option<&str>) -> Option<SiteName> {
-        let token = header?.strip_prefix("Bearer ")?;
-        if token.trim().is_empty() {
+        let token = header?.strip_prefix("Bearer ")?.trim();
+        if !is_token_form(token) {
             return None;
         }
         self.site_for(token)
     }
+}
+
+/// At most 60 characters of a value for an error message, quoted.
+fn excerpt(text: &str) -> String {
+    let mut short: String = text.chars().take(60).collect();
+    if short.len() < text.len() {
+        short.push_str("...");
+    }
+    format!("{short:?}")
+}
+
+/// Whether `token` has the form `accelfed token` gives: 64 hex digits (256 random bits). Anything
+/// else (a word, a short test token) cannot be a site's token.
+pub fn is_token_form(token: &str) -> bool {
+    token.len() == 64 && token.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// A fresh random token: 32 bytes from the operating system, hex.
@@ -134,9 +172,40 @@ mod tests {
             "B"
         );
         assert_eq!(tokens.site_for("wrong"), None);
+        assert_eq!(tokens.shared_hash(), None);
         assert_eq!(tokens.authenticate(Some(&a)), None, "no Bearer prefix");
         assert_eq!(tokens.authenticate(Some("Bearer ")), None);
         assert_eq!(tokens.authenticate(None), None);
+    }
+
+    #[test]
+    fn tokens_not_of_accelfeds_form_are_refused_even_when_their_hash_is_configured() {
+        let tokens = Tokens::new([(SiteName::new("A").unwrap(), TokenHash::of("test"))]);
+        assert_eq!(tokens.site_for("test").unwrap().as_str(), "A");
+        assert_eq!(tokens.authenticate(Some("Bearer test")), None);
+        assert!(!is_token_form(&"g".repeat(64)));
+        assert!(is_token_form(&new_token().unwrap()));
+    }
+
+    #[test]
+    fn two_sites_with_one_hash_are_found_and_named() {
+        let token = new_token().unwrap();
+        let tokens = Tokens::new([
+            (SiteName::new("A").unwrap(), TokenHash::of(&token)),
+            (
+                SiteName::new("B").unwrap(),
+                TokenHash::of(&new_token().unwrap()),
+            ),
+            (SiteName::new("C").unwrap(), TokenHash::of(&token)),
+        ]);
+        let (first, second) = tokens.shared_hash().unwrap();
+        assert_eq!((first.as_str(), second.as_str()), ("A", "C"));
+    }
+
+    #[test]
+    fn the_examples_placeholder_says_what_to_run() {
+        let err = TokenHash::parse("<run: accelfed token --site EXAMPLE-GPU>").unwrap_err();
+        assert!(err.contains("accelfed token --site NAME"), "{err}");
     }
 
     #[test]

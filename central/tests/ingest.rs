@@ -20,7 +20,8 @@ use accelfed_central::{ServeSettings, serve};
 use accelfed_schemas::names::SiteName;
 use accelfed_schemas::usage::sample;
 
-const TOKEN: &str = "token-of-site-a";
+// Of `accelfed token`'s form (64 hex digits): other tokens are refused before hashing.
+const TOKEN: &str = "5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e";
 
 struct Running {
     channel: Channel,

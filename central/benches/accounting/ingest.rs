@@ -47,7 +47,8 @@ fn site_records(
 }
 
 fn token(s: usize) -> String {
-    format!("benchmark-token-of-site-{s:02}")
+    // 64 hex digits, the form `accelfed token` gives (others are refused before hashing).
+    format!("{:064x}", 0xbe7c_0000_usize + s)
 }
 
 async fn floor(settings: &Settings, backend: Backend, dir: &std::path::Path) -> Duration {

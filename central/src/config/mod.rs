@@ -202,7 +202,42 @@ impl CentralConfig {
                 "database.url: must start with postgres:// (for SQLite, use database.path)",
             ));
         }
+        config.refuse_shared_token_hashes(path, source)?;
         Ok(config)
+    }
+
+    /// Two sites with one token hash would let the second site's token log in as the first (and
+    /// write its records): refused, naming both, at the second one's hash.
+    fn refuse_shared_token_hashes(
+        &self,
+        path: &Path,
+        source: &str,
+    ) -> Result<(), CentralConfigError> {
+        let tokens = self.tokens();
+        let Some((first, second)) = tokens.shared_hash() else {
+            return Ok(());
+        };
+        let hash = self.sites[second].token_sha256.to_hex();
+        let lower = source.to_ascii_lowercase();
+        let at = lower.match_indices(&hash).nth(1).map(|(offset, _)| offset);
+        Err(CentralConfigError::at(
+            path,
+            source,
+            at,
+            &format!(
+                "sites.{second}.token_sha256: the same token hash as sites.{first}; each site needs \
+                 its own token (`accelfed token --site {second}`)"
+            ),
+        ))
+    }
+
+    /// The sites' token hashes, for authenticating requests.
+    pub fn tokens(&self) -> crate::auth::Tokens {
+        crate::auth::Tokens::new(
+            self.sites
+                .iter()
+                .map(|(site, entry)| (site.clone(), entry.token_sha256)),
+        )
     }
 }
 

@@ -55,3 +55,40 @@ fn errors_name_file_line_column_and_field() {
     .unwrap_err();
     assert!(err.to_string().contains("not both"), "{err}");
 }
+
+#[test]
+fn two_sites_with_one_token_hash_are_refused_naming_both() {
+    let other = "a".repeat(64);
+    let err = parse(&format!(
+        "[listen]\ngrpc = \"127.0.0.1:9443\"\n[tls]\ncertificate = \"c.pem\"\nkey = \"k.pem\"\n\
+         [sites.SITE-A]\ntoken_sha256 = \"{HASH}\"\n[sites.SITE-B]\ntoken_sha256 = \"{other}\"\n\
+         [sites.SITE-C]\ntoken_sha256 = \"{}\"\n",
+        HASH.to_uppercase()
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(err.starts_with("central.toml:11:17:"), "{err}");
+    assert!(
+        err.contains("sites.SITE-C") && err.contains("sites.SITE-A"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_shipped_example_is_refused_until_a_real_token_is_pasted() {
+    let text = include_str!("../../../examples/central.toml");
+    let err = parse(text).unwrap_err().to_string();
+    assert!(err.contains("accelfed token --site NAME"), "{err}");
+    let fixed = text.replace(
+        "\"<run: accelfed token --site EXAMPLE-GPU>\"",
+        &format!("\"{HASH}\""),
+    );
+    assert_ne!(fixed, text, "the example carries the placeholder");
+    let config = parse(&fixed).unwrap();
+    assert!(
+        config
+            .sites
+            .keys()
+            .any(|site| site.as_str() == "EXAMPLE-GPU")
+    );
+}

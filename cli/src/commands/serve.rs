@@ -3,7 +3,6 @@
 use tokio::net::TcpListener;
 
 use accelfed_accounting::repository::Repository;
-use accelfed_central::auth::Tokens;
 use accelfed_central::registry::ldap::LdapSync;
 use accelfed_central::registry::ldap::task as ldap_task;
 use accelfed_central::{CentralConfig, ServeSettings, serve};
@@ -82,13 +81,7 @@ pub fn run(args: &ServeArgs) -> Outcome {
             },
             None => None,
         };
-        let tokens = Tokens::new(
-            loaded
-                .config
-                .sites
-                .iter()
-                .map(|(site, entry)| (site.clone(), entry.token_sha256)),
-        );
+        let tokens = loaded.config.tokens();
         // One stop signal for every listener.
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         tokio::spawn(async move {
