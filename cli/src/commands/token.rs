@@ -14,6 +14,14 @@ pub fn run(args: &TokenArgs) -> Outcome {
             return Outcome::Config;
         }
     };
+    if let Some(c) = invisible(site.as_str()) {
+        eprintln!(
+            "error: --site: the name holds the invisible character U+{:04X}; a site name must read as \
+             what it is",
+            u32::from(c)
+        );
+        return Outcome::Config;
+    }
     let token = match new_token() {
         Ok(token) => token,
         Err(err) => {
@@ -30,13 +38,62 @@ pub fn run(args: &TokenArgs) -> Outcome {
     Outcome::Ok
 }
 
+/// The site name as a TOML table key that `serve` reads back as the same name: bare where TOML
+/// allows it, else a basic string with TOML's own escapes (Rust's `{:?}` escapes, such as
+/// `\u{200b}`, are not TOML).
 fn toml_key(name: &str) -> String {
     if name
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
     {
-        name.to_owned()
-    } else {
-        format!("{name:?}")
+        return name.to_owned();
+    }
+    let mut key = String::from("\"");
+    for c in name.chars() {
+        match c {
+            '"' => key.push_str("\\\""),
+            '\\' => key.push_str("\\\\"),
+            c if c.is_control() => key.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => key.push(c),
+        }
+    }
+    key.push('"');
+    key
+}
+
+/// Characters that print as nothing (zero-width, bidirectional controls, byte-order mark): a site
+/// name holding one cannot be told apart from another name by the operator who reads it.
+fn invisible(name: &str) -> Option<char> {
+    name.chars().find(|c| {
+        matches!(u32::from(*c), 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0xFEFF | 0x00AD)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_becomes_a_key_toml_reads_back_as_the_same_name() {
+        for name in [
+            "CESNET-MCC",
+            "site with space",
+            "a\"quote",
+            "back\\slash",
+            "tab\there",
+            "Zürich",
+        ] {
+            let text = format!("[sites.{}]\nx = 1\n", toml_key(name));
+            let table: toml::Table =
+                toml::from_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let sites = table["sites"].as_table().unwrap();
+            assert!(sites.contains_key(name), "{text}");
+        }
+    }
+
+    #[test]
+    fn invisible_characters_are_found() {
+        assert_eq!(invisible("SITE\u{200b}A"), Some('\u{200b}'));
+        assert_eq!(invisible("CESNET-MCC"), None);
     }
 }
