@@ -13,7 +13,15 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 pub enum RegistryError {
     #[error("CA file: {0}")]
     Ca(String),
-    #[error("registry {url}: {source} (a retry may help)")]
+    #[error(
+        "registry {url}: {} ({})",
+        accelfed_schemas::cause::chain(source),
+        if accelfed_schemas::cause::is_permanent(source) {
+            "retry will not help: check the certificate, the CA file and https://"
+        } else {
+            "a retry may help"
+        }
+    )]
     Transport {
         url: String,
         #[source]
@@ -32,7 +40,7 @@ impl RegistryError {
     /// a document or token the registry will refuse again.
     pub fn is_transient(&self) -> bool {
         match self {
-            Self::Transport { .. } => true,
+            Self::Transport { source, .. } => !accelfed_schemas::cause::is_permanent(source),
             Self::Refused { status, .. } => *status >= 500,
             Self::Ca(_) => false,
         }

@@ -6,7 +6,9 @@
 //! * [`glue`]: the GLUE2 entities a site publishes (`SiteSnapshot`), batch and cloud alike.
 //! * [`render`]: pure, deterministic renderings of a snapshot (GLUE 2.1 JSON, LDIF GLUE 2.0 and 2.1,
 //!   GLUE 2.0 XML).
+//! * [`cause`]: an error's chain of causes, and whether a retry can cure it.
 
+pub mod cause;
 pub mod glue;
 pub mod gpu;
 pub mod names;

@@ -122,10 +122,14 @@ impl Client {
         &mut self,
         request: EncodedSubmitRequest,
     ) -> Result<proto::SubmitResponse, tonic::Status> {
-        self.raw
-            .ready()
-            .await
-            .map_err(|e| tonic::Status::unavailable(format!("the channel is not ready: {e}")))?;
+        self.raw.ready().await.map_err(|e| {
+            // Keep the cause (refused, certificate, not TLS) for the message and the retry
+            // decision; the status text alone would say only that the channel failed.
+            let mut status = tonic::Status::unavailable("the channel is not ready");
+            let source: Box<dyn std::error::Error + Send + Sync> = e.into();
+            status.set_source(std::sync::Arc::from(source));
+            status
+        })?;
         let codec =
             tonic_prost::ProstCodec::<EncodedSubmitRequest, proto::SubmitResponse>::default();
         let path = tonic::codegen::http::uri::PathAndQuery::from_static(SUBMIT_PATH);
@@ -140,9 +144,14 @@ impl Client {
     }
 }
 
-/// Whether a failed call may succeed when tried again.
+/// Whether a failed call may succeed when tried again. A TLS handshake the repository's
+/// certificate failed (unknown CA, expired, another name) or a peer that does not speak TLS is
+/// never cured by waiting, whatever code the channel reports it with.
 pub(super) fn retryable(status: &tonic::Status) -> bool {
     use tonic::Code;
+    if accelfed_schemas::cause::is_permanent(status) {
+        return false;
+    }
     matches!(
         status.code(),
         Code::Unavailable
@@ -155,12 +164,22 @@ pub(super) fn retryable(status: &tonic::Status) -> bool {
     )
 }
 
-/// A status in words for messages (the code and the server's message, never metadata).
+/// A status in words for messages: the code, the server's message and, for a call that never
+/// reached the server, the chain of causes (connection refused, the certificate problem), never
+/// metadata.
 pub(super) fn describe(status: &tonic::Status) -> String {
+    use std::error::Error as _;
+    let mut text = format!("{:?}", status.code());
     let message = status.message();
-    if message.is_empty() {
-        format!("{:?}", status.code())
-    } else {
-        format!("{:?}: {message}", status.code())
+    if !message.is_empty() {
+        text.push_str(": ");
+        text.push_str(message);
     }
+    if let Some(source) = status.source()
+        && !message.contains(&accelfed_schemas::cause::root(source))
+    {
+        text.push_str(": ");
+        text.push_str(&accelfed_schemas::cause::chain(source));
+    }
+    text
 }

@@ -224,7 +224,7 @@ impl CentralConfig {
             path,
             source,
             at,
-            &format!(
+            format!(
                 "sites.{second}.token_sha256: the same token hash as sites.{first}; each site needs \
                  its own token (`accelfed token --site {second}`)"
             ),
