@@ -1,18 +1,24 @@
 //! `accelfed serve`: the gRPC ingest over TLS and the `/metrics` endpoint, on listeners the caller
 //! binds (tests bind port 0), until `shutdown` completes (house-style rule 10).
+//!
+//! Connections come through [`crate::listen`] (limits, handshake and idle timeouts, TLS), and
+//! every call's token is checked from its headers by an interceptor before the message body is
+//! read or decoded, so an unauthenticated sender costs the service a header parse, not a 100 MB
+//! decode.
 
 use std::future::Future;
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
-use tonic::transport::server::TcpIncoming;
-use tonic::transport::{Identity, Server, ServerTlsConfig};
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::Server;
 
 use accelfed_accounting::repository::Repository;
 use accelfed_accounting::wire::proto::accounting_server::AccountingServer;
 
 use crate::auth::Tokens;
-use crate::ingest::IngestService;
+use crate::ingest::{IngestService, authenticator};
+use crate::listen::{ConnectionLimits, Gate};
 use crate::metrics::Metrics;
 
 /// What the service needs, resolved from the configuration.
@@ -23,6 +29,8 @@ pub struct ServeSettings {
     pub certificate_pem: Vec<u8>,
     pub key_pem: Vec<u8>,
     pub max_batch: usize,
+    /// Connections at once, handshake and idle timeouts.
+    pub limits: ConnectionLimits,
 }
 
 impl std::fmt::Debug for ServeSettings {
@@ -53,21 +61,21 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     let counters = Arc::new(Metrics::default());
+    let tokens = Arc::new(settings.tokens);
     let service = IngestService {
         repository: settings.repository,
-        tokens: Arc::new(settings.tokens),
+        tokens: tokens.clone(),
         metrics: counters.clone(),
         max_batch: settings.max_batch,
     };
     // A batch at the limit must fit in one message (about 1 KB per record, with room).
     let message_limit = settings.max_batch.saturating_mul(2048).max(4 * 1024 * 1024);
-    let tls = ServerTlsConfig::new().identity(Identity::from_pem(
-        &settings.certificate_pem,
-        &settings.key_pem,
-    ));
+    let tls = crate::listen::tls::acceptor(&settings.certificate_pem, &settings.key_pem, b"h2")
+        .map_err(ServeError::Tls)?;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut grpc_stop = stop_rx.clone();
-    let mut metrics_stop = stop_rx;
+    let mut metrics_stop = stop_rx.clone();
+    let incoming = crate::listen::incoming("grpc", grpc, tls, Gate::new(settings.limits), stop_rx);
 
     let metrics_task = match metrics {
         Some(listener) => {
@@ -103,15 +111,17 @@ pub async fn serve(
         let _ = stop_tx.send(true);
     });
 
+    let accounting = AccountingServer::new(service)
+        .max_decoding_message_size(message_limit)
+        .max_encoding_message_size(message_limit);
     let grpc_result = Server::builder()
-        .tls_config(tls)
-        .map_err(|e| ServeError::Tls(e.to_string()))?
-        .add_service(
-            AccountingServer::new(service)
-                .max_decoding_message_size(message_limit)
-                .max_encoding_message_size(message_limit),
-        )
-        .serve_with_incoming_shutdown(TcpIncoming::from(grpc), async move {
+        // A stream that never finishes (a sender that stops halfway through a message) ends here.
+        .timeout(std::time::Duration::from_secs(600))
+        .add_service(InterceptedService::new(
+            accounting,
+            authenticator(tokens, counters.clone()),
+        ))
+        .serve_with_incoming_shutdown(incoming, async move {
             let _ = grpc_stop.wait_for(|stop| *stop).await;
         })
         .await

@@ -54,6 +54,7 @@ async fn start(max_batch: usize) -> Running {
         certificate_pem: pki.cert_pem.into_bytes(),
         key_pem: pki.key_pem.into_bytes(),
         max_batch,
+        limits: Default::default(),
     };
     tokio::spawn(serve(settings, listener, None, async {
         let _ = stopped.await;

@@ -175,9 +175,10 @@ async fn filtering_for_a100_in_chromium_shows_the_a100_site_only() {
         rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
             .unwrap();
     let certificate = params.self_signed(&key).unwrap();
-    let acceptor = accelfed_central::registry::https::acceptor(
+    let acceptor = accelfed_central::listen::tls::acceptor(
         certificate.pem().as_bytes(),
         key.serialize_pem().as_bytes(),
+        b"http/1.1",
     )
     .unwrap();
     let app = router(ApiState {
@@ -195,8 +196,17 @@ async fn filtering_for_a100_in_chromium_shows_the_a100_site_only() {
         listener.local_addr().unwrap().port()
     );
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let connections = accelfed_central::listen::incoming(
+        "https",
+        listener,
+        acceptor,
+        accelfed_central::listen::Gate::new(Default::default()),
+        stop_rx,
+    );
     let server = tokio::spawn(accelfed_central::registry::https::serve(
-        listener, acceptor, app, stop_rx,
+        connections,
+        app,
+        std::time::Duration::from_secs(10),
     ));
 
     let everything = {

@@ -178,6 +178,7 @@ async fn ingest(
             certificate_pem: certificates.certificate_pem.clone(),
             key_pem: certificates.key_pem.clone(),
             max_batch: DEFAULT_MAX_BATCH,
+            limits: Default::default(),
         },
         listener,
         None,

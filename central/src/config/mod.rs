@@ -58,6 +58,10 @@ pub struct ListenConfig {
     /// certificate. Left out: no registry.
     #[serde(default)]
     pub https: Option<SocketAddr>,
+    /// `[listen.limits]`: connections at once (per port, per client address), TLS handshake and
+    /// idle timeouts; the defaults suit a federation of hundreds of sites.
+    #[serde(default)]
+    pub limits: crate::listen::ConnectionLimits,
 }
 
 /// `[tls]`: PEM files; relative paths are relative to the configuration file.

@@ -1,9 +1,8 @@
 //! Starting the registry inside `accelfed serve`: open the store, load the index, serve the API
-//! over TLS on the listener the caller bound, until `stop` turns true.
+//! on the connections the port's accept loop hands on, until that loop stops.
 
 use std::sync::Arc;
-
-use tokio::net::TcpListener;
+use std::time::Duration;
 
 use super::check::Checker;
 use super::config::RegistryConfig;
@@ -11,6 +10,7 @@ use super::http::{ApiState, router};
 use super::registry::Registry;
 use super::store::DocumentStore;
 use crate::auth::Tokens;
+use crate::listen::Incoming;
 
 /// Why the registry could not start.
 #[derive(Debug, thiserror::Error)]
@@ -19,28 +19,23 @@ pub enum StartError {
     Store(#[from] super::store::StoreError),
     #[error("{0}")]
     Schema(#[from] super::check::SchemaError),
-    #[error("registry TLS: {0}")]
-    Tls(String),
 }
 
-/// Opens the registry on `location` (see [`DocumentStore::open`]) and serves it on `listener`,
-/// the API and the web page ([`super::web`], with the accounting charts from `repository`).
-/// Returns the registry (for other views of it, such as the LDAP sync) and the serving task.
-#[allow(clippy::too_many_arguments)]
+/// Opens the registry on `location` (see [`DocumentStore::open`]) and serves it on `incoming`,
+/// the API and the web page ([`super::web`], with the accounting charts from `repository`); a
+/// request's headers must arrive within `header_timeout`. Returns the registry (for other views of
+/// it, such as the LDAP sync) and the serving task.
 pub async fn start(
     location: &str,
     config: &RegistryConfig,
     tokens: Tokens,
-    certificate_pem: &[u8],
-    key_pem: &[u8],
-    listener: TcpListener,
-    stop: tokio::sync::watch::Receiver<bool>,
+    incoming: Incoming,
+    header_timeout: Duration,
     repository: Option<accelfed_accounting::repository::Repository>,
 ) -> Result<(Arc<Registry>, tokio::task::JoinHandle<()>), StartError> {
     let store = DocumentStore::open(location).await?;
     let checker = Checker::new(config.max_document_bytes)?;
     let registry = Arc::new(Registry::open(store, checker, config.keep_history).await?);
-    let acceptor = super::https::acceptor(certificate_pem, key_pem).map_err(StartError::Tls)?;
     let app = router(ApiState {
         registry: registry.clone(),
         tokens: Arc::new(tokens),
@@ -50,6 +45,6 @@ pub async fn start(
         registry: registry.clone(),
         repository,
     }));
-    let task = tokio::spawn(super::https::serve(listener, acceptor, app, stop));
+    let task = tokio::spawn(super::https::serve(incoming, app, header_timeout));
     Ok((registry, task))
 }

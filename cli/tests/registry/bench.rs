@@ -202,9 +202,10 @@ fn bench_query_latency_1000_sites_200_clients() {
             swaps.as_secs_f64() * 1e3,
         );
         direct_costs(&registry.index());
-        let acceptor = accelfed_central::registry::https::acceptor(
+        let acceptor = accelfed_central::listen::tls::acceptor(
             &std::fs::read(&pki.cert).unwrap(),
             &std::fs::read(&pki.key).unwrap(),
+            b"http/1.1",
         )
         .unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -216,8 +217,22 @@ fn bench_query_latency_1000_sites_200_clients() {
             tokens: Arc::new(tokens),
             max_body: 64 << 20,
         });
+        // Every client comes from 127.0.0.1: the per-address bound is the whole port's.
+        let limits = accelfed_central::listen::ConnectionLimits {
+            max_connections_per_address: 512,
+            ..Default::default()
+        };
+        let connections = accelfed_central::listen::incoming(
+            "https",
+            listener,
+            acceptor,
+            accelfed_central::listen::Gate::new(limits),
+            stop_rx,
+        );
         let server = tokio::spawn(accelfed_central::registry::https::serve(
-            listener, acceptor, app, stop_rx,
+            connections,
+            app,
+            limits.idle_timeout(),
         ));
         (address, stop_tx, server)
     });

@@ -1,0 +1,162 @@
+//! The composition root of `accelfed serve`: everything the service runs (repository, gRPC ingest,
+//! metrics, the registry's API and page, the LDAP sync), assembled from a loaded `central.toml` on
+//! listeners the caller bound, with one stop signal (house-style rules 1 and 10). The binary only
+//! parses arguments, binds and prints; tests start the whole service in-process on port 0.
+
+use std::future::Future;
+use std::net::SocketAddr;
+
+use tokio::net::TcpListener;
+
+use accelfed_accounting::repository::Repository;
+
+use crate::config::{ListenConfig, LoadedCentral};
+use crate::listen::{Gate, incoming, tls};
+use crate::registry::ldap::{LdapSync, task as ldap_task};
+use crate::serve::{ServeError, ServeSettings, serve};
+
+/// The service's sockets, bound by the caller.
+#[derive(Debug)]
+pub struct Listeners {
+    pub grpc: TcpListener,
+    pub metrics: Option<TcpListener>,
+    pub https: Option<TcpListener>,
+}
+
+/// Where each listener is bound (port 0 resolved).
+#[derive(Debug, Clone, Copy)]
+pub struct Addresses {
+    pub grpc: Option<SocketAddr>,
+    pub metrics: Option<SocketAddr>,
+    pub https: Option<SocketAddr>,
+}
+
+impl Listeners {
+    /// Binds the addresses of `[listen]`.
+    pub async fn bind(listen: &ListenConfig) -> Result<Self, RunError> {
+        async fn one(what: &str, address: SocketAddr) -> Result<TcpListener, RunError> {
+            TcpListener::bind(address)
+                .await
+                .map_err(|err| RunError::Start(format!("listen.{what} {address}: {err}")))
+        }
+        let metrics = match listen.metrics {
+            Some(address) => Some(one("metrics", address).await?),
+            None => None,
+        };
+        let https = match listen.https {
+            Some(address) => Some(one("https", address).await?),
+            None => None,
+        };
+        Ok(Self {
+            grpc: one("grpc", listen.grpc).await?,
+            metrics,
+            https,
+        })
+    }
+
+    pub fn addresses(&self) -> Addresses {
+        let address = |listener: &TcpListener| listener.local_addr().ok();
+        Addresses {
+            grpc: address(&self.grpc),
+            metrics: self.metrics.as_ref().and_then(address),
+            https: self.https.as_ref().and_then(address),
+        }
+    }
+}
+
+/// Why the service did not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Something in the configuration or a file it names: exit status 2.
+    #[error("{0}")]
+    Config(String),
+    /// A resource that is not there now (a port, the database): exit status 1.
+    #[error("{0}")]
+    Start(String),
+    #[error(transparent)]
+    Serve(#[from] ServeError),
+}
+
+/// Runs the central service until `shutdown` completes, then lets calls in flight finish.
+pub async fn run(
+    loaded: &LoadedCentral,
+    listeners: Listeners,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), RunError> {
+    let config = &loaded.config;
+    let read = |what: &str, path: &std::path::Path| {
+        let path = loaded.resolve(path);
+        std::fs::read(&path)
+            .map_err(|err| RunError::Config(format!("tls.{what} {}: {err}", path.display())))
+    };
+    let certificate_pem = read("certificate", &config.tls.certificate)?;
+    let key_pem = read("key", &config.tls.key)?;
+    if listeners.https.is_none() && config.ldap.is_some() {
+        return Err(RunError::Config(
+            "[ldap] syncs the registry's view, and the registry needs [listen] https".to_owned(),
+        ));
+    }
+    if config.sites.is_empty() {
+        tracing::warn!("no [sites.*] in the configuration: every submission will be refused");
+    }
+    let repository = Repository::open(&loaded.database_location())
+        .await
+        .map_err(|err| RunError::Start(err.to_string()))?;
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = stop_tx.send(true);
+    });
+    let registry_task = match listeners.https {
+        Some(listener) => {
+            let acceptor = tls::acceptor(&certificate_pem, &key_pem, b"http/1.1")
+                .map_err(|err| RunError::Config(format!("tls: {err}")))?;
+            let limits = config.listen.limits;
+            let connections = incoming(
+                "https",
+                listener,
+                acceptor,
+                Gate::new(limits),
+                stop_rx.clone(),
+            );
+            let (registry, task) = crate::registry::service::start(
+                &loaded.registry_location(),
+                &config.registry,
+                config.tokens(),
+                connections,
+                limits.idle_timeout(),
+                Some(repository.clone()),
+            )
+            .await
+            .map_err(|err| RunError::Start(err.to_string()))?;
+            if let Some(ldap) = &config.ldap {
+                let sync = LdapSync::new(ldap, |path| loaded.resolve(path))
+                    .map_err(|err| RunError::Config(format!("[ldap]: {err}")))?;
+                let mut ldap_stop = stop_rx.clone();
+                tokio::spawn(ldap_task::run(sync, registry, async move {
+                    let _ = ldap_stop.wait_for(|stop| *stop).await;
+                }));
+            }
+            Some(task)
+        }
+        None => None,
+    };
+    tracing::info!(sites = config.sites.len(), "accelfed serve: listening");
+    let settings = ServeSettings {
+        repository,
+        tokens: config.tokens(),
+        certificate_pem,
+        key_pem,
+        max_batch: config.ingest.max_batch,
+        limits: config.listen.limits,
+    };
+    let mut grpc_stop = stop_rx;
+    let stopped = async move {
+        let _ = grpc_stop.wait_for(|stop| *stop).await;
+    };
+    let served = serve(settings, listeners.grpc, listeners.metrics, stopped).await;
+    if let Some(task) = registry_task {
+        let _ = task.await;
+    }
+    served.map_err(RunError::from)
+}
