@@ -192,3 +192,30 @@ async fn capacity_counts_physical_gpus_bytes_memory_and_not_ready_nodes() {
         node("a100-mig-mixed").installed
     );
 }
+
+#[tokio::test]
+async fn dcgm_model_names_and_gfd_labels_name_one_model() {
+    let setup = setup(Behaviour::default()).await;
+    let config = config(&setup, "");
+    let inventory = KubeClient::new(&config.kubernetes[0])
+        .await
+        .unwrap()
+        .inventory()
+        .await
+        .unwrap();
+    let text = std::fs::read_to_string(super::server::fixtures().join("prometheus_gpu_util.json"))
+        .unwrap();
+    let answer: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let series = answer["data"]["result"].as_array().unwrap();
+    assert!(!series.is_empty());
+    for sample in series {
+        let metric = &sample["metric"];
+        let host = metric["Hostname"].as_str().unwrap();
+        // DCGM's `modelName` (NVML's name) and the node's GFD `gpu.product`, through the catalogue.
+        let dcgm =
+            accelfed_schemas::gpu::GpuModel::canonical(metric["modelName"].as_str().unwrap())
+                .unwrap();
+        let node = inventory.nodes.iter().find(|n| n.name == host).unwrap();
+        assert_eq!(node.resources[0].gpu.model, dcgm, "{host}");
+    }
+}
