@@ -3,7 +3,10 @@
 //! Per node and resource: total = `status.capacity`; used = the requests of the non-terminal pods
 //! bound to the node (a pending pod bound to a node already holds its devices); on an available
 //! node free = allocatable - used, on a NotReady, cordoned or tainted node free = 0. What is neither
-//! used nor free is unavailable. Counts are in schedulable devices (MIG slices, replicas).
+//! used nor free is unavailable. Counts are in schedulable devices (MIG slices, replicas), and
+//! beside them in physical GPUs: each device times its resource's `Sharing::physical_share` (7
+//! `1g.10gb` slots of one H100 are 1 physical GPU, 8 time-slicing replicas of one T4 are 1), with the
+//! GPUs installed per node and model (see `NodeGpus::installed`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,6 +26,16 @@ pub struct KindTally {
     pub resources: BTreeSet<String>,
     /// Used per VO (pods in namespaces without a VO are in `used` only).
     pub used_by_vo: BTreeMap<String, u64>,
+    /// `total`, `used` and `free` in physical GPUs.
+    pub physical: Physical,
+}
+
+/// Devices of one kind counted in physical GPUs.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Physical {
+    pub total: f64,
+    pub used: f64,
+    pub free: f64,
 }
 
 /// Kind id -> tally, and what could not be attributed.
@@ -31,6 +44,10 @@ pub struct Tally {
     pub kinds: BTreeMap<String, KindTally>,
     /// (node, resource) -> (total, used, free), for execution environments.
     pub slots: BTreeMap<(String, String), (u64, u64, u64)>,
+    /// (node, resource) -> the same slots in physical GPUs.
+    pub physical: BTreeMap<(String, String), Physical>,
+    /// (node, canonical model) -> physical GPUs installed.
+    pub installed: BTreeMap<(String, String), f64>,
     pub warnings: Vec<String>,
 }
 
@@ -124,14 +141,31 @@ pub fn tally(
                 .kinds
                 .entry(id.clone())
                 .or_insert_with(|| empty(nodes, &id));
+            let share = resource.sharing.physical_share();
+            let physical = Physical {
+                total: resource.capacity as f64 * share,
+                used: node_used as f64 * share,
+                free: free as f64 * share,
+            };
             kind.total += resource.capacity;
             kind.used += node_used;
             kind.free += free;
+            kind.physical.total += physical.total;
+            kind.physical.used += physical.used;
+            kind.physical.free += physical.free;
+            out.physical
+                .insert((node.name.clone(), resource.resource.clone()), physical);
             kind.resources.insert(resource.resource.clone());
             out.slots.insert(
                 (node.name.clone(), resource.resource.clone()),
                 (resource.capacity, node_used, free),
             );
+        }
+    }
+    for node in nodes {
+        for (model, gpus) in &node.installed {
+            out.installed
+                .insert((node.name.clone(), model.as_str().to_owned()), gpus.get());
         }
     }
     out
@@ -157,5 +191,6 @@ fn empty(nodes: &[NodeGpus], id: &str) -> KindTally {
         free: 0,
         resources: BTreeSet::new(),
         used_by_vo: BTreeMap::new(),
+        physical: Physical::default(),
     }
 }

@@ -15,7 +15,11 @@
 
 use std::collections::BTreeMap;
 
-use accelfed_schemas::gpu::MemoryMb;
+use accelfed_schemas::gpu::{GpuModel, MemoryMb};
+
+/// The most memory a GPU label can mean in MiB: 1 TiB, four times the largest GPU memory made
+/// (256 GB on an MI325X). Above it a `.memory` label is read as bytes.
+pub const MAX_GPU_MIB: u64 = 1024 * 1024;
 
 /// The labels of one node, with the warnings reading them produced.
 #[derive(Debug)]
@@ -23,6 +27,9 @@ pub struct Labels<'a> {
     node: &'a str,
     labels: &'a BTreeMap<String, String>,
     pub warnings: Vec<String>,
+    /// Notes that are about a name, not the node (a GPU model outside the catalogue): the reader
+    /// reports each once, on the first node that has it.
+    pub once: Vec<String>,
 }
 
 impl<'a> Labels<'a> {
@@ -31,6 +38,7 @@ impl<'a> Labels<'a> {
             node,
             labels,
             warnings: Vec::new(),
+            once: Vec::new(),
         }
     }
 
@@ -59,17 +67,41 @@ impl<'a> Labels<'a> {
         }
     }
 
+    /// Reports something about the node's GPUs that is not one label's fault.
+    pub fn note(&mut self, what: &str) {
+        self.warnings.push(format!("node {:?}: {what}", self.node));
+    }
+
     /// Reports a label: `why` says what is wrong and what was done instead.
     pub fn warn(&mut self, key: &str, value: &str, why: &str) {
         self.warnings
             .push(format!("node {:?}: label {key}={value:?} {why}", self.node));
     }
 
-    /// GFD's device memory of a resource prefix, MiB converted to MB.
+    /// GFD's device memory of a resource prefix, MiB converted to MB. A value no GPU can have in
+    /// MiB (over [`MAX_GPU_MIB`]) was written in bytes (one cluster's GFD labelled a T4
+    /// `16106127360`): it is converted from bytes, with a warning naming the node.
     pub fn memory_mib(&mut self, prefix: &str) -> Option<MemoryMb> {
-        self.number(&format!("{prefix}.memory"))
-            .filter(|mib| *mib > 0)
-            .map(MemoryMb::from_mib)
+        let key = format!("{prefix}.memory");
+        let value = self.number(&key).filter(|mib| *mib > 0)?;
+        if value <= MAX_GPU_MIB {
+            return Some(MemoryMb::from_mib(value));
+        }
+        let mib = value / (1024 * 1024);
+        if mib == 0 || mib > MAX_GPU_MIB {
+            self.warn(
+                &key,
+                &value.to_string(),
+                "is no GPU's memory in MiB or bytes; ignored",
+            );
+            return None;
+        }
+        self.warn(
+            &key,
+            &value.to_string(),
+            &format!("is too large for MiB, so it is bytes; read as {mib} MiB"),
+        );
+        Some(MemoryMb::from_mib(mib))
     }
 
     /// GFD's compute capability of a resource prefix, `8.0`.
@@ -132,24 +164,27 @@ fn join_version(major: &str, minor: Option<&str>, revision: Option<&str>) -> Str
         .join(".")
 }
 
-/// The device name from GFD's product label: sharing and MIG suffixes removed, and the dash GFD put
-/// after the vendor word turned back into a space (`NVIDIA-A100-SXM4-40GB` -> `NVIDIA
-/// A100-SXM4-40GB`, `Tesla-T4-SHARED` -> `Tesla T4`). Other dashes stay: the device's own name has
-/// them, and model matching is by tokens anyway.
+/// The device name from GFD's product label, as [`GpuModel::canonical`] names it: sharing and MIG
+/// suffixes removed and the catalogued product's canonical name (`NVIDIA-A100-SXM4-40GB` ->
+/// `NVIDIA A100-SXM4-40GB`, `Tesla-T4-SHARED` -> `Tesla T4`). A product outside the catalogue keeps
+/// its label's spelling, suffixes removed.
 pub fn nvidia_model(product: &str) -> String {
-    let mut name = product.trim();
-    if let Some(stripped) = name.strip_suffix("-SHARED") {
-        name = stripped;
-    }
-    if let Some(at) = name.find("-MIG-") {
-        name = &name[..at];
-    }
-    for vendor in ["NVIDIA-", "Tesla-", "Quadro-", "GRID-"] {
-        if let Some(rest) = name.strip_prefix(vendor) {
-            return format!("{} {rest}", &vendor[..vendor.len() - 1]);
+    let (name, _) = accelfed_schemas::gpu::catalog::strip_sharing(product);
+    if accelfed_schemas::gpu::catalog::lookup(name).is_none() {
+        // Outside the catalogue: only the dash GFD put after the vendor word is undone; the
+        // device's own name has the others.
+        for vendor in ["NVIDIA-", "Tesla-", "Quadro-", "GRID-"] {
+            if let Some(rest) = name.strip_prefix(vendor) {
+                return format!("{} {rest}", &vendor[..vendor.len() - 1]);
+            }
         }
     }
-    name.to_owned()
+    GpuModel::canonical(name).map_or_else(|_| name.to_owned(), |model| model.as_str().to_owned())
+}
+
+/// The MIG profile GFD's product label names under the single strategy (`...-MIG-1g.10gb`).
+pub fn mig_profile(product: &str) -> Option<&str> {
+    accelfed_schemas::gpu::catalog::strip_sharing(product).1
 }
 
 /// AMD's product label with underscores as spaces (`Instinct_MI210` -> `AMD Instinct MI210`).
@@ -209,6 +244,27 @@ mod tests {
         let read = Labels::new("n", &deprecated);
         assert_eq!(read.nvidia_driver().as_deref(), Some("535.104.05"));
         assert_eq!(read.cuda().as_deref(), Some("12.2"));
+    }
+
+    #[test]
+    fn memory_in_bytes_is_converted_with_a_warning_naming_the_node() {
+        let map = labels(&[
+            ("nvidia.com/gpu.memory", "16106127360"),
+            ("nvidia.com/mig-1g.5gb.memory", "99999999999999999"),
+        ]);
+        let mut read = Labels::new("t4-node", &map);
+        assert_eq!(
+            read.memory_mib("nvidia.com/gpu"),
+            Some(MemoryMb::from_mib(15360))
+        );
+        assert_eq!(read.memory_mib("nvidia.com/mig-1g.5gb"), None);
+        assert_eq!(
+            read.warnings,
+            vec![
+                "node \"t4-node\": label nvidia.com/gpu.memory=\"16106127360\" is too large for MiB, so it is bytes; read as 15360 MiB",
+                "node \"t4-node\": label nvidia.com/mig-1g.5gb.memory=\"99999999999999999\" is no GPU's memory in MiB or bytes; ignored",
+            ]
+        );
     }
 
     #[test]

@@ -52,7 +52,9 @@ pub fn service(config: &KubernetesConfig, inventory: &Inventory) -> Mapped {
     let Tally {
         kinds,
         slots,
+        installed,
         warnings: tally_warnings,
+        ..
     } = tally(&inventory.nodes, &inventory.pods, |ns| {
         vos.get(ns).map(|access| access.vo.to_string())
     });
@@ -114,19 +116,15 @@ pub fn service(config: &KubernetesConfig, inventory: &Inventory) -> Mapped {
         "kubernetes_cluster".to_owned(),
         config.cluster_name().to_owned(),
     );
-    let physical: f64 = inventory
-        .nodes
-        .iter()
-        .flat_map(|node| &node.resources)
-        .filter(|resource| {
-            resource.gpu.virtualization != accelfed_schemas::gpu::Virtualization::Mig
-        })
-        .map(|resource| resource.physical.get())
-        .sum();
-    other_info.insert(
-        "physical_gpus_unshared_and_time_sliced".to_owned(),
-        physical.to_string(),
-    );
+    // Physical GPUs installed per canonical model, whatever the sharing (MIG slices, replicas):
+    // the bound every published and metered GPU count is checked against.
+    let mut physical: BTreeMap<&str, f64> = BTreeMap::new();
+    for ((_, model), gpus) in &installed {
+        *physical.entry(model.as_str()).or_default() += gpus;
+    }
+    for (model, gpus) in physical {
+        other_info.insert(format!("physical_gpus:{model}"), gpus.to_string());
+    }
     let service = match config.service {
         ServiceKind::Computing => Service::Computing(ComputingService {
             local_id: config.id.get_ref().clone(),

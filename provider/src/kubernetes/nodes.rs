@@ -7,12 +7,20 @@
 //! Under sharing, physical GPUs = capacity / replicas; when that does not divide, GFD's `.count`
 //! label is used, and without one the resource is skipped with a warning rather than published
 //! with a guessed count.
+//!
+//! Each resource also says what one of its devices is of a physical GPU ([`Sharing`]): a MIG slice
+//! its profile's compute slices over the parent's (the table in `accelfed_schemas::gpu`), a
+//! time-slicing or MPS replica (`.sharing-strategy=mps`) one over the replicas. Meters count a
+//! pod's devices times that share, so usage is in physical GPUs. Model names go through the model
+//! catalogue (`GpuModel::canonical`); a name outside it is reported once.
 
-use accelfed_schemas::gpu::{GpuCount, GpuModel, GpuSpec, Virtualization};
+use accelfed_schemas::gpu::{
+    GpuCount, GpuModel, GpuSpec, MigBasis, Sharing, Virtualization, mig_sharing,
+};
 use accelfed_schemas::names::Text;
 
 use super::api::Node;
-use super::labels::{Labels, amd_model, nvidia_model};
+use super::labels::{Labels, amd_model, mig_profile, nvidia_model};
 use super::quantity::whole;
 
 /// The GPUs of one node.
@@ -26,6 +34,10 @@ pub struct NodeGpus {
     /// `Ubuntu 22.04.4 LTS`.
     pub os_image: String,
     pub resources: Vec<NodeResource>,
+    /// Physical GPUs installed, per canonical model. Under the mixed MIG strategy GFD's
+    /// `nvidia.com/gpu.count` (the parent GPUs) when it is at least what the slices are worth (a
+    /// GPU may be partitioned only in part); otherwise the sum of the resources' physical worth.
+    pub installed: Vec<(GpuModel, GpuCount)>,
 }
 
 /// One GPU resource a node advertises.
@@ -39,8 +51,11 @@ pub struct NodeResource {
     /// What pods may request (`status.allocatable`; less than capacity when devices are unhealthy
     /// or reserved).
     pub allocatable: u64,
-    /// Physical GPUs behind the resource (a MIG profile: its parent GPUs).
+    /// Physical GPUs the resource's devices are worth: capacity x `sharing.physical_share()` (7
+    /// `1g.10gb` slices of an H100 are 1; 8 time-slicing replicas of one T4 are 1).
     pub physical: GpuCount,
+    /// What one device of the resource is of a physical GPU.
+    pub sharing: Sharing,
 }
 
 /// Reads a node; `None` when it advertises no GPU resource. `tolerated` are taint keys that do not
@@ -84,28 +99,89 @@ pub fn read_node(
         if capacity == 0 {
             continue;
         }
-        if let Some(read) = kind.read(resource, capacity, &mut labels) {
+        if let Some((gpu, sharing, physical)) = kind.read(resource, capacity, &mut labels) {
             resources.push(NodeResource {
                 resource: resource.clone(),
-                gpu: read.0,
+                gpu,
                 capacity,
                 allocatable,
-                physical: read.1,
+                physical,
+                sharing,
             });
+        }
+    }
+    for note in labels.once.drain(..) {
+        // Once per name: a model outside the catalogue would be named by every node that has it.
+        if !warnings.iter().any(|warning| warning.ends_with(&note)) {
+            warnings.push(format!("node {name:?}: {note}"));
         }
     }
     warnings.append(&mut labels.warnings);
     if resources.is_empty() {
         return None;
     }
+    let installed = installed(&resources, &mut labels);
+    warnings.append(&mut labels.warnings);
     let info = node.status.node_info.as_ref();
+    let unavailable = unavailable(node, tolerated);
+    if let Some(why) = ready_problem(node) {
+        warnings.push(format!(
+            "node {name:?}: {why}; its GPUs are not published as free"
+        ));
+    }
     Some(NodeGpus {
         name: name.to_owned(),
-        unavailable: unavailable(node, tolerated),
+        unavailable,
         architecture: info.map(|i| i.architecture.clone()).unwrap_or_default(),
         os_image: info.map(|i| i.os_image.clone()).unwrap_or_default(),
         resources,
+        installed,
     })
+}
+
+/// Physical GPUs per model; see [`NodeGpus::installed`].
+fn installed(resources: &[NodeResource], labels: &mut Labels<'_>) -> Vec<(GpuModel, GpuCount)> {
+    let mut out: Vec<(GpuModel, f64)> = Vec::new();
+    for resource in resources {
+        match out
+            .iter_mut()
+            .find(|(model, _)| *model == resource.gpu.model)
+        {
+            Some((_, sum)) => *sum += resource.physical.get(),
+            None => out.push((resource.gpu.model.clone(), resource.physical.get())),
+        }
+    }
+    let mixed = resources
+        .iter()
+        .any(|r| r.resource.starts_with("nvidia.com/mig-"));
+    if mixed && let Some(parents) = labels.number("nvidia.com/gpu.count") {
+        for (model, sum) in &mut out {
+            let is_mig = resources
+                .iter()
+                .any(|r| r.gpu.model == *model && matches!(r.sharing, Sharing::Mig { .. }));
+            // A small tolerance: the slices' shares are sevenths, summed in floating point.
+            if is_mig && parents as f64 + 1e-9 >= *sum {
+                *sum = parents as f64;
+            }
+        }
+    }
+    out.into_iter()
+        .map(|(model, sum)| (model, GpuCount::new(sum).unwrap_or(GpuCount::ZERO)))
+        .collect()
+}
+
+/// What is wrong with a node's Ready condition, if anything: missing, `False` or `Unknown`.
+fn ready_problem(node: &Node) -> Option<String> {
+    let ready = node
+        .status
+        .conditions
+        .iter()
+        .find(|condition| condition.kind == "Ready");
+    match ready.map(|condition| condition.status.as_str()) {
+        None => Some("has no Ready condition".to_owned()),
+        Some("True") => None,
+        Some(status) => Some(format!("is not Ready (Ready={status})")),
+    }
 }
 
 /// Why a node takes no new pods, if it does not.
@@ -162,40 +238,42 @@ impl<'r> ResourceKind<'r> {
         }
     }
 
-    /// The device spec and physical GPU count; `None` (with a warning) when the count is unknowable.
+    /// The device spec, what one device is of a physical GPU, and the physical GPUs behind the
+    /// whole capacity; `None` (with a warning) when the count is unknowable.
     fn read(
         &self,
         resource: &str,
         capacity: u64,
         labels: &mut Labels<'_>,
-    ) -> Option<(GpuSpec, GpuCount)> {
+    ) -> Option<(GpuSpec, Sharing, GpuCount)> {
         match self {
             Self::Amd => {
                 let model = labels
                     .amd("product-name")
                     .map_or_else(|| "AMD GPU".to_owned(), amd_model);
-                let mut gpu = spec("AMD", &model);
+                let mut gpu = spec("AMD", &model, labels);
                 gpu.memory = labels.amd("vram").and_then(|vram| {
                     accelfed_schemas::gpu::MemoryMb::parse(&vram.replace('G', " GiB")).ok()
                 });
                 gpu.driver_version = labels.amd("driver-version").and_then(text);
-                Some((gpu, count(capacity)))
+                Some((gpu, Sharing::Whole, count(capacity)))
             }
             Self::NvidiaGpu { shared } => {
                 let prefix = "nvidia.com/gpu";
                 let mut gpu = nvidia_spec(prefix, labels);
-                let mig_single = labels.text("nvidia.com/mig.strategy") == Some("single")
-                    && labels
-                        .text(&format!("{prefix}.product"))
-                        .is_some_and(|p| p.contains("-MIG-"));
-                if mig_single {
+                let single = labels.text("nvidia.com/mig.strategy") == Some("single");
+                let profile = labels
+                    .text(&format!("{prefix}.product"))
+                    .and_then(mig_profile)
+                    .filter(|_| single);
+                if let Some(profile) = profile {
+                    // GFD labels the slices, not their parents: the slices are what is published,
+                    // each worth its profile's share of the parent.
                     gpu.virtualization = Virtualization::Mig;
-                    gpu.mig_profile = labels
-                        .text(&format!("{prefix}.product"))
-                        .and_then(|p| p.split("-MIG-").nth(1))
-                        .and_then(text);
-                    // GFD labels the slices, not their parents: the slices are what is published.
-                    return Some((gpu, count(capacity)));
+                    gpu.mig_profile = text(profile);
+                    let shared = replicas(resource, prefix, capacity, *shared, labels)?;
+                    let sharing = mig(&gpu.model, profile, shared.per_gpu, labels);
+                    return Some((gpu, sharing.clone(), worth(capacity, &sharing)));
                 }
                 if labels.text("nvidia.com/vgpu.present") == Some("true") {
                     gpu.virtualization = Virtualization::Vgpu;
@@ -203,11 +281,22 @@ impl<'r> ResourceKind<'r> {
                         gpu.driver_version = text(host);
                     }
                 }
-                let physical = physical(resource, prefix, capacity, *shared, labels)?;
-                if physical.get() < capacity as f64 {
-                    gpu.virtualization = Virtualization::TimeSlicing;
+                let shared = replicas(resource, prefix, capacity, *shared, labels)?;
+                if shared.per_gpu <= 1 {
+                    return Some((gpu, Sharing::Whole, count(capacity)));
                 }
-                Some((gpu, physical))
+                let sharing = if shared.mps {
+                    gpu.virtualization = Virtualization::Mps;
+                    Sharing::Mps {
+                        replicas: shared.per_gpu,
+                    }
+                } else {
+                    gpu.virtualization = Virtualization::TimeSlicing;
+                    Sharing::TimeSlicing {
+                        replicas: shared.per_gpu,
+                    }
+                };
+                Some((gpu, sharing, shared.gpus))
             }
             Self::NvidiaMig { profile, shared } => {
                 let prefix = format!("nvidia.com/mig-{profile}");
@@ -225,36 +314,96 @@ impl<'r> ResourceKind<'r> {
                 }
                 gpu.virtualization = Virtualization::Mig;
                 gpu.mig_profile = text(profile);
-                let slices = physical(resource, &prefix, capacity, *shared, labels)?;
-                let parents = labels.number("nvidia.com/gpu.count").map_or(slices, count);
-                Some((gpu, parents))
+                let shared = replicas(resource, &prefix, capacity, *shared, labels)?;
+                let sharing = mig(&gpu.model, profile, shared.per_gpu, labels);
+                Some((gpu, sharing.clone(), worth(capacity, &sharing)))
             }
         }
     }
 }
 
-/// Devices behind a possibly shared resource: capacity / replicas.
-fn physical(
+/// Physical GPUs `capacity` devices of one sharing are worth.
+fn worth(capacity: u64, sharing: &Sharing) -> GpuCount {
+    GpuCount::new(capacity as f64 * sharing.physical_share()).unwrap_or_else(|_| count(capacity))
+}
+
+/// The share of a MIG instance of `profile` on a `parent`, divided among `replicas` when the
+/// slices are time-sliced too (kept as a MIG share of `of x replicas`: the sharing vocabulary has
+/// one mode per device, and the slice is what a site configured).
+fn mig(parent: &GpuModel, profile: &str, replicas: u32, labels: &mut Labels<'_>) -> Sharing {
+    let (sharing, basis) = mig_sharing(parent.as_str(), profile);
+    let Sharing::Mig {
+        profile: name,
+        slices,
+        of,
+    } = sharing
+    else {
+        return sharing;
+    };
+    match basis {
+        MigBasis::Table => {}
+        MigBasis::MemoryFraction => labels.note(&format!(
+            "MIG profile {profile} of {parent} is not in the profile table; counted by its memory as {slices}/{of} of the GPU"
+        )),
+        MigBasis::Guess => labels.note(&format!(
+            "MIG profile {profile} of {parent}: neither the profile table nor its memory gives its share; counted as {slices}/{of} of the GPU"
+        )),
+    }
+    Sharing::Mig {
+        profile: name,
+        slices,
+        of: of.saturating_mul(replicas.max(1)),
+    }
+}
+
+/// How the devices of a resource share physical GPUs.
+struct Shared {
+    /// Devices per physical GPU (1 when not shared).
+    per_gpu: u32,
+    /// The physical GPUs behind the capacity.
+    gpus: GpuCount,
+    /// MPS rather than time-slicing.
+    mps: bool,
+}
+
+/// Devices per GPU of a possibly shared resource: GFD's `.replicas`; when that does not divide the
+/// capacity, the `.count` label's GPUs (devices per GPU rounded up, so a pod's share never counts
+/// more than a GPU gives); without either, `None` with a warning rather than a guessed count.
+fn replicas(
     resource: &str,
     prefix: &str,
     capacity: u64,
     shared: bool,
     labels: &mut Labels<'_>,
-) -> Option<GpuCount> {
+) -> Option<Shared> {
     let replicas_key = format!("{prefix}.replicas");
     let replicas = labels.number(&replicas_key);
     let strategy = labels.text(&format!("{prefix}.sharing-strategy"));
+    let mps = strategy == Some("mps");
     let sharing = shared
         || replicas.is_some_and(|r| r > 1)
         || matches!(strategy, Some("time-slicing" | "mps"));
+    let whole = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
     if !sharing {
-        return Some(count(capacity));
+        return Some(Shared {
+            per_gpu: 1,
+            gpus: count(capacity),
+            mps,
+        });
     }
     if let Some(replicas) = replicas.filter(|r| *r > 0 && capacity.is_multiple_of(*r)) {
-        return Some(count(capacity / replicas));
+        return Some(Shared {
+            per_gpu: whole(replicas),
+            gpus: count(capacity / replicas),
+            mps,
+        });
     }
     if let Some(devices) = labels.number(&format!("{prefix}.count")).filter(|n| *n > 0) {
-        return Some(count(devices));
+        return Some(Shared {
+            per_gpu: whole(capacity.div_ceil(devices)),
+            gpus: count(devices),
+            mps,
+        });
     }
     let value = labels.text(&replicas_key).unwrap_or("absent").to_owned();
     labels.warn(
@@ -269,7 +418,7 @@ fn nvidia_spec(prefix: &str, labels: &mut Labels<'_>) -> GpuSpec {
     let model = labels
         .text(&format!("{prefix}.product"))
         .map_or_else(|| "NVIDIA GPU".to_owned(), nvidia_model);
-    let mut gpu = spec("NVIDIA", &model);
+    let mut gpu = spec("NVIDIA", &model, labels);
     gpu.memory = labels.memory_mib(prefix);
     gpu.compute_capability = labels.compute_capability(prefix).as_deref().and_then(text);
     gpu.driver_version = labels.nvidia_driver().as_deref().and_then(text);
@@ -277,9 +426,21 @@ fn nvidia_spec(prefix: &str, labels: &mut Labels<'_>) -> GpuSpec {
     gpu
 }
 
-fn spec(vendor: &str, model: &str) -> GpuSpec {
-    let model = GpuModel::new(model)
-        .unwrap_or_else(|_| GpuModel::new("GPU").expect("literal model is valid"));
+/// A spec of the canonical model (see `GpuModel::canonical`); a name outside the catalogue is kept
+/// and reported (not the placeholder used when a node has no product label).
+fn spec(vendor: &str, model: &str, labels: &mut Labels<'_>) -> GpuSpec {
+    let model = match GpuModel::canonical_with_note(model) {
+        Ok((canonical, recognised)) => {
+            if !model.ends_with(" GPU")
+                && let Some(warning) = recognised.warning(model)
+                && !labels.once.contains(&warning)
+            {
+                labels.once.push(warning);
+            }
+            canonical
+        }
+        Err(_) => GpuModel::new("GPU").expect("literal model is valid"),
+    };
     GpuSpec::new(Text::new(vendor).expect("literal vendor is valid"), model)
 }
 
@@ -373,9 +534,10 @@ mod tests {
         .unwrap();
         assert_eq!(read.resources[0].physical, GpuCount::whole(4));
         assert_eq!(read.resources[0].gpu.virtualization, Virtualization::None);
+        // GFD's dashes become the catalogue's canonical name.
         assert_eq!(
             read.resources[0].gpu.model.as_str(),
-            "NVIDIA H100-80GB-HBM3"
+            "NVIDIA H100 80GB HBM3"
         );
         assert_eq!(
             warnings,
@@ -402,6 +564,110 @@ mod tests {
         );
         assert_eq!(resource.gpu.model.as_str(), "NVIDIA A100-SXM4-40GB");
         assert_eq!(resource.capacity, 14);
+        // 14 slices of 1/7: two physical GPUs.
+        assert_eq!(
+            resource.sharing,
+            Sharing::Mig {
+                profile: Text::new("1g.5gb").unwrap(),
+                slices: 1,
+                of: 7
+            }
+        );
+        assert_eq!(resource.physical, GpuCount::whole(2));
+        assert_eq!(read.installed[0].1, GpuCount::whole(2));
+    }
+
+    #[test]
+    fn mig_mixed_slices_are_shares_of_their_parent_and_the_node_has_its_parents() {
+        let mut warnings = Vec::new();
+        let read = read_node(
+            &ready(
+                r#"{"nvidia.com/gpu":"0","nvidia.com/mig-1g.10gb":"7","nvidia.com/mig-3g.40gb":"2","nvidia.com/mig-2g.12gb":"1"}"#,
+                r#"{"nvidia.com/mig.strategy":"mixed","nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3","nvidia.com/gpu.count":"3",
+                    "nvidia.com/mig-1g.10gb.product":"NVIDIA-H100-80GB-HBM3-MIG-1g.10gb"}"#,
+            ),
+            &[],
+            &mut warnings,
+        )
+        .unwrap();
+        let share = |resource: &str| {
+            let r = read
+                .resources
+                .iter()
+                .find(|r| r.resource == resource)
+                .unwrap();
+            (
+                r.gpu.model.as_str().to_owned(),
+                r.sharing.physical_share(),
+                r.physical.get(),
+            )
+        };
+        let h100 = "NVIDIA H100 80GB HBM3".to_owned();
+        assert_eq!(
+            share("nvidia.com/mig-1g.10gb"),
+            (h100.clone(), 1.0 / 7.0, 1.0)
+        );
+        assert_eq!(share("nvidia.com/mig-3g.40gb").1, 3.0 / 7.0);
+        // Not a profile of an H100 80GB: 12 of its 80 GB.
+        assert_eq!(share("nvidia.com/mig-2g.12gb").1, 0.15);
+        assert_eq!(
+            warnings,
+            [
+                "node \"n1\": MIG profile 2g.12gb of NVIDIA H100 80GB HBM3 is not in the profile table; counted by its memory as 3/20 of the GPU"
+            ]
+        );
+        // The slices are worth 1 + 6/7 + 0.15 GPUs; GFD says 3 parents are installed.
+        assert_eq!(
+            read.installed,
+            vec![(GpuModel::new(&h100).unwrap(), GpuCount::whole(3))]
+        );
+    }
+
+    #[test]
+    fn mps_and_time_slicing_replicas_are_one_over_the_replicas() {
+        let read = read_node(
+            &ready(
+                r#"{"nvidia.com/gpu":"4"}"#,
+                r#"{"nvidia.com/gpu.product":"NVIDIA-L4-SHARED","nvidia.com/gpu.replicas":"4","nvidia.com/gpu.sharing-strategy":"mps"}"#,
+            ),
+            &[],
+            &mut Vec::new(),
+        )
+        .unwrap();
+        let resource = &read.resources[0];
+        assert_eq!(resource.gpu.model.as_str(), "NVIDIA L4");
+        assert_eq!(resource.gpu.virtualization, Virtualization::Mps);
+        assert_eq!(resource.sharing, Sharing::Mps { replicas: 4 });
+        assert_eq!(resource.physical, GpuCount::whole(1));
+    }
+
+    #[test]
+    fn a_node_without_a_ready_condition_is_reported_and_unknown_models_once() {
+        let mut warnings = Vec::new();
+        let node = |name: &str, conditions: &str| {
+            self::node(&format!(
+                r#"{{"metadata":{{"name":"{name}","labels":{{"nvidia.com/gpu.product":"NVIDIA-X9"}}}},
+                    "status":{{"capacity":{{"nvidia.com/gpu":"2"}},"allocatable":{{"nvidia.com/gpu":"2"}},"conditions":{conditions}}}}}"#
+            ))
+        };
+        let none = read_node(&node("n1", "[]"), &[], &mut warnings).unwrap();
+        assert_eq!(none.unavailable.as_deref(), Some("NotReady"));
+        let unknown = read_node(
+            &node("n2", r#"[{"type":"Ready","status":"Unknown"}]"#),
+            &[],
+            &mut warnings,
+        )
+        .unwrap();
+        assert_eq!(unknown.unavailable.as_deref(), Some("NotReady"));
+        // The unknown model is named once, on the first node that has it.
+        assert_eq!(
+            warnings,
+            [
+                "node \"n1\": GPU model \"NVIDIA X9\" is not in the model catalogue; kept as given",
+                "node \"n1\": has no Ready condition; its GPUs are not published as free",
+                "node \"n2\": is not Ready (Ready=Unknown); its GPUs are not published as free",
+            ]
+        );
     }
 
     #[test]

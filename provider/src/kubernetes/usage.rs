@@ -1,8 +1,10 @@
 //! Pods -> usage observations for the GPU-hours meter. Pure.
 //!
 //! One observation per pod and GPU resource: `AssociatedRecordType = job`, `AssociatedRecord =
-//! <cluster>/<namespace>/<pod uid>`, the model from the labels of the node the pod ran on, the VO of
-//! its namespace. A pod that never started (pending) has no usage. A running pod is open (`end =
+//! <cluster>/<namespace>/<pod uid>`, the model (the physical GPU's canonical name) from the labels
+//! of the node the pod ran on, the VO of its namespace. The count is in physical GPUs: devices held
+//! x the resource's `Sharing::physical_share` (3 `1g.10gb` slices of an A100 are 3/7 of a GPU, 1 of
+//! 8 time-slicing replicas is 1/8), and the observation keeps the sharing. A pod that never started (pending) has no usage. A running pod is open (`end =
 //! None`, metered up to now); a finished pod ends at its last container's finish, or its deletion.
 //! A finished pod with neither time is left out here: its records stay as the last run that saw it
 //! running metered them (see [`super::meter`]).
@@ -11,7 +13,7 @@ use foldhash::HashMap;
 use std::collections::BTreeMap;
 
 use accelfed_schemas::glue::VoAccess;
-use accelfed_schemas::gpu::{AcceleratorType, GpuModel, Sharing};
+use accelfed_schemas::gpu::{AcceleratorType, GpuCount, GpuModel, Sharing};
 use accelfed_schemas::names::{LocalId, SiteName};
 use accelfed_schemas::usage::{Observation, RecordType, Source};
 
@@ -32,13 +34,16 @@ pub fn observations(
     // Hashed: looked up once per pod, and a cluster has thousands of nodes and hundreds of
     // namespaces. FNV rather than the default SipHash: the keys are the cluster's own names, not
     // attacker-chosen, and hashing was a tenth of this function's time.
-    let models: HashMap<(&str, &str), &GpuModel> = inventory
+    let models: HashMap<(&str, &str), (&GpuModel, &Sharing)> = inventory
         .nodes
         .iter()
         .flat_map(|node| {
-            node.resources
-                .iter()
-                .map(move |r| ((node.name.as_str(), r.resource.as_str()), &r.gpu.model))
+            node.resources.iter().map(move |r| {
+                (
+                    (node.name.as_str(), r.resource.as_str()),
+                    (&r.gpu.model, &r.sharing),
+                )
+            })
         })
         .collect();
     let vos: HashMap<&str, &VoAccess> = vos
@@ -83,26 +88,30 @@ pub fn observations(
             .and_then(|u| u.get(&(pod.namespace.clone(), pod.name.clone())))
             .copied();
         for (name, devices) in &pod.gpus {
-            let model = pod
+            let (model, sharing) = pod
                 .node
                 .as_deref()
                 .and_then(|node| models.get(&(node, name.as_str())))
-                .map(|model| (*model).clone())
+                .map(|(model, sharing)| ((*model).clone(), (*sharing).clone()))
                 .unwrap_or_else(|| {
                     warnings.push(format!(
-                        "{who}: node {:?} does not describe {name}; model recorded as the resource name",
+                        "{who}: node {:?} does not describe {name}; model recorded as the resource name, each device as a whole GPU",
                         pod.node.as_deref().unwrap_or("")
                     ));
-                    GpuModel::new(name.clone()).unwrap_or_else(|_| GpuModel::new("GPU").expect("literal model is valid"))
+                    let model = GpuModel::new(name.clone()).unwrap_or_else(|_| GpuModel::new("GPU").expect("literal model is valid"));
+                    (model, Sharing::Whole)
                 });
+            // Physical GPUs: a MIG slice, time-slicing or MPS replica is its share of one GPU.
+            let physical = *devices as f64 * sharing.physical_share();
+            let held = GpuCount::new(physical).unwrap_or_else(|_| count(*devices));
             out.push(Observation {
                 site: site.clone(),
                 record_type: RecordType::Job,
                 resource: resource.clone(),
                 model,
                 accelerator_type: AcceleratorType::Gpu,
-                count: count(*devices),
-                sharing: Sharing::Whole,
+                count: held,
+                sharing,
                 vo: vo.map(|access| access.vo.clone()),
                 fqan: vo.and_then(|access| access.fqan.clone()),
                 user: None,

@@ -8,6 +8,7 @@
 mod bench;
 mod in_cluster;
 mod server;
+mod sharing;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -465,6 +466,11 @@ fn at(hour: u32) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2024, 5, 1, hour, 0, 0).unwrap()
 }
 
+/// Equal up to floating-point rounding of sevenths.
+fn assert_close(have: f64, want: f64) {
+    assert!((have - want).abs() < 1e-9, "{have} != {want}");
+}
+
 /// GPU-hours per VO (`-` for none) of observations metered up to `now`.
 fn hours_per_vo(
     observations: &[accelfed_schemas::usage::Observation],
@@ -506,9 +512,10 @@ async fn meter_observes_every_started_gpu_pod_with_dcgm_utilisation() {
     // 7 started GPU pods; pending, unscheduled, fractional and status-less ones are not metered.
     assert_eq!(observations.len(), 7, "{observations:#?}");
     let hours = hours_per_vo(&observations, now);
-    // atlas: 2x4h + 1x3h + 3x1h (notebook) + 2x1h (failed ROCm); cms: 3x16h + 1x1.5h; scratch: 1x2h.
-    assert_eq!(hours["atlas"], 16.0);
-    assert_eq!(hours["cms"], 49.5);
+    // In physical GPUs: atlas: 2x4h + 1x3h + 3/4x1h (the notebook's 3 of a T4's 4 replicas) +
+    // 2x1h (failed ROCm); cms: 3/7x16h (3 1g.10gb slices of an A100) + 1x1.5h; scratch: 1x2h.
+    assert_close(hours["atlas"], 13.75);
+    assert_close(hours["cms"], 48.0 / 7.0 + 1.5);
     assert_eq!(hours["-"], 2.0);
     let train = observations
         .iter()
@@ -523,7 +530,7 @@ async fn meter_observes_every_started_gpu_pod_with_dcgm_utilisation() {
     let mig = observations
         .iter()
         .find(|o| {
-            o.count == whole(3)
+            o.sharing.mode() == "mig"
                 && o.end.is_none()
                 && o.vo.as_ref().is_some_and(|v| v.as_str() == "cms")
         })
@@ -532,6 +539,15 @@ async fn meter_observes_every_started_gpu_pod_with_dcgm_utilisation() {
     assert_eq!(mig.utilisation, Some(0.25));
     assert_eq!(mig.fqan.as_ref().map(|f| f.as_str()), Some("/cms"));
     assert_eq!(mig.model.as_str(), "NVIDIA A100-SXM4-80GB");
+    assert_close(mig.count.get(), 3.0 / 7.0);
+    assert_eq!(
+        mig.sharing,
+        accelfed_schemas::gpu::Sharing::Mig {
+            profile: accelfed_schemas::names::Text::new("1g.10gb").unwrap(),
+            slices: 1,
+            of: 7
+        }
+    );
     let requests = &setup.api.seen.lock().unwrap().requests;
     let queries: Vec<&String> = requests
         .iter()
@@ -567,8 +583,8 @@ async fn the_meter_keeps_only_pods_that_held_gpus_in_its_window() {
         at(14),
     );
     let hours = hours_per_vo(&metered.observations, at(14));
-    assert_eq!(hours["atlas"], 2.0 * 4.0 + 3.0 + 3.0);
-    assert_eq!(hours["cms"], 48.0);
+    assert_close(hours["atlas"], 2.0 * 4.0 + 3.0 + 0.75);
+    assert_close(hours["cms"], 48.0 / 7.0);
     assert_eq!(hours["-"], 2.0);
     assert!(metered.observations.iter().all(|o| o.utilisation.is_none()));
     // [09:00, 09:15): only mig-small-1 (since 04-30 22:00) and eval-done-1 (08:00 - 09:30; its
@@ -611,7 +627,10 @@ async fn the_site_meter_runs_the_kubernetes_meter_and_reports_its_failure() {
     let config = config(&setup, "");
     let observed = accelfed_provider::observe(&config, at(0), at(14)).await;
     assert!(observed.failures.is_empty(), "{:?}", observed.failures);
-    assert_eq!(hours_per_vo(&observed.observations, at(14))["cms"], 49.5);
+    assert_close(
+        hours_per_vo(&observed.observations, at(14))["cms"],
+        48.0 / 7.0 + 1.5,
+    );
     // The file's current context has a stale token: refused, named as `provide` names it.
     let text = site_toml(setup.dir.path(), "", None).replace("context = \"fixture\"\n", "");
     let stale = Config::parse(Path::new("site.toml"), &text).unwrap();
