@@ -148,6 +148,16 @@ impl Server {
         format!("https://localhost:{}", self.grpc.port())
     }
 
+    /// The service's resident memory in KiB, from /proc.
+    pub fn resident_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap()
+    }
+
     /// `GET /metrics`, by hand over a TCP socket (HTTP/1.0, no client library needed).
     pub fn metrics(&self) -> String {
         use std::io::{Read, Write};

@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod flood;
 mod harness;
 #[path = "../../../accounting/tests/repository/postgres.rs"]
 mod postgres;
