@@ -9,6 +9,7 @@
 
 pub mod apel;
 pub mod meter;
+pub mod private_file;
 pub mod report;
 pub mod repository;
 pub mod ship;

@@ -107,6 +107,7 @@ enum OpenError {
 }
 
 fn open_blocking(path: &Path) -> Result<(Connection, Connection), OpenError> {
+    crate::private_file::create_with_mode(path, crate::private_file::REPOSITORY_MODE);
     let mut writer = Connection::open(path).map_err(OpenError::Sqlite)?;
     schema::configure(&writer).map_err(OpenError::Sqlite)?;
     match schema::migrate(&mut writer).map_err(OpenError::Sqlite)? {

@@ -34,6 +34,10 @@ impl SqliteStore {
         let path = path.to_path_buf();
         let opened = path.clone();
         let conn = tokio::task::spawn_blocking(move || {
+            accelfed_accounting::private_file::create_with_mode(
+                &opened,
+                accelfed_accounting::private_file::REPOSITORY_MODE,
+            );
             let conn = Connection::open(&opened)?;
             conn.busy_timeout(std::time::Duration::from_secs(10))?;
             conn.execute_batch(SCHEMA)?;
