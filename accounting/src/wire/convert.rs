@@ -282,6 +282,48 @@ mod tests {
     }
 
     #[test]
+    fn sharing_and_installed_survive_the_round_trip_and_old_senders_mean_whole() {
+        use accelfed_schemas::gpu::GpuCount;
+        for sharing in [
+            Sharing::Mig {
+                profile: Text::new("3g.40gb").unwrap(),
+                slices: 3,
+                of: 7,
+            },
+            Sharing::TimeSlicing { replicas: 8 },
+            Sharing::Mps { replicas: 4 },
+            Sharing::Vgpu {
+                vgpu_type: Text::new("GRID A100-10C").unwrap(),
+                per_gpu: 4,
+            },
+            Sharing::Fraction,
+            Sharing::Whole,
+        ] {
+            let mut record = sample::record("vm-1");
+            record.count = GpuCount::new(sharing.physical_share()).unwrap();
+            record.sharing = sharing;
+            record.installed = Some(GpuCount::whole(8));
+            let back = record_from_proto(record_to_proto(&record));
+            assert_eq!(back, Submission::from(record));
+        }
+        let whole = record_to_proto(&sample::record("vm-1"));
+        assert_eq!(
+            whole.sharing, None,
+            "whole GPUs encode as before the fields"
+        );
+        let mut unknown = whole.clone();
+        unknown.sharing = Some("sliced".into());
+        assert_eq!(kind(&record_from_proto(unknown)), "bad_field");
+        let mut incomplete = whole;
+        incomplete.sharing = Some("mig".into());
+        incomplete.sharing_parts = Some(3);
+        let Submission::Invalid(reason) = record_from_proto(incomplete) else {
+            panic!("a MIG record without its profile was accepted")
+        };
+        assert!(reason.to_string().contains("sharing_name"), "{reason}");
+    }
+
+    #[test]
     fn bad_values_are_refused_with_their_field() {
         let mut proto = record_to_proto(&sample::record("vm-1"));
         proto.month = 13;

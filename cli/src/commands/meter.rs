@@ -79,7 +79,10 @@ pub fn run(args: &MeterArgs) -> Outcome {
         );
     }
     for overrun in &metered.overruns {
+        // The records are still written (the repository's `report --check` must see them too);
+        // the exit status says the run found something to fix.
         tracing::error!("usage above installed capacity: {overrun}");
+        partial = true;
     }
     let records = metered.records;
     let spool_path = spool_path(&args.config, accounting);
