@@ -149,3 +149,33 @@ pub fn check_capacity(records: &[UsageRecord]) -> Vec<Overrun> {
     }
     overruns
 }
+
+#[cfg(test)]
+mod tests {
+    use accelfed_schemas::glue::sample;
+
+    use super::*;
+
+    #[test]
+    fn installed_gpus_come_from_the_managers_and_shared_models_stay_unbounded() {
+        let mut snapshot = sample::snapshot("SITE-A");
+        let a100 = |s: &SiteSnapshot| match &s.services[0] {
+            Service::Computing(service) => service.manager.accelerators[0].gpu.model.clone(),
+            Service::Cloud(service) => service.manager.accelerators[0].gpu.model.clone(),
+        };
+        let model = a100(&snapshot);
+        // The sample: 16 A100s in the batch cluster's manager, 8 in the cloud's.
+        assert_eq!(Installed::from_snapshot(&snapshot).get(&model), Some(24.0));
+        let Service::Computing(batch) = &mut snapshot.services[0] else {
+            panic!("the sample's first service is the batch cluster")
+        };
+        let mut slices = batch.manager.accelerators[0].clone();
+        slices.gpu.virtualization = Virtualization::Mig;
+        batch.manager.accelerators.push(slices);
+        assert_eq!(
+            Installed::from_snapshot(&snapshot).get(&model),
+            None,
+            "a total of MIG slices is no count of physical GPUs"
+        );
+    }
+}
