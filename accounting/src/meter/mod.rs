@@ -10,6 +10,7 @@ mod manual;
 mod merge;
 mod pipeline;
 mod records;
+mod retract;
 mod split;
 
 #[cfg(test)]
@@ -21,4 +22,5 @@ pub use manual::{ManualError, parse_manual, read_manual};
 pub use merge::{Capped, merge_periods};
 pub use pipeline::{Metered, meter};
 pub use records::records_for;
+pub use retract::retractions;
 pub use split::{MonthPiece, split_months};

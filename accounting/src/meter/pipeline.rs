@@ -25,15 +25,28 @@ pub struct Metered {
     pub capped: Vec<Capped>,
     /// (site, model, month)s whose records exceed the installed GPUs.
     pub overruns: Vec<Overrun>,
+    /// Every resource the run metered, per month (for [`super::retractions`]).
+    pub resources: super::retract::Metered,
 }
 
 /// Meters `observations` as of `now` against the site's `installed` GPUs.
 pub fn meter(observations: &[Observation], now: DateTime<Utc>, installed: &Installed) -> Metered {
     let mut pieces = Vec::new();
     let mut refused = Vec::new();
+    let mut resources = super::retract::Metered::new();
     for observation in observations {
         match records_for(observation, now) {
-            Ok(found) => pieces.extend(found),
+            Ok(found) => {
+                resources.extend(found.iter().map(|record| {
+                    (
+                        record.site.as_str().to_owned(),
+                        record.record_type,
+                        record.associated_record.as_str().to_owned(),
+                        record.month,
+                    )
+                }));
+                pieces.extend(found);
+            }
             Err(err) => refused.push(err),
         }
     }
@@ -49,5 +62,6 @@ pub fn meter(observations: &[Observation], now: DateTime<Utc>, installed: &Insta
         refused,
         capped,
         overruns,
+        resources,
     }
 }

@@ -446,3 +446,59 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_renamed_model_or_a_split_vo_retracts_the_old_identity() {
+    use super::retractions;
+    let (start, end) = (at(2026, 4, 1, 0), at(2026, 4, 11, 0));
+    let before = meter(
+        &[held("node-9", Sharing::Whole, 2.0, start, end)],
+        now(),
+        &Installed::default(),
+    );
+    // The configuration now names the model differently, and cms used the node too.
+    let mut renamed = held("node-9", Sharing::Whole, 2.0, start, end);
+    renamed.model = GpuModel::new("NVIDIA A100-SXM4-40GB (renamed)").unwrap();
+    let mut cms = renamed.clone();
+    cms.vo = Some(VoName::new("cms").unwrap());
+    cms.start = at(2026, 4, 20, 0);
+    cms.end = Some(at(2026, 4, 21, 0));
+    // Another resource the run did not see keeps its records.
+    let gone = meter(
+        &[held("vm-gone", Sharing::Whole, 1.0, start, end)],
+        now(),
+        &Installed::default(),
+    );
+    let after = meter(&[renamed, cms], now(), &Installed::default());
+    let stored: Vec<UsageRecord> = before
+        .records
+        .iter()
+        .chain(&gone.records)
+        .cloned()
+        .collect();
+    let retracted = retractions(&stored, &after.records, &after.resources);
+    assert_eq!(retracted.len(), 1, "{retracted:?}");
+    assert_eq!(
+        retracted[0].id(),
+        before.records[0].id(),
+        "same id: it replaces"
+    );
+    assert_eq!(retracted[0].gpu_seconds(), 0.0);
+    assert!(retracted[0].validate(now()).is_ok());
+    let hours: f64 = after
+        .records
+        .iter()
+        .chain(&retracted)
+        .map(UsageRecord::gpu_hours)
+        .sum();
+    assert_eq!(
+        hours,
+        2.0 * 240.0 + 2.0 * 24.0,
+        "the old identity's hours are gone"
+    );
+    // The next run retracts the same way (the retraction now stored changes nothing).
+    let again = retractions(&retracted, &after.records, &after.resources);
+    assert_eq!(again, retracted);
+    // A run that metered the old identity again keeps it.
+    assert!(retractions(&before.records, &before.records, &before.resources).is_empty());
+}

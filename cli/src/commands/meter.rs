@@ -7,7 +7,7 @@ use chrono::{DateTime, Datelike, TimeZone, Utc};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use accelfed_accounting::meter::{Installed, meter, read_manual};
+use accelfed_accounting::meter::{Installed, meter, read_manual, retractions};
 use accelfed_accounting::spool::Spool;
 use accelfed_provider::config::{AccountingConfig, Config};
 
@@ -84,7 +84,7 @@ pub fn run(args: &MeterArgs) -> Outcome {
         tracing::error!("usage above installed capacity: {overrun}");
         partial = true;
     }
-    let records = metered.records;
+    let mut records = metered.records;
     let spool_path = spool_path(&args.config, accounting);
     let mut spool = match Spool::open(&spool_path) {
         Ok(spool) => spool,
@@ -93,6 +93,32 @@ pub fn run(args: &MeterArgs) -> Outcome {
             return Outcome::Partial;
         }
     };
+    // Identities a metered resource no longer has this month (a renamed model, a split VO) are
+    // retracted: sent again with no duration, so no repository keeps their hours.
+    if let Some(first) = metered
+        .resources
+        .iter()
+        .map(|(_, _, _, month)| *month)
+        .min()
+    {
+        match spool.records_since(first) {
+            Ok(stored) => {
+                let retracted = retractions(&stored, &records, &metered.resources);
+                for record in &retracted {
+                    tracing::warn!(
+                        record = %record.id(),
+                        identity = %record.identity(),
+                        "the resource has other records this month now; this one is retracted (0 s)"
+                    );
+                }
+                records.extend(retracted);
+            }
+            Err(err) => {
+                tracing::error!("old identities not retracted: {err}");
+                partial = true;
+            }
+        }
+    }
     let phase = progress.spinner(format!("writing {} records to the spool", records.len()));
     let written = spool.write_run(&records);
     phase.finish_and_clear();

@@ -360,3 +360,58 @@ fn report_check_names_the_site_month_an_overlapping_manual_file_breaks() {
     );
     assert_eq!(listed.lines().count(), 1, "{listed}");
 }
+
+#[test]
+fn a_renamed_model_replaces_its_records_instead_of_adding_to_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = pki(dir.path());
+    let repository = dir.path().join("accounting.sqlite");
+    let database = repository.to_str().unwrap();
+    let central = central_config(
+        dir.path(),
+        &pki,
+        &format!("path = \"{database}\""),
+        "127.0.0.1:0",
+    );
+    let server = Server::start(&central);
+    let site_dir = dir.path().join("site");
+    let site = site(
+        &site_dir,
+        "SITE-A",
+        &server.endpoint(),
+        TOKEN_A,
+        &pki,
+        &april(false),
+        "",
+    );
+    assert_eq!(status(&site.meter()), 0);
+    assert_eq!(status(&site.ship(false)), 0);
+    assert_eq!(report_by_vo(database).1, 360.0);
+
+    // The site renames the model in its manual file: the old identity is retracted (0 s), so the
+    // repository still holds 360 GPU-hours, now under the new name.
+    let renamed = april(false).replace("NVIDIA A100-SXM4-80GB", "A100 80GB (renamed)");
+    std::fs::write(site_dir.join("usage.jsonl"), renamed).unwrap();
+    let metered = site.meter();
+    assert_eq!(status(&metered), 0, "{}", stderr(&metered));
+    assert!(
+        stderr(&metered).contains("retracted"),
+        "{}",
+        stderr(&metered)
+    );
+    assert_eq!(site.spool_depth(), 2, "the new record and the retraction");
+    assert_eq!(status(&site.ship(false)), 0);
+    assert_eq!(report_by_vo(database).1, 360.0, "not 720");
+    let by_model = run(&[
+        "report",
+        "--database",
+        database,
+        "--by",
+        "model",
+        "--format",
+        "csv",
+    ]);
+    let text = String::from_utf8(by_model.stdout).unwrap();
+    assert!(text.contains("A100 80GB (renamed),1,360.000"), "{text}");
+    assert!(text.contains("NVIDIA A100-SXM4-80GB,1,0.000"), "{text}");
+}
