@@ -250,9 +250,14 @@ pub struct ReportArgs {
     /// Only this site.
     #[arg(long)]
     pub site: Option<String>,
-    /// Only this GPU model.
+    /// Only this GPU model, matched by words as `query --model` does (`A100` finds
+    /// `NVIDIA A100-SXM4-40GB`).
     #[arg(long)]
     pub model: Option<String>,
+    /// Instead of a report, check that no site's GPU-hours per model and month exceed its
+    /// installed GPUs x the month's hours: lists every site-month-model that does, exit 1 if any.
+    #[arg(long)]
+    pub check: bool,
     /// Output format: table, csv, json or svg (GPU-hours per group per month, stacked bars).
     #[arg(short, long, default_value = "table")]
     pub format: accelfed_accounting::report::ReportFormat,

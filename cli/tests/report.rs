@@ -148,3 +148,51 @@ fn bad_arguments_exit_2_and_an_unreachable_database_exits_1() {
     assert_eq!(unreachable.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&unreachable.stderr).contains("127.0.0.1:1"));
 }
+
+#[test]
+fn model_filter_matches_by_words_as_query_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("acc.sqlite");
+    repository(&db);
+    let db = db.to_str().unwrap();
+    // The records' model is `NVIDIA A100-SXM4-80GB`.
+    for wanted in ["A100", "a100-sxm4", "NVIDIA A100-SXM4-80GB"] {
+        let found = accelfed(&[
+            "report",
+            "--database",
+            db,
+            "--model",
+            wanted,
+            "--by",
+            "model",
+            "-f",
+            "csv",
+        ]);
+        assert!(found.status.success(), "{found:?}");
+        assert_eq!(
+            stdout(&found)
+                .lines()
+                .skip(1)
+                .map(|l| l.split(',').take(3).collect::<Vec<_>>().join(","))
+                .collect::<Vec<_>>(),
+            ["NVIDIA A100-SXM4-80GB,3,720.000"],
+            "--model {wanted}"
+        );
+    }
+    let none = accelfed(&[
+        "report",
+        "--database",
+        db,
+        "--model",
+        "H100",
+        "--by",
+        "model",
+        "-f",
+        "csv",
+    ]);
+    assert_eq!(stdout(&none).lines().count(), 1, "{}", stdout(&none));
+    // Records without an installed figure are not checked: nothing to report, exit 0.
+    let check = accelfed(&["report", "--database", db, "--check"]);
+    assert_eq!(check.status.code(), Some(0), "{check:?}");
+    assert!(stdout(&check).is_empty());
+}

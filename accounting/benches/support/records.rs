@@ -57,6 +57,8 @@ pub fn record(site: &SiteName, i: u64, variant: u64) -> UsageRecord {
         benchmark: None,
         accelerator_type: AcceleratorType::Gpu,
         model: GpuModel::new(MODELS[(r >> 24) as usize % MODELS.len()]).expect("a valid model"),
+        sharing: accelfed_schemas::gpu::Sharing::Whole,
+        installed: None,
         source: Source::Openstack,
         vo: Some(VoName::new(vo).expect("a valid VO")),
         first_seen,

@@ -117,10 +117,16 @@ pub fn parse_manual(
             site: site.clone(),
             record_type: line.record_type,
             resource: line.resource,
-            model: line.model,
+            // Manual input is one more source of model names (`H100`, `A100-SXM4-80GB`).
+            model: GpuModel::canonical(line.model.as_str()).unwrap_or(line.model),
             accelerator_type: line.accelerator_type,
             count,
-            sharing: Sharing::Whole,
+            // A manual count is physical GPUs as written; a fraction of one is recorded as such.
+            sharing: if count.is_whole() {
+                Sharing::Whole
+            } else {
+                Sharing::Fraction
+            },
             fqan: line.fqan,
             vo: line.vo,
             user: line.user,

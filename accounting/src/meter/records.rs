@@ -50,6 +50,8 @@ pub fn records_for(
                 benchmark: observation.benchmark.clone(),
                 accelerator_type: observation.accelerator_type,
                 model: observation.model.clone(),
+                sharing: observation.sharing.clone(),
+                installed: None,
                 source: observation.source,
                 vo: observation.vo.clone(),
                 first_seen: piece.first_seen,

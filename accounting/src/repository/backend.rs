@@ -9,12 +9,18 @@ use chrono::{DateTime, Utc};
 use super::error::RepositoryError;
 use super::outcome::{IngestReport, Outcome};
 use super::postgres::PostgresRepository;
-use super::query::{SummaryQuery, SummaryRow};
+use std::collections::BTreeMap;
+
+use accelfed_schemas::gpu::GpuModel;
+
+use super::capacity::{CapacityCheck, check};
+use super::query::{Dimension, GroupKey, SummaryFilter, SummaryQuery, SummaryRow};
 use super::row::RecordRow;
 use super::screen::screen;
 use super::sqlite::SqliteRepository;
 use super::submission::Submission;
 use super::sync::SyncCount;
+use super::totals::Totals;
 
 /// The most records one batch may hold. Larger batches ingest faster (fewer commits), but one
 /// batch is one transaction held in memory; 50,000 records are about 15 MB.
@@ -95,11 +101,71 @@ impl Repository {
     }
 
     /// Totals from the summary table, grouped and filtered as `query` says. Never reads raw records.
-    pub async fn summaries(&self, query: SummaryQuery) -> Result<Vec<SummaryRow>, RepositoryError> {
+    ///
+    /// The model filter matches by words, as `accelfed query --model` does ([`GpuModel::matches`]):
+    /// `A100` selects `NVIDIA A100-SXM4-40GB` and `NVIDIA A100-SXM4-80GB` alike. The stored models
+    /// the filter names are found first (one grouped query), then each is summed.
+    pub async fn summaries(
+        &self,
+        mut query: SummaryQuery,
+    ) -> Result<Vec<SummaryRow>, RepositoryError> {
+        let Some(wanted) = query.filter.model.take() else {
+            return self.exact_summaries(query).await;
+        };
+        let models = self
+            .exact_summaries(SummaryQuery {
+                group_by: vec![Dimension::Model],
+                filter: query.filter.clone(),
+            })
+            .await?;
+        let mut merged: BTreeMap<GroupKey, Totals> = BTreeMap::new();
+        for model in models.into_iter().filter_map(|row| row.key.model) {
+            let matches =
+                model == wanted || GpuModel::new(model.as_str()).is_ok_and(|m| m.matches(&wanted));
+            if !matches {
+                continue;
+            }
+            let mut one = query.clone();
+            one.filter.model = Some(model);
+            for row in self.exact_summaries(one).await? {
+                *merged.entry(row.key).or_default() += row.totals;
+            }
+        }
+        // GroupKey orders by VO, site, model, month: the order the SQL sorts any grouping in.
+        Ok(merged
+            .into_iter()
+            .map(|(key, totals)| SummaryRow { key, totals })
+            .collect())
+    }
+
+    /// [`Self::summaries`] with the model filter as an exact name.
+    async fn exact_summaries(
+        &self,
+        query: SummaryQuery,
+    ) -> Result<Vec<SummaryRow>, RepositoryError> {
         match self {
             Self::Sqlite(r) => r.summaries(query).await,
             Self::Postgres(r) => r.summaries(query).await,
         }
+    }
+
+    /// Every (site, model, month) under `filter` whose GPU-hours exceed the GPUs its site reported
+    /// installed x the month's hours (see [`super::capacity`]).
+    pub async fn capacity_check(
+        &self,
+        filter: SummaryFilter,
+    ) -> Result<CapacityCheck, RepositoryError> {
+        let rows = self
+            .summaries(SummaryQuery {
+                group_by: vec![Dimension::Site, Dimension::Model, Dimension::Month],
+                filter,
+            })
+            .await?;
+        let installed = match self {
+            Self::Sqlite(r) => r.installed().await?,
+            Self::Postgres(r) => r.installed().await?,
+        };
+        Ok(check(&rows, &installed))
     }
 
     /// How many records the repository holds for `site`, per month, for the site to compare with

@@ -4,6 +4,7 @@
 
 mod backend;
 mod bulk;
+mod capacity;
 mod error;
 pub mod floor;
 mod outcome;
@@ -19,6 +20,7 @@ mod sync;
 mod totals;
 
 pub use backend::{DEFAULT_MAX_BATCH, IngestOptions, Repository};
+pub use capacity::{CapacityBreach, CapacityCheck, Installed};
 pub use error::RepositoryError;
 pub use outcome::{IngestReport, Outcome, Rejection};
 pub use period::{Period, PeriodError};

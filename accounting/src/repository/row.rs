@@ -16,6 +16,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use accelfed_schemas::gpu::Sharing;
 use accelfed_schemas::usage::UsageRecord;
 
 use super::outcome::Rejection;
@@ -56,10 +57,19 @@ pub(crate) struct RecordRow {
     /// First and last instant of usage, Unix microseconds.
     pub first_seen: Option<i64>,
     pub last_seen: Option<i64>,
+    /// Count as the record has it, unrounded (a MIG slice's 3/7, a merged record's GPU-seconds over
+    /// its duration): summaries are computed from it, so GPU-hours stay exact. `None` in rows
+    /// stored before the column existed, whose summaries came from `gpu_milli`.
+    pub gpu_count: Option<f64>,
+    /// What stood behind the count, as the record's JSON (`{"mode":"mig",...}`); `None` for whole
+    /// GPUs.
+    pub sharing: Option<Arc<str>>,
+    /// Physical GPUs of the model the site had installed in the month, where its meter knew.
+    pub installed: Option<f64>,
 }
 
 /// Column names in binding order; both backends' SQL is built from this list.
-pub(crate) const COLUMNS: [&str; 19] = [
+pub(crate) const COLUMNS: [&str; 22] = [
     "record_id",
     "period",
     "site",
@@ -79,6 +89,9 @@ pub(crate) const COLUMNS: [&str; 19] = [
     "source",
     "first_seen",
     "last_seen",
+    "gpu_count",
+    "sharing",
+    "installed",
 ];
 
 impl RecordRow {
@@ -129,6 +142,12 @@ impl RecordRow {
             source: Cow::Borrowed(record.source.as_str()),
             first_seen: Some(record.first_seen.timestamp_micros()),
             last_seen: Some(record.last_seen.timestamp_micros()),
+            gpu_count: Some(count),
+            sharing: match record.sharing {
+                Sharing::Whole => None,
+                ref sharing => serde_json::to_string(sharing).ok().map(Arc::from),
+            },
+            installed: record.installed.map(|gpus| gpus.get()),
         })
     }
 
@@ -144,7 +163,15 @@ impl RecordRow {
 
     /// What this record adds to its summary row.
     pub fn totals(&self) -> Totals {
-        Totals::of_record(self.gpu_milli, self.available_seconds, self.active_seconds)
+        match self.gpu_count {
+            Some(count) => Totals::of_exact(
+                self.gpu_milli,
+                count,
+                self.available_seconds,
+                self.active_seconds,
+            ),
+            None => Totals::of_record(self.gpu_milli, self.available_seconds, self.active_seconds),
+        }
     }
 }
 
@@ -174,6 +201,9 @@ pub(crate) mod sample {
             source: "openstack".into(),
             first_seen: None,
             last_seen: None,
+            gpu_count: Some(gpu_milli as f64 / 1000.0),
+            sharing: None,
+            installed: None,
         }
     }
 }

@@ -98,9 +98,11 @@ fn rejection(error: UsageError) -> Rejection {
             Rejection::BadDuration { detail }
         }
         Problem::FutureMonth { .. } => Rejection::Future { detail },
-        Problem::Name { .. } | Problem::Benchmark(_) | Problem::SeenOrder { .. } => {
-            Rejection::BadField { detail }
-        }
+        Problem::Name { .. }
+        | Problem::Benchmark(_)
+        | Problem::SeenOrder { .. }
+        | Problem::Installed(_)
+        | Problem::Sharing(_) => Rejection::BadField { detail },
     }
 }
 

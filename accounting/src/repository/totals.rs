@@ -59,6 +59,32 @@ impl Totals {
         }
     }
 
+    /// The contribution of one record from its unrounded count: GPU-time is Count x duration in
+    /// milli-GPU-seconds rounded once, so a 1/7 slice for a month counts 1/7 of the month, not
+    /// 0.143 of it.
+    pub fn of_exact(
+        gpu_milli: i64,
+        count: f64,
+        available_seconds: i64,
+        active_seconds: Option<i64>,
+    ) -> Self {
+        // Counts are at most a million GPUs and durations a month, so the products fit.
+        let milli_seconds = |seconds: i64| (count * 1000.0 * seconds as f64).round() as i64;
+        let available = milli_seconds(available_seconds);
+        let (active_records, active, active_available) = match active_seconds {
+            Some(active) => (1, milli_seconds(active), available),
+            None => (0, 0, 0),
+        };
+        Self {
+            records: 1,
+            gpu_milli,
+            gpu_milli_seconds: available,
+            active_records,
+            active_gpu_milli_seconds: active,
+            active_available_gpu_milli_seconds: active_available,
+        }
+    }
+
     /// True when adding these totals changes nothing (a replacement that moved no numbers).
     pub fn is_zero(&self) -> bool {
         *self == Self::default()

@@ -3,7 +3,7 @@
 
 use rusqlite::params;
 
-use accelfed_schemas::usage::Month;
+use accelfed_schemas::usage::{Month, UsageRecord};
 
 use super::error::SpoolError;
 use super::schema::PENDING_FROM;
@@ -17,6 +17,26 @@ pub struct MonthCount {
 }
 
 impl Spool {
+    /// Every record the spool holds for `from` and the months after it (acknowledged or not): the
+    /// meter compares them with a run's records to find identities a resource no longer has.
+    pub fn records_since(&self, from: Month) -> Result<Vec<UsageRecord>, SpoolError> {
+        let mut statement = self
+            .conn
+            .prepare("SELECT record_id, body FROM records WHERE month >= ?1 ORDER BY record_id")
+            .map_err(self.sqlite())?;
+        let rows = statement
+            .query_map([from.to_string()], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+            })
+            .map_err(self.sqlite())?;
+        let mut records = Vec::new();
+        for row in rows {
+            let (id, body) = row.map_err(self.sqlite())?;
+            records.push(self.decode(&id, &body)?.1);
+        }
+        Ok(records)
+    }
+
     /// Up to `limit` pending records enqueued after position `after` (0: from the start), oldest
     /// first. A shipper pages with the last position it saw ([`PendingRecord::enqueued`]), so a
     /// record the repository refused is not read again in the same run.

@@ -6,6 +6,8 @@
 
 use serde_json::Value;
 
+use accelfed_schemas::gpu::Sharing;
+use accelfed_schemas::names::Text;
 use accelfed_schemas::usage::{RawBenchmark, RawRecord, UsageRecord};
 
 use super::proto;
@@ -40,7 +42,76 @@ pub fn record_to_proto(record: &UsageRecord) -> proto::UsageRecord {
         last_seen: record
             .last_seen
             .to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
+        installed: record.installed.map(|gpus| gpus.get()),
+        ..sharing_to_proto(&record.sharing)
     }
+}
+
+/// The sharing fields of a record's protobuf form (the others default); none for whole GPUs, so a
+/// whole-GPU record encodes as it did before the fields existed.
+fn sharing_to_proto(sharing: &Sharing) -> proto::UsageRecord {
+    let (name, parts, of) = match sharing {
+        Sharing::Whole => return proto::UsageRecord::default(),
+        Sharing::Fraction => (None, None, None),
+        Sharing::Mig {
+            profile,
+            slices,
+            of,
+        } => (Some(profile.to_string()), Some(*slices), Some(*of)),
+        Sharing::TimeSlicing { replicas } | Sharing::Mps { replicas } => {
+            (None, Some(*replicas), None)
+        }
+        Sharing::Vgpu { vgpu_type, per_gpu } => (Some(vgpu_type.to_string()), Some(*per_gpu), None),
+    };
+    proto::UsageRecord {
+        sharing: Some(sharing.mode().to_owned()),
+        sharing_name: name,
+        sharing_parts: parts,
+        sharing_of: of,
+        ..Default::default()
+    }
+}
+
+/// The sharing a received record names; absent is whole GPUs.
+fn sharing_from_proto(r: &proto::UsageRecord) -> Result<Sharing, Rejection> {
+    let fail = |what: &str| Rejection::BadField {
+        detail: format!(
+            "sharing {:?} of {} {}: {what}",
+            r.sharing.as_deref().unwrap_or("whole"),
+            r.site,
+            r.associated_record
+        ),
+    };
+    let name = || {
+        r.sharing_name
+            .as_deref()
+            .ok_or_else(|| fail("sharing_name is missing"))
+            .and_then(|name| Text::new(name).map_err(|err| fail(&err.to_string())))
+    };
+    let parts = || {
+        r.sharing_parts
+            .ok_or_else(|| fail("sharing_parts is missing"))
+    };
+    Ok(match r.sharing.as_deref() {
+        None | Some("whole") => Sharing::Whole,
+        Some("fraction") => Sharing::Fraction,
+        Some("mig") => Sharing::Mig {
+            profile: name()?,
+            slices: parts()?,
+            of: r.sharing_of.ok_or_else(|| fail("sharing_of is missing"))?,
+        },
+        Some("time-slicing") => Sharing::TimeSlicing { replicas: parts()? },
+        Some("mps") => Sharing::Mps { replicas: parts()? },
+        Some("vgpu") => Sharing::Vgpu {
+            vgpu_type: name()?,
+            per_gpu: parts()?,
+        },
+        Some(_) => {
+            return Err(fail(
+                "not one of whole, mig, time-slicing, mps, vgpu, fraction",
+            ));
+        }
+    })
 }
 
 /// A received record, decoded and checked like any other submission: the protobuf fields fill the
@@ -92,6 +163,7 @@ fn raw_from_proto(r: proto::UsageRecord) -> Result<RawRecord, Rejection> {
     };
     let first_seen = time("first_seen", &r.first_seen)?;
     let last_seen = time("last_seen", &r.last_seen)?;
+    let sharing = sharing_from_proto(&r)?;
     let benchmark = match (r.benchmark_type, r.benchmark) {
         (None, None) => None,
         (Some(kind), Some(value)) => Some(RawBenchmark { kind, value }),
@@ -104,6 +176,8 @@ fn raw_from_proto(r: proto::UsageRecord) -> Result<RawRecord, Rejection> {
         }
     };
     Ok(RawRecord {
+        sharing,
+        installed: r.installed,
         record_type: closed("record_type", &r.record_type)?,
         accelerator_type: closed("accelerator_type", &r.accelerator_type)?,
         source: closed("source", &r.source)?,
@@ -205,6 +279,48 @@ mod tests {
         let record = sample::record("vm-1");
         let back = record_from_proto(record_to_proto(&record));
         assert_eq!(back, Submission::from(record));
+    }
+
+    #[test]
+    fn sharing_and_installed_survive_the_round_trip_and_old_senders_mean_whole() {
+        use accelfed_schemas::gpu::GpuCount;
+        for sharing in [
+            Sharing::Mig {
+                profile: Text::new("3g.40gb").unwrap(),
+                slices: 3,
+                of: 7,
+            },
+            Sharing::TimeSlicing { replicas: 8 },
+            Sharing::Mps { replicas: 4 },
+            Sharing::Vgpu {
+                vgpu_type: Text::new("GRID A100-10C").unwrap(),
+                per_gpu: 4,
+            },
+            Sharing::Fraction,
+            Sharing::Whole,
+        ] {
+            let mut record = sample::record("vm-1");
+            record.count = GpuCount::new(sharing.physical_share()).unwrap();
+            record.sharing = sharing;
+            record.installed = Some(GpuCount::whole(8));
+            let back = record_from_proto(record_to_proto(&record));
+            assert_eq!(back, Submission::from(record));
+        }
+        let whole = record_to_proto(&sample::record("vm-1"));
+        assert_eq!(
+            whole.sharing, None,
+            "whole GPUs encode as before the fields"
+        );
+        let mut unknown = whole.clone();
+        unknown.sharing = Some("sliced".into());
+        assert_eq!(kind(&record_from_proto(unknown)), "bad_field");
+        let mut incomplete = whole;
+        incomplete.sharing = Some("mig".into());
+        incomplete.sharing_parts = Some(3);
+        let Submission::Invalid(reason) = record_from_proto(incomplete) else {
+            panic!("a MIG record without its profile was accepted")
+        };
+        assert!(reason.to_string().contains("sharing_name"), "{reason}");
     }
 
     #[test]

@@ -83,4 +83,5 @@ both_backends!(
     sync_counts_per_month,
     reopening_keeps_data_and_schema,
     batches_sent_at_once_count_each_record_once,
+    shares_sum_exactly_and_capacity_is_checked,
 );

@@ -434,3 +434,65 @@ pub async fn batches_sent_at_once_count_each_record_once(fixture: &crate::Fixtur
     assert_eq!(t.records, 180);
     assert_eq!(t.gpu_hours(), 1800.0);
 }
+
+/// Seven MIG `1g.10gb` slices of one A100 for all of February 2026 (Count 1/7 each): the summaries
+/// hold exactly one GPU-month, 672 GPU-hours (Count rounded to thousandths would give 672.672), the
+/// sharing is kept (a record re-sent with another sharing is a new version), and the capacity check
+/// passes until an eighth record puts a second GPU-month on the one installed GPU.
+pub async fn shares_sum_exactly_and_capacity_is_checked(fixture: &crate::Fixture) {
+    use accelfed_schemas::gpu::Sharing;
+    use accelfed_schemas::names::Text;
+    let repo = &fixture.repo;
+    let slice = Sharing::Mig {
+        profile: Text::new("1g.10gb").unwrap(),
+        slices: 1,
+        of: 7,
+    };
+    let slices: Vec<UsageRecord> = (0..7)
+        .map(|i| {
+            let mut r = record(
+                &format!("pod-{i}"),
+                "atlas",
+                "NVIDIA A100-SXM4-80GB",
+                2,
+                1.0,
+                672,
+            );
+            r.count = GpuCount::new(1.0 / 7.0).unwrap();
+            r.sharing = slice.clone();
+            r.installed = Some(GpuCount::whole(1));
+            r
+        })
+        .collect();
+    assert_eq!(ingest(repo, slices.clone()).await, vec![Outcome::Stored; 7]);
+    assert_eq!(total(repo).await.gpu_hours(), 672.0);
+    assert_eq!(
+        ingest(repo, slices.clone()).await,
+        vec![Outcome::Unchanged; 7]
+    );
+    let mut resized = slices[0].clone();
+    resized.sharing = Sharing::TimeSlicing { replicas: 7 };
+    assert_eq!(ingest(repo, vec![resized]).await, vec![Outcome::Replaced]);
+    assert_eq!(total(repo).await.gpu_hours(), 672.0);
+
+    let checked = repo
+        .capacity_check(SummaryFilter {
+            model: Some("A100".into()),
+            ..SummaryFilter::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!((checked.checked, checked.unchecked), (1, 0));
+    assert!(checked.breaches.is_empty(), "{:?}", checked.breaches);
+
+    let mut whole = record("node-9", "cms", "NVIDIA A100-SXM4-80GB", 2, 1.0, 672);
+    whole.installed = Some(GpuCount::whole(1));
+    assert_eq!(ingest(repo, vec![whole]).await, vec![Outcome::Stored]);
+    let checked = repo.capacity_check(SummaryFilter::default()).await.unwrap();
+    assert_eq!(checked.breaches.len(), 1, "{checked:?}");
+    let breach = checked.breaches[0].to_string();
+    assert!(
+        breach.contains("CESNET-MCC 2026-02") && breach.contains("1344.000"),
+        "{breach}"
+    );
+}

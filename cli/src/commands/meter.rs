@@ -7,7 +7,7 @@ use chrono::{DateTime, Datelike, TimeZone, Utc};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use accelfed_accounting::meter::{read_manual, records_for};
+use accelfed_accounting::meter::{Installed, meter, read_manual, retractions};
 use accelfed_accounting::spool::Spool;
 use accelfed_provider::config::{AccountingConfig, Config};
 
@@ -50,22 +50,41 @@ pub fn run(args: &MeterArgs) -> Outcome {
             }
         }
     }
-    let mut records = Vec::new();
-    let bar = progress.bar(observations.len(), "observations cut into monthly records");
-    for observation in &observations {
-        match records_for(observation, now) {
-            Ok(found) => records.extend(found),
-            Err(err) => {
-                bar.suspend(|| tracing::error!("observation not metered: {err}"));
-                partial = true;
-            }
+    // The site's own inventory (what `provide` publishes) bounds its usage per model and month.
+    let phase = progress.spinner("reading the site's GPU inventory".to_owned());
+    let installed = match runtime.block_on(accelfed_provider::gather(&config, now)) {
+        Ok(gathered) => Installed::from_snapshot(&gathered.snapshot),
+        Err(err) => {
+            tracing::warn!("GPU inventory not read, usage not checked against capacity: {err}");
+            Installed::default()
         }
-        bar.inc(1);
+    };
+    phase.finish_and_clear();
+    let phase = progress.spinner(format!(
+        "{} observations cut into monthly records",
+        observations.len()
+    ));
+    let metered = meter(&observations, now, &installed);
+    phase.finish_and_clear();
+    for err in &metered.refused {
+        tracing::error!("observation not metered: {err}");
+        partial = true;
     }
-    bar.finish_and_clear();
-    // The same resource seen twice in one run (two backends, a manual line repeating a meter's)
-    // would be refused by the spool as a whole; keep the last and say so.
-    let records = dedupe(records);
+    for capped in &metered.capped {
+        tracing::warn!(
+            record = %capped.identity,
+            seconds = capped.seconds,
+            month_seconds = capped.month_seconds,
+            "periods of one resource overlap: AvailableDuration capped at the month, GPU-seconds kept"
+        );
+    }
+    for overrun in &metered.overruns {
+        // The records are still written (the repository's `report --check` must see them too);
+        // the exit status says the run found something to fix.
+        tracing::error!("usage above installed capacity: {overrun}");
+        partial = true;
+    }
+    let mut records = metered.records;
     let spool_path = spool_path(&args.config, accounting);
     let mut spool = match Spool::open(&spool_path) {
         Ok(spool) => spool,
@@ -74,6 +93,32 @@ pub fn run(args: &MeterArgs) -> Outcome {
             return Outcome::Partial;
         }
     };
+    // Identities a metered resource no longer has this month (a renamed model, a split VO) are
+    // retracted: sent again with no duration, so no repository keeps their hours.
+    if let Some(first) = metered
+        .resources
+        .iter()
+        .map(|(_, _, _, month)| *month)
+        .min()
+    {
+        match spool.records_since(first) {
+            Ok(stored) => {
+                let retracted = retractions(&stored, &records, &metered.resources);
+                for record in &retracted {
+                    tracing::warn!(
+                        record = %record.id(),
+                        identity = %record.identity(),
+                        "the resource has other records this month now; this one is retracted (0 s)"
+                    );
+                }
+                records.extend(retracted);
+            }
+            Err(err) => {
+                tracing::error!("old identities not retracted: {err}");
+                partial = true;
+            }
+        }
+    }
     let phase = progress.spinner(format!("writing {} records to the spool", records.len()));
     let written = spool.write_run(&records);
     phase.finish_and_clear();
@@ -99,24 +144,6 @@ pub fn run(args: &MeterArgs) -> Outcome {
     } else {
         Outcome::Ok
     }
-}
-
-fn dedupe(
-    records: Vec<accelfed_schemas::usage::UsageRecord>,
-) -> Vec<accelfed_schemas::usage::UsageRecord> {
-    let mut position = std::collections::HashMap::new();
-    let mut kept: Vec<Option<accelfed_schemas::usage::UsageRecord>> = Vec::new();
-    for record in records {
-        let id = record.id();
-        if let Some(&earlier) = position.get(&id) {
-            tracing::warn!(record = %id, identity = %record.identity(), "seen twice in one run; the later observation is used");
-            kept[earlier] = Some(record);
-        } else {
-            position.insert(id, kept.len());
-            kept.push(Some(record));
-        }
-    }
-    kept.into_iter().flatten().collect()
 }
 
 /// The first instant of the month before `now`'s.
@@ -166,7 +193,7 @@ pub(super) fn spool_path(config: &Path, accounting: &AccountingConfig) -> PathBu
 }
 
 /// What a person at a terminal sees while a long backfill runs: a spinner while the backends are
-/// asked, a bar while observations become records, a spinner while the spool is written. Drawn
+/// asked, while observations become records and while the spool is written. Drawn
 /// only when standard error is a terminal and `-q` was not given; under cron (no terminal) and
 /// with `-q` every bar is hidden and nothing is written.
 struct Progress {
@@ -198,17 +225,6 @@ impl Progress {
             bar.set_style(style);
         }
         bar.enable_steady_tick(std::time::Duration::from_millis(120));
-        bar
-    }
-
-    fn bar(&self, length: usize, message: &'static str) -> ProgressBar {
-        let bar =
-            ProgressBar::with_draw_target(Some(length as u64), self.target()).with_message(message);
-        if let Ok(style) =
-            ProgressStyle::with_template("{bar:40} {pos}/{len} {msg} ({elapsed}, {eta} left)")
-        {
-            bar.set_style(style);
-        }
         bar
     }
 }

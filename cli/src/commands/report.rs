@@ -35,6 +35,9 @@ pub fn run(args: &ReportArgs) -> Outcome {
             return Outcome::Partial;
         }
     };
+    if args.check {
+        return check(args, &runtime);
+    }
     let document = match runtime.block_on(produce(args)) {
         Ok(document) => document,
         Err(err) => {
@@ -53,17 +56,75 @@ pub fn run(args: &ReportArgs) -> Outcome {
     Outcome::Ok
 }
 
-async fn produce(
-    args: &ReportArgs,
-) -> Result<String, accelfed_accounting::repository::RepositoryError> {
-    let repo = Repository::open(&args.database).await?;
+/// `report --check`: one line per breach on standard output, a summary on standard error.
+fn check(args: &ReportArgs, runtime: &tokio::runtime::Runtime) -> Outcome {
+    if args.vo.is_some() {
+        // Capacity is shared by every VO: a bound checked on one VO's hours proves nothing.
+        tracing::warn!("--check sums every VO; --vo is ignored");
+    }
     let filter = SummaryFilter {
+        vo: None,
+        ..filter(args)
+    };
+    let checked = runtime.block_on(async {
+        Repository::open(&args.database)
+            .await?
+            .capacity_check(filter)
+            .await
+    });
+    let found = match checked {
+        Ok(found) => found,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return Outcome::Partial;
+        }
+    };
+    let mut text = String::new();
+    for breach in &found.breaches {
+        text.push_str(&format!("over capacity: {breach}\n"));
+    }
+    let destination = match &args.output {
+        Some(path) => Destination::File(path.clone()),
+        None => Destination::Stdout,
+    };
+    if let Err(err) = accelfed_publishers::publish(text.as_bytes(), &destination) {
+        tracing::error!("{err}");
+        return Outcome::Partial;
+    }
+    if found.unchecked > 0 {
+        tracing::warn!(
+            unchecked = found.unchecked,
+            "site-month-models whose records carry no installed GPU count were not checked"
+        );
+    }
+    if found.breaches.is_empty() {
+        tracing::info!(checked = found.checked, "usage within installed capacity");
+        Outcome::Ok
+    } else {
+        tracing::error!(
+            breaches = found.breaches.len(),
+            checked = found.checked,
+            "usage above installed capacity"
+        );
+        Outcome::Partial
+    }
+}
+
+fn filter(args: &ReportArgs) -> SummaryFilter {
+    SummaryFilter {
         from: args.from,
         to: args.to,
         vo: args.vo.clone(),
         site: args.site.clone(),
         model: args.model.clone(),
-    };
+    }
+}
+
+async fn produce(
+    args: &ReportArgs,
+) -> Result<String, accelfed_accounting::repository::RepositoryError> {
+    let repo = Repository::open(&args.database).await?;
+    let filter = filter(args);
     let document = match args.format {
         ReportFormat::Text(format) => {
             let rows = repo

@@ -255,3 +255,164 @@ fn a_repository_down_then_up_is_caught_up() {
     assert_eq!(quick.spool_depth(), 0);
     assert_expected_totals(repository.to_str().unwrap());
 }
+
+/// The site's own description: one node with one A100 (so 720 GPU-hours in April).
+const ONE_A100: &str = r#"
+[[static.batch]]
+id = "hpc"
+manager = "SLURM"
+
+[[static.batch.node_type]]
+id = "a100"
+count = 1
+
+[[static.batch.node_type.gpu]]
+id = "a100"
+vendor = "NVIDIA"
+model = "NVIDIA A100-SXM4-80GB"
+count = 1
+
+[[static.batch.share]]
+id = "gpu"
+vos = ["atlas"]
+node_types = ["a100"]
+"#;
+
+/// Usage of the site's one A100 in April 2026: `node-1` in two periods (10 days, then 5 days), and
+/// `node-2` (the same GPU, described twice by mistake when `overlap`) for the whole month.
+fn april(overlap: bool) -> String {
+    let mut lines = vec![
+        r#"{"resource": "node-1", "model": "NVIDIA A100-SXM4-80GB", "count": 1, "vo": "atlas", "start": "2026-04-01T00:00:00Z", "end": "2026-04-11T00:00:00Z"}"#,
+        r#"{"resource": "node-1", "model": "NVIDIA A100-SXM4-80GB", "count": 1, "vo": "atlas", "start": "2026-04-20T00:00:00Z", "end": "2026-04-25T00:00:00Z"}"#,
+    ];
+    if overlap {
+        lines.push(r#"{"resource": "node-2", "model": "NVIDIA A100-SXM4-80GB", "count": 1, "vo": "atlas", "start": "2026-04-01T00:00:00Z", "end": "2026-05-01T00:00:00Z"}"#);
+    }
+    lines.join("\n") + "\n"
+}
+
+#[test]
+fn report_check_names_the_site_month_an_overlapping_manual_file_breaks() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = pki(dir.path());
+    let repository = dir.path().join("accounting.sqlite");
+    let database = repository.to_str().unwrap();
+    let central = central_config(
+        dir.path(),
+        &pki,
+        &format!("path = \"{database}\""),
+        "127.0.0.1:0",
+    );
+    let server = Server::start(&central);
+    let check = || run(&["report", "--database", database, "--check"]);
+
+    // Within capacity: both periods of node-1 count (15 days, 360 GPU-hours), the check passes.
+    let fine = site(
+        &dir.path().join("fine"),
+        "SITE-A",
+        &server.endpoint(),
+        TOKEN_A,
+        &pki,
+        &april(false),
+        ONE_A100,
+    );
+    let metered = fine.meter();
+    assert_eq!(status(&metered), 0, "{}", stderr(&metered));
+    assert_eq!(fine.spool_depth(), 1, "two periods, one record");
+    assert_eq!(status(&fine.ship(false)), 0);
+    assert_eq!(report_by_vo(database).1, 360.0);
+    let passed = check();
+    assert_eq!(status(&passed), 0, "{}", stderr(&passed));
+    assert!(passed.stdout.is_empty());
+
+    // The same GPU described again as node-2 for all of April: 1,080 GPU-hours on one A100. The
+    // meter says so (error, exit 1) and still writes the records; the repository's check lists the
+    // site-month and exits 1.
+    let overlapping = site(
+        &dir.path().join("overlapping"),
+        "SITE-A",
+        &server.endpoint(),
+        TOKEN_A,
+        &pki,
+        &april(true),
+        ONE_A100,
+    );
+    let metered = overlapping.meter();
+    assert_eq!(status(&metered), 1, "{}", stderr(&metered));
+    let log = stderr(&metered);
+    assert!(
+        log.contains("usage above installed capacity")
+            && log.contains("node-1")
+            && log.contains("node-2"),
+        "{log}"
+    );
+    assert_eq!(status(&overlapping.ship(false)), 0);
+    assert_eq!(report_by_vo(database).1, 1080.0);
+    let failed = check();
+    assert_eq!(status(&failed), 1, "{}", stderr(&failed));
+    let listed = String::from_utf8(failed.stdout.clone()).unwrap();
+    assert!(
+        listed.contains("SITE-A 2026-04") && listed.contains("NVIDIA A100-SXM4-80GB"),
+        "{listed}"
+    );
+    assert!(
+        listed.contains("1080.000") && listed.contains("720.000"),
+        "{listed}"
+    );
+    assert_eq!(listed.lines().count(), 1, "{listed}");
+}
+
+#[test]
+fn a_renamed_model_replaces_its_records_instead_of_adding_to_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = pki(dir.path());
+    let repository = dir.path().join("accounting.sqlite");
+    let database = repository.to_str().unwrap();
+    let central = central_config(
+        dir.path(),
+        &pki,
+        &format!("path = \"{database}\""),
+        "127.0.0.1:0",
+    );
+    let server = Server::start(&central);
+    let site_dir = dir.path().join("site");
+    let site = site(
+        &site_dir,
+        "SITE-A",
+        &server.endpoint(),
+        TOKEN_A,
+        &pki,
+        &april(false),
+        "",
+    );
+    assert_eq!(status(&site.meter()), 0);
+    assert_eq!(status(&site.ship(false)), 0);
+    assert_eq!(report_by_vo(database).1, 360.0);
+
+    // The site renames the model in its manual file: the old identity is retracted (0 s), so the
+    // repository still holds 360 GPU-hours, now under the new name.
+    let renamed = april(false).replace("NVIDIA A100-SXM4-80GB", "A100 80GB (renamed)");
+    std::fs::write(site_dir.join("usage.jsonl"), renamed).unwrap();
+    let metered = site.meter();
+    assert_eq!(status(&metered), 0, "{}", stderr(&metered));
+    assert!(
+        stderr(&metered).contains("retracted"),
+        "{}",
+        stderr(&metered)
+    );
+    assert_eq!(site.spool_depth(), 2, "the new record and the retraction");
+    assert_eq!(status(&site.ship(false)), 0);
+    assert_eq!(report_by_vo(database).1, 360.0, "not 720");
+    let by_model = run(&[
+        "report",
+        "--database",
+        database,
+        "--by",
+        "model",
+        "--format",
+        "csv",
+    ]);
+    let text = String::from_utf8(by_model.stdout).unwrap();
+    assert!(text.contains("A100 80GB (renamed),1,360.000"), "{text}");
+    assert!(text.contains("NVIDIA A100-SXM4-80GB,1,0.000"), "{text}");
+}

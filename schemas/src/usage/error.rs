@@ -31,6 +31,12 @@ pub enum Problem {
     },
     #[error("Count must be a finite number above zero, got {0}")]
     Count(f64),
+    #[error(
+        "installed (physical GPUs of the model at the site) must be a finite number, at least zero, got {0}"
+    )]
+    Installed(f64),
+    #[error("sharing: {0}")]
+    Sharing(String),
     #[error("Benchmark must be a finite, non-negative number, got {0}")]
     Benchmark(f64),
     #[error("AvailableDuration {seconds} s is longer than {month} ({month_seconds} s)")]

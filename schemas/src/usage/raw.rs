@@ -16,7 +16,7 @@ use super::id::Identity;
 use super::kind::{RecordType, Source};
 use super::month::{Month, MonthError};
 use super::record::{Benchmark, UsageRecord};
-use crate::gpu::{AcceleratorType, GpuCount, GpuModel};
+use crate::gpu::{AcceleratorType, GpuCount, GpuModel, Sharing};
 use crate::names::{Fqan, LocalId, NameError, SiteName, Text, VoName};
 
 /// A usage record's fields before any check (see the module documentation).
@@ -46,6 +46,16 @@ pub struct RawRecord {
     pub source: Source,
     pub first_seen: DateTime<Utc>,
     pub last_seen: DateTime<Utc>,
+    /// Absent (spools and senders older than the field, and whole GPUs): [`Sharing::Whole`]. Left
+    /// out when whole, so a whole-GPU record reads and writes as it did before the field existed.
+    #[serde(default, skip_serializing_if = "is_whole")]
+    pub sharing: Sharing,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub installed: Option<f64>,
+}
+
+fn is_whole(sharing: &Sharing) -> bool {
+    *sharing == Sharing::Whole
 }
 
 /// BenchmarkType and Benchmark before any check.
@@ -123,6 +133,12 @@ impl TryFrom<RawRecord> for UsageRecord {
             accelerator_type: raw.accelerator_type,
             model: GpuModel::new(raw.model.as_str()).map_err(|e| fail(named("Model")(e)))?,
             source: raw.source,
+            sharing: raw.sharing.clone(),
+            installed: raw
+                .installed
+                .map(GpuCount::new)
+                .transpose()
+                .map_err(|_| fail(Problem::Installed(raw.installed.unwrap_or(f64::NAN))))?,
             vo: raw
                 .vo
                 .as_deref()
@@ -161,6 +177,8 @@ impl From<UsageRecord> for RawRecord {
             source: record.source,
             first_seen: record.first_seen,
             last_seen: record.last_seen,
+            sharing: record.sharing,
+            installed: record.installed.map(GpuCount::get),
         }
     }
 }

@@ -12,7 +12,7 @@ use super::error::{Problem, UsageError};
 use super::id::{Identity, RecordId};
 use super::kind::{RecordType, Source};
 use super::month::Month;
-use crate::gpu::{AcceleratorType, GpuCount, GpuModel};
+use crate::gpu::{AcceleratorType, GpuCount, GpuModel, Sharing};
 use crate::names::{Fqan, LocalId, SiteName, Text, VoName};
 
 /// APEL's BenchmarkType and Benchmark, which only mean something together.
@@ -42,7 +42,10 @@ pub struct UsageRecord {
     pub fqan: Option<Fqan>,
     /// SiteName (GOCDB).
     pub site: SiteName,
-    /// Count: GPUs held, fractional for shares (a time-sliced half counts 0.5).
+    /// Count: physical GPUs held, fractional for shares (a MIG `3g.40gb` of an H100 counts 3/7, one
+    /// of 8 time-slicing replicas 0.125). Where several periods of the resource in the month were
+    /// merged, their GPU-seconds over the summed AvailableDuration, kept unrounded so that
+    /// Count x AvailableDuration is the GPU-seconds exactly.
     pub count: GpuCount,
     /// Cores: CPU cores that came with the GPUs, where known.
     pub cores: Option<u32>,
@@ -54,8 +57,15 @@ pub struct UsageRecord {
     pub benchmark: Option<Benchmark>,
     /// Type (APEL knows GPU, FPGA and Other; MIC is published as Other).
     pub accelerator_type: AcceleratorType,
-    /// Model, as the device names itself.
+    /// Model, as the device names itself: the physical GPU, also for a slice, replica or vGPU.
     pub model: GpuModel,
+    /// What stood behind the count (accelfed's own field; APEL's record has no place for it).
+    pub sharing: Sharing,
+    /// Physical GPUs of this model the site had installed in this month, as the meter knew them
+    /// from the site's own inventory (accelfed's own field): the central repository checks the
+    /// site's GPU-hours per model and month against it (`accelfed report --check`). `None` where
+    /// the meter did not know.
+    pub installed: Option<GpuCount>,
     /// Which meter saw it.
     pub source: Source,
     /// The VO the usage is charged to; `None` where the site maps the project/namespace/account to
@@ -114,6 +124,9 @@ impl UsageRecord {
         if count <= 0.0 {
             return Err(self.error(Problem::Count(count)));
         }
+        if let Some(problem) = sharing_problem(&self.sharing) {
+            return Err(self.error(Problem::Sharing(problem)));
+        }
         if let Some(benchmark) = &self.benchmark
             && (!benchmark.value.is_finite() || benchmark.value < 0.0)
         {
@@ -150,5 +163,27 @@ impl UsageRecord {
             identity: identity.to_string(),
             problem,
         }
+    }
+}
+
+/// What makes a sharing impossible (a zero denominator, more MIG slices than the GPU has), or
+/// `None`: a record's count is physical GPUs and must not rest on a share that is not one.
+fn sharing_problem(sharing: &Sharing) -> Option<String> {
+    match sharing {
+        Sharing::Mig {
+            profile,
+            slices,
+            of,
+        } if *slices == 0 || *of == 0 || slices > of => Some(format!(
+            "MIG profile {profile} holds {slices} of {of} compute slices"
+        )),
+        Sharing::TimeSlicing { replicas: 0 } | Sharing::Mps { replicas: 0 } => {
+            Some(format!("{} with 0 replicas", sharing.mode()))
+        }
+        Sharing::Vgpu {
+            vgpu_type,
+            per_gpu: 0,
+        } => Some(format!("vGPU type {vgpu_type} with 0 per physical GPU")),
+        _ => None,
     }
 }

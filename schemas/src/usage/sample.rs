@@ -3,7 +3,7 @@
 use chrono::{TimeZone, Utc};
 
 use super::{Month, RecordType, Source, UsageRecord};
-use crate::gpu::{AcceleratorType, GpuCount, GpuModel};
+use crate::gpu::{AcceleratorType, GpuCount, GpuModel, Sharing};
 use crate::names::{Fqan, LocalId, SiteName, Text, VoName};
 
 /// A VM with one A100 for ten days of January 2026; tests change the fields they care about.
@@ -27,6 +27,8 @@ pub fn record(resource: &str) -> UsageRecord {
         benchmark: None,
         accelerator_type: AcceleratorType::Gpu,
         model: GpuModel::new("NVIDIA A100-SXM4-80GB").unwrap(),
+        sharing: Sharing::Whole,
+        installed: None,
         source: Source::Openstack,
         vo: Some(VoName::new("vo.example.org").unwrap()),
         first_seen,

@@ -174,3 +174,41 @@ fn deserialising_refuses_bad_values_naming_field_and_record() {
     let text = refused("record_type", "vm".into());
     assert!(text.contains("unknown variant"), "{text}");
 }
+
+#[test]
+fn sharing_is_kept_in_json_and_old_spools_read_as_whole_gpus() {
+    use crate::gpu::{GpuCount, Sharing};
+    use crate::names::Text;
+    let mut slice = record("pod-1");
+    slice.count = GpuCount::new(3.0 / 7.0).unwrap();
+    slice.sharing = Sharing::Mig {
+        profile: Text::new("3g.40gb").unwrap(),
+        slices: 3,
+        of: 7,
+    };
+    slice.installed = Some(GpuCount::whole(4));
+    let json = serde_json::to_value(&slice).unwrap();
+    assert_eq!(
+        json["sharing"],
+        serde_json::json!({"mode": "mig", "profile": "3g.40gb", "slices": 3, "of": 7})
+    );
+    assert_eq!(json["installed"], 4.0);
+    let back: UsageRecord = serde_json::from_value(json).unwrap();
+    assert_eq!(back, slice, "the unrounded count and the sharing survive");
+
+    // A whole-GPU record writes no sharing, and a record written before the field reads as whole.
+    let whole = serde_json::to_value(record("vm-1")).unwrap();
+    assert!(whole.get("sharing").is_none() && whole.get("installed").is_none());
+    let old: UsageRecord = serde_json::from_value(whole).unwrap();
+    assert_eq!(old.sharing, Sharing::Whole);
+
+    let mut impossible = serde_json::to_value(&slice).unwrap();
+    impossible["sharing"]["slices"] = 8.into();
+    let err = serde_json::from_value::<UsageRecord>(impossible)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("sharing: MIG profile 3g.40gb holds 8 of 7"),
+        "{err}"
+    );
+}

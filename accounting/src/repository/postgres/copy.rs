@@ -72,17 +72,24 @@ fn put_row(out: &mut BytesMut, row: &RecordRow) {
     put_i64(out, row.active_seconds);
     put_i64(out, Some(row.available_seconds));
     put_text(out, row.benchmark_type.as_deref());
-    match row.benchmark {
+    put_f64(out, row.benchmark);
+    put_text(out, Some(&row.accelerator_type));
+    put_text(out, Some(&row.source));
+    put_i64(out, row.first_seen);
+    put_i64(out, row.last_seen);
+    put_f64(out, row.gpu_count);
+    put_text(out, row.sharing.as_deref());
+    put_f64(out, row.installed);
+}
+
+fn put_f64(out: &mut BytesMut, value: Option<f64>) {
+    match value {
         Some(value) => {
             out.put_i32(8);
             out.put_f64(value);
         }
         None => out.put_i32(-1),
     }
-    put_text(out, Some(&row.accelerator_type));
-    put_text(out, Some(&row.source));
-    put_i64(out, row.first_seen);
-    put_i64(out, row.last_seen);
 }
 
 fn put_bytes(out: &mut BytesMut, value: &[u8]) {

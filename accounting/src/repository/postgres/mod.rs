@@ -18,6 +18,7 @@ use tokio::runtime::Handle;
 use tokio::sync::Mutex;
 use tokio_postgres::{Client, NoTls};
 
+use super::capacity::Installed;
 use super::error::RepositoryError;
 use super::outcome::Outcome;
 use super::period::Period;
@@ -138,6 +139,13 @@ impl PostgresRepository {
     /// Totals from the summary table.
     pub async fn summaries(&self, query: SummaryQuery) -> Result<Vec<SummaryRow>, RepositoryError> {
         read::summaries(self.reader.as_ref(), &query)
+            .await
+            .map_err(|e| self.fail(e))
+    }
+
+    /// Installed GPUs per (site, model, month), as records carry them.
+    pub async fn installed(&self) -> Result<Vec<Installed>, RepositoryError> {
+        read::installed(self.reader.as_ref())
             .await
             .map_err(|e| self.fail(e))
     }

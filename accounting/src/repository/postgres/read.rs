@@ -6,6 +6,7 @@ use std::sync::Arc;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{GenericClient, Row};
 
+use super::super::capacity::{INSTALLED_SQL, Installed};
 use super::super::period::Period;
 use super::super::query::{self, Dimension, GroupKey, Param, SummaryQuery, SummaryRow};
 use super::super::row::RecordRow;
@@ -59,6 +60,21 @@ pub(super) async fn summaries(
         .collect()
 }
 
+/// The installed GPUs per (site, model, month) that records carry (the largest figure of each).
+pub(super) async fn installed(client: &impl GenericClient) -> Result<Vec<Installed>, PgFailure> {
+    let rows = client.query(INSTALLED_SQL, &[]).await?;
+    rows.iter()
+        .map(|row| {
+            Ok(Installed {
+                site: row.try_get(0)?,
+                model: row.try_get(1)?,
+                period: period(row.try_get(2)?)?,
+                gpus: row.try_get(3)?,
+            })
+        })
+        .collect()
+}
+
 pub(super) async fn sync_counts(
     client: &impl GenericClient,
     site: &str,
@@ -107,6 +123,9 @@ pub(super) fn row_from_sql(row: &Row) -> Result<RecordRow, PgFailure> {
         source: Cow::Owned(row.try_get(16)?),
         first_seen: row.try_get(17)?,
         last_seen: row.try_get(18)?,
+        gpu_count: row.try_get(19)?,
+        sharing: row.try_get::<_, Option<&str>>(20)?.map(Arc::from),
+        installed: row.try_get(21)?,
     })
 }
 

@@ -65,10 +65,20 @@ const MIGRATIONS: &[(i64, &str)] = &[
     // batches of 960 summary upserts took 1.0 s instead of 1.85 s. Pages written before keep
     // their layout until rewritten.
     (2, "ALTER TABLE summaries SET (fillfactor = 50);"),
+    // What a record says beyond APEL's fields: its unrounded count (summaries are computed from
+    // it), its sharing (JSON, NULL for whole GPUs) and the installed GPUs of its model at the site
+    // in its month (`accelfed report --check`). Added to the partitioned table, so to every
+    // partition.
+    (
+        3,
+        "ALTER TABLE records ADD COLUMN gpu_count double precision,
+             ADD COLUMN sharing text,
+             ADD COLUMN installed double precision;",
+    ),
 ];
 
 /// The newest schema version this program knows.
-pub(super) const LATEST: i64 = 2;
+pub(super) const LATEST: i64 = 3;
 
 /// Applies the migrations the database lacks; `Err(found)` when the database is newer than this
 /// program (nothing is changed then).

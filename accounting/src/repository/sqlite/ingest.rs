@@ -88,6 +88,9 @@ pub(crate) fn insert_with(
         row.source,
         row.first_seen,
         row.last_seen,
+        row.gpu_count,
+        row.sharing,
+        row.installed,
     ])
 }
 

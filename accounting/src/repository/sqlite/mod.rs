@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::Connection;
 
+use super::capacity::Installed;
 use super::error::RepositoryError;
 use super::outcome::Outcome;
 use super::query::{SummaryQuery, SummaryRow};
@@ -68,6 +69,11 @@ impl SqliteRepository {
     pub async fn summaries(&self, query: SummaryQuery) -> Result<Vec<SummaryRow>, RepositoryError> {
         self.run(&self.reader, move |conn| read::summaries(conn, &query))
             .await
+    }
+
+    /// Installed GPUs per (site, model, month), as records carry them.
+    pub async fn installed(&self) -> Result<Vec<Installed>, RepositoryError> {
+        self.run(&self.reader, read::installed).await
     }
 
     /// Records held per month for one site.

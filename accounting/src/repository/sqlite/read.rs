@@ -6,11 +6,26 @@ use std::sync::Arc;
 use rusqlite::Connection;
 use rusqlite::types::{FromSqlError, Value};
 
+use super::super::capacity::{INSTALLED_SQL, Installed};
 use super::super::period::Period;
 use super::super::query::{self, Dimension, GroupKey, Param, SummaryQuery, SummaryRow};
 use super::super::row::RecordRow;
 use super::super::sync::SyncCount;
 use super::super::totals::Totals;
+
+/// The installed GPUs per (site, model, month) that records carry (the largest figure of each).
+pub(super) fn installed(conn: &mut Connection) -> rusqlite::Result<Vec<Installed>> {
+    let mut statement = conn.prepare_cached(INSTALLED_SQL)?;
+    let rows = statement.query_map([], |row| {
+        Ok(Installed {
+            site: row.get(0)?,
+            model: row.get(1)?,
+            period: period(row.get(2)?, 2)?,
+            gpus: row.get(3)?,
+        })
+    })?;
+    rows.collect()
+}
 
 pub(super) fn summaries(
     conn: &mut Connection,
@@ -98,6 +113,9 @@ pub(super) fn row_from_sql(row: &rusqlite::Row<'_>) -> rusqlite::Result<RecordRo
         source: Cow::Owned(row.get(16)?),
         first_seen: row.get(17)?,
         last_seen: row.get(18)?,
+        gpu_count: row.get(19)?,
+        sharing: row.get::<_, Option<String>>(20)?.map(Arc::from),
+        installed: row.get(21)?,
     })
 }
 

@@ -59,10 +59,19 @@ const MIGRATIONS: &[(i64, &str)] = &[
              gpu_milli_seconds, active_records, active_gpu_milli_seconds,
              active_available_gpu_milli_seconds);",
     ),
+    // Schema 3: what a record says beyond APEL's fields: its unrounded count (summaries are
+    // computed from it), its sharing (JSON, NULL for whole GPUs) and the installed GPUs of its
+    // model at the site in its month (`accelfed report --check`).
+    (
+        3,
+        "ALTER TABLE records ADD COLUMN gpu_count REAL;
+         ALTER TABLE records ADD COLUMN sharing TEXT;
+         ALTER TABLE records ADD COLUMN installed REAL;",
+    ),
 ];
 
 /// The newest schema version this program knows.
-pub(super) const LATEST: i64 = 2;
+pub(super) const LATEST: i64 = 3;
 
 /// Applies the migrations the database lacks. Returns the version found before, for logs.
 /// A database newer than this program is refused rather than written to.
