@@ -15,6 +15,7 @@ mod ams;
 mod dirq;
 mod error;
 mod export;
+pub mod safety;
 mod watermark;
 
 pub use ams::{AmsClient, AmsSettings};
