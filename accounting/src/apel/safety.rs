@@ -188,18 +188,19 @@ pub fn check_record(
     if let Some(user) = &record.global_user_name {
         text_fits(&record, "GlobalUserName", user.as_str(), charset)?;
     }
-    if let Some(benchmark) = &record.benchmark {
-        if let Some(fixed) = storable(benchmark.kind.as_str(), charset) {
-            if let Ok(kind) = Text::new(fixed) {
-                normalised.push(change(
-                    &record,
-                    "BenchmarkType",
-                    "characters the database cannot store written as '?'",
-                ));
-                if let Some(benchmark) = &mut record.benchmark {
-                    benchmark.kind = kind;
-                }
-            }
+    let storable_kind = record
+        .benchmark
+        .as_ref()
+        .and_then(|benchmark| storable(benchmark.kind.as_str(), charset))
+        .and_then(|fixed| Text::new(fixed).ok());
+    if let Some(kind) = storable_kind {
+        normalised.push(change(
+            &record,
+            "BenchmarkType",
+            "characters the database cannot store written as '?'",
+        ));
+        if let Some(benchmark) = &mut record.benchmark {
+            benchmark.kind = kind;
         }
     }
     if let Some(benchmark) = &record.benchmark {
