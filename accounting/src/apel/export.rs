@@ -125,13 +125,15 @@ pub async fn export(
         watermark: watermark.read()?,
         ..ExportReport::default()
     };
+    // One checker for the run, so records that collide in APEL's key are found across pages.
+    let mut checker = safety::Checker::new(options.charset);
     loop {
         let page = spool.changed_after(after, PAGE)?;
         let Some(last) = page.last().map(|changed| changed.version) else {
             break;
         };
         let records: Vec<_> = page.into_iter().map(|changed| changed.record).collect();
-        let checked = safety::check(records, options.charset);
+        let checked = checker.check(records);
         for refused in &checked.refused {
             tracing::error!("{refused}");
         }

@@ -24,7 +24,8 @@
 //!   the field: a null-like mandatory value, text over 255 characters, a character the database
 //!   cannot store in an identifying field, a number past its column, no FQAN and no VO;
 //! * records whose APEL key is the same once case and accents are folded: the first (in byte
-//!   order of their text) goes, each other one is refused naming the one it collides with.
+//!   order of their text within a batch; an earlier batch before a later one, see [`Checker`])
+//!   goes, each other one is refused naming the one it collides with.
 
 use std::collections::BTreeMap;
 
@@ -92,47 +93,73 @@ pub struct Checked {
 /// Checks `records` (one site's, or several) against APEL's loader and database; see the module
 /// documentation for the rules. Pure; the meter and the export both call it.
 pub fn check(records: Vec<UsageRecord>, charset: Charset) -> Checked {
-    let mut checked = Checked::default();
-    // Folded APEL key -> the resource of the record that holds it.
-    let mut keys: BTreeMap<String, String> = BTreeMap::new();
-    let mut passed = Vec::with_capacity(records.len());
-    for record in records {
-        match check_record(record, charset, &mut checked.normalised) {
-            Ok(record) => passed.push(record),
-            Err(refused) => checked.refused.push(refused),
+    Checker::new(charset).check(records)
+}
+
+/// [`check`] over several batches (the export's pages): a key taken in an earlier batch stays
+/// taken, so records that collide in different batches are found too. Holds each passed record's
+/// key (a few hundred bytes a record) for as long as it lives.
+#[derive(Debug, Clone, Default)]
+pub struct Checker {
+    charset: Charset,
+    /// Folded APEL key -> the exact key and the resource of the record that holds it.
+    keys: BTreeMap<String, (String, String)>,
+}
+
+impl Checker {
+    pub fn new(charset: Charset) -> Self {
+        Self {
+            charset,
+            keys: BTreeMap::new(),
         }
     }
-    // Collisions: the record with the smallest exact key wins whatever the input order.
-    let mut order: Vec<usize> = (0..passed.len()).collect();
-    order.sort_by_cached_key(|&i| exact_key(&passed[i]));
-    let mut keep = vec![true; passed.len()];
-    for i in order {
-        let record = &passed[i];
-        let folded = fold(&exact_key(record));
-        match keys.get(&folded) {
-            Some(holder) => {
-                keep[i] = false;
-                checked.refused.push(refusal(
-                    record,
-                    "AssociatedRecord",
-                    format!(
-                        "APEL's key (record, site, model, month) compares case- and \
-                         accent-insensitively, and this record's equals that of {holder:?}: \
-                         one would replace the other"
-                    ),
-                ));
-            }
-            None => {
-                keys.insert(folded, record.associated_record.as_str().to_owned());
+
+    /// Checks one batch; within it, of records that collide, the one with the smallest exact key
+    /// wins whatever the input order.
+    pub fn check(&mut self, records: Vec<UsageRecord>) -> Checked {
+        let mut checked = Checked::default();
+        let mut passed = Vec::with_capacity(records.len());
+        for record in records {
+            match check_record(record, self.charset, &mut checked.normalised) {
+                Ok(record) => passed.push(record),
+                Err(refused) => checked.refused.push(refused),
             }
         }
+        let mut order: Vec<usize> = (0..passed.len()).collect();
+        order.sort_by_cached_key(|&i| exact_key(&passed[i]));
+        let mut keep = vec![true; passed.len()];
+        for i in order {
+            let record = &passed[i];
+            let exact = exact_key(record);
+            let folded = fold(&exact);
+            match self.keys.get(&folded) {
+                // The same record again (a later batch re-checking it) is no collision.
+                Some((held, _)) if *held == exact => {}
+                Some((_, holder)) => {
+                    keep[i] = false;
+                    checked.refused.push(refusal(
+                        record,
+                        "AssociatedRecord",
+                        format!(
+                            "APEL's key (record, site, model, month) compares case- and \
+                             accent-insensitively, and this record's equals that of \
+                             {holder:?}: one would replace the other"
+                        ),
+                    ));
+                }
+                None => {
+                    let resource = record.associated_record.as_str().to_owned();
+                    self.keys.insert(folded, (exact, resource));
+                }
+            }
+        }
+        checked.records = passed
+            .into_iter()
+            .zip(keep)
+            .filter_map(|(record, keep)| keep.then_some(record))
+            .collect();
+        checked
     }
-    checked.records = passed
-        .into_iter()
-        .zip(keep)
-        .filter_map(|(record, keep)| keep.then_some(record))
-        .collect();
-    checked
 }
 
 /// One record's own checks (everything but collisions).

@@ -194,6 +194,23 @@ fn keys_equal_but_for_case_or_accents_keep_one_record_and_refuse_the_others() {
 }
 
 #[test]
+fn a_checker_finds_collisions_across_batches_and_lets_the_same_record_through_again() {
+    let mut checker = Checker::new(Charset::Utf8mb3);
+    let first = checker.check(vec![record("GPU-Node-1"), record("vm-1")]);
+    assert_eq!(first.records.len(), 2);
+    let second = checker.check(vec![record("gpu-node-1"), record("vm-1"), record("vm-2")]);
+    assert_eq!(refused_field(&second), ["AssociatedRecord"]);
+    assert_eq!(second.refused[0].resource, "gpu-node-1");
+    assert!(second.refused[0].reason.contains("GPU-Node-1"));
+    let kept: Vec<&str> = second
+        .records
+        .iter()
+        .map(|r| r.associated_record.as_str())
+        .collect();
+    assert_eq!(kept, ["vm-1", "vm-2"]);
+}
+
+#[test]
 fn folding_matches_a_case_and_accent_insensitive_collation() {
     assert_eq!(fold("GPU-Nöde-É"), fold("gpu-node-e"));
     assert_eq!(fold("ÅNGSTRÖM"), "angstrom");
