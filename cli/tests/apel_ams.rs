@@ -3,6 +3,10 @@
 //! `{"messages": [{"attributes": {"empaid": ...}, "data": <base64>}]}` whose data is an APEL
 //! accelerator message, answered `{"messageIds": [...]}`. A 503 is retried; a refused key fails
 //! the run without moving the watermark, so the next run sends everything.
+//!
+//! Each message is signed with the site's host certificate as ssmsend signs it; the server checks
+//! every signature with `openssl smime -verify` against the test CA (as APEL's receiver does) and
+//! that no request exceeds the configured limit once signed and base64-encoded.
 
 #![allow(clippy::unwrap_used)]
 
@@ -27,9 +31,38 @@ const RECORDS: usize = 1_200;
 struct Seen {
     /// APEL messages received, decoded.
     messages: Vec<serde_json::Value>,
+    /// Bytes of each publish request that carried a message.
+    request_bytes: Vec<usize>,
     requests: usize,
     /// Answer the next request with 503 once.
     fail_next: bool,
+    /// The CA to verify signatures against; `None`: messages are expected unsigned.
+    ca: Option<std::path::PathBuf>,
+}
+
+/// The content of a signed message, verified as APEL's receiver verifies it; panics if the
+/// signature does not verify.
+fn verified(signed: &[u8], ca: &Path) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("signed.txt");
+    std::fs::write(&file, signed).unwrap();
+    let output = Command::new("openssl")
+        .args(["smime", "-verify", "-purpose", "any", "-CAfile"])
+        .arg(ca)
+        .arg("-in")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "signature does not verify: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8(output.stdout).unwrap();
+    // `-text` signing puts a text/plain header before the message, as SSM's messages have.
+    let (header, body) = text.split_once("\r\n\r\n").unwrap();
+    assert!(header.contains("text/plain"), "{header}");
+    body.as_bytes().to_vec()
 }
 
 /// Serves AMS's publish call on a free port of 127.0.0.1 until the runtime stops.
@@ -151,17 +184,56 @@ fn answer(head: &str, body: &[u8], seen: &Mutex<Seen>) -> (&'static str, String)
     let data = base64::engine::general_purpose::STANDARD
         .decode(message["data"].as_str().unwrap())
         .unwrap();
+    let data = match &seen.ca {
+        Some(ca) => {
+            assert!(
+                data.starts_with(b"MIME-Version") && !data.starts_with(b"{"),
+                "a signed S/MIME message"
+            );
+            verified(&data, ca)
+        }
+        None => data,
+    };
     assert!(data.is_ascii() && data.len() < 1_000_000);
+    seen.request_bytes.push(body.len());
     seen.messages.push(serde_json::from_slice(&data).unwrap());
     let id = seen.messages.len();
     ("200 OK", format!(r#"{{"messageIds":["{id}"]}}"#))
 }
 
+/// How the site signs, as its `[accounting.apel.ams]` lines say it.
+fn signing(pki: &harness::Pki) -> String {
+    format!(
+        "certificate = \"{}\"\nkey = \"{}\"\n",
+        pki.cert.display(),
+        pki.key.display()
+    )
+}
+
 fn site(dir: &Path, port: u16, pki: &harness::Pki, key: &str) -> std::path::PathBuf {
+    site_with(dir, port, pki, key, &signing(pki), "", "")
+}
+
+/// A site with `extra` lines in `[accounting.apel.ams]`, `apel` lines in `[accounting.apel]` and
+/// `user` as every record's user.
+fn site_with(
+    dir: &Path,
+    port: u16,
+    pki: &harness::Pki,
+    key: &str,
+    extra: &str,
+    apel: &str,
+    user: &str,
+) -> std::path::PathBuf {
     let usage: String = (0..RECORDS)
         .map(|i| {
+            let user = if user.is_empty() {
+                String::new()
+            } else {
+                format!(r#""user": "{user}-{i}", "#)
+            };
             format!(
-                r#"{{"resource": "vm-{i:05}", "model": "H100", "count": 0.5, "vo": "cms", "start": "2026-02-01T00:00:00Z", "end": "2026-02-01T02:00:00Z"}}"#
+                r#"{{"resource": "vm-{i:05}", "model": "H100", "count": 0.5, "vo": "cms", {user}"start": "2026-02-01T00:00:00Z", "end": "2026-02-01T02:00:00Z"}}"#
             ) + "\n"
         })
         .collect();
@@ -172,10 +244,10 @@ fn site(dir: &Path, port: u16, pki: &harness::Pki, key: &str) -> std::path::Path
         &config,
         format!(
             "[site]\nname = \"SITE-B\"\n\n[accounting]\nspool = \"spool.sqlite\"\n\
-             observations = \"usage.jsonl\"\n\n[accounting.apel.ams]\n\
+             observations = \"usage.jsonl\"\n\n[accounting.apel]\n{apel}\n[accounting.apel.ams]\n\
              endpoint = \"https://localhost:{port}\"\nproject = \"accounting\"\n\
              topic = \"gLite-APEL\"\ntoken_file = \"ams.key\"\nca = \"{}\"\nattempts = 3\n\
-             timeout_s = 10\n",
+             timeout_s = 10\n{extra}",
             pki.ca.display()
         ),
     )
@@ -197,7 +269,10 @@ fn export_publishes_every_record_to_ams_in_its_shape() {
     let dir = tempfile::tempdir().unwrap();
     let pki = harness::pki(dir.path());
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let seen = Arc::new(Mutex::new(Seen::default()));
+    let seen = Arc::new(Mutex::new(Seen {
+        ca: Some(pki.ca.clone()),
+        ..Seen::default()
+    }));
     let port = runtime.block_on(fake_ams(&pki, seen.clone()));
 
     // A refused key: exit 1, nothing accepted, the watermark stays.
@@ -250,4 +325,104 @@ fn export_publishes_every_record_to_ams_in_its_shape() {
     }
     assert_eq!(found.len(), RECORDS);
     assert!(found.values().all(|&n| n == 1));
+}
+
+/// Long user names and a 150,000-byte limit: messages split so each signed, encoded request stays
+/// under the limit, and not far under it.
+#[test]
+fn messages_split_so_the_signed_and_encoded_request_fits_the_limit() {
+    const LIMIT: usize = 150_000;
+    let dir = tempfile::tempdir().unwrap();
+    let pki = harness::pki(dir.path());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let seen = Arc::new(Mutex::new(Seen {
+        ca: Some(pki.ca.clone()),
+        ..Seen::default()
+    }));
+    let port = runtime.block_on(fake_ams(&pki, seen.clone()));
+    let user = format!("/DC=org/DC=example/CN={}", "x".repeat(200));
+    let config = site_with(
+        dir.path(),
+        port,
+        &pki,
+        KEY,
+        &signing(&pki),
+        &format!("max_message_bytes = {LIMIT}\n"),
+        &user,
+    );
+    assert!(
+        accelfed(&["meter", "--since", "2026-01-01"], &config)
+            .status
+            .success()
+    );
+    let exported = accelfed(&["export"], &config);
+    assert!(
+        exported.status.success(),
+        "{}",
+        String::from_utf8_lossy(&exported.stderr)
+    );
+    let seen = seen.lock().unwrap();
+    // ~420 bytes a record, 1,200 records: ~500 kB of messages, at most ~110 kB each.
+    assert!(seen.messages.len() >= 5, "{}", seen.messages.len());
+    let records: usize = seen
+        .messages
+        .iter()
+        .map(|m| m["UsageRecords"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(records, RECORDS);
+    for (n, bytes) in seen.request_bytes.iter().enumerate() {
+        assert!(*bytes <= LIMIT, "request {n}: {bytes} bytes");
+        if n + 1 < seen.request_bytes.len() {
+            assert!(*bytes > LIMIT - 2_000, "request {n}: only {bytes} bytes");
+        }
+    }
+}
+
+#[test]
+fn unsigned_only_when_asked_and_a_bad_key_is_a_configuration_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = harness::pki(dir.path());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let port = runtime.block_on(fake_ams(&pki, seen.clone()));
+
+    // No certificate and no `unsigned`: refused before anything is sent.
+    let config = site_with(dir.path(), port, &pki, KEY, "", "", "");
+    assert!(
+        accelfed(&["meter", "--since", "2026-01-01"], &config)
+            .status
+            .success()
+    );
+    let output = accelfed(&["export"], &config);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("certificate and key are required"),
+        "{stderr}"
+    );
+
+    // A key that is not the certificate's: a configuration error naming the certificate.
+    let other = dir.path().join("other.key");
+    std::fs::write(&other, rcgen::KeyPair::generate().unwrap().serialize_pem()).unwrap();
+    let extra = format!(
+        "certificate = \"{}\"\nkey = \"{}\"\n",
+        pki.cert.display(),
+        other.display()
+    );
+    let config = site_with(dir.path(), port, &pki, KEY, &extra, "", "");
+    let output = accelfed(&["export"], &config);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("server.pem"), "{stderr}");
+    assert_eq!(seen.lock().unwrap().requests, 0);
+
+    // `unsigned = true`: plain JSON, as a test receiver wants it.
+    let config = site_with(dir.path(), port, &pki, KEY, "unsigned = true\n", "", "");
+    let output = accelfed(&["export"], &config);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(seen.lock().unwrap().messages.len(), 2);
 }

@@ -3,6 +3,10 @@
 //! records and under 1 MB, ASCII only, and every metered record arrives exactly once. A second
 //! export sends nothing; a changed record is sent again; `--all` sends everything again.
 //!
+//! Each message is then signed with `openssl smime -sign -text` as ssmsend signs it, and its
+//! base64 form (what AMS carries) checked against AMS's 1 MB, with the default allowance for the
+//! signature. A record APEL's database cannot store is refused alone (exit 1), the rest go.
+//!
 //! The venv with dirq is made by scripts/test (`target/venv`); with CI=true a missing one fails.
 
 #![allow(clippy::unwrap_used)]
@@ -70,10 +74,11 @@ json.dump(out, sys.stdout)
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
-/// One hour on one GPU per resource in January 2026; users with non-ASCII names long enough that
-/// the byte limit, not only the 1,000-record limit, splits messages.
+/// One hour on one GPU per resource in January 2026; users with non-ASCII names (at most 255
+/// characters, APEL's column) long enough that the byte limit, not only the 1,000-record limit,
+/// splits messages, with an emoji APEL's utf8 cannot store (written as `?`).
 fn usage(hours_of_first: u32) -> String {
-    let padding = "Jürgen Müller 🚀 ".repeat(40);
+    let padding = "Jürgen Müller Ελληνικά 🚀 ".repeat(9);
     (0..RECORDS)
         .map(|i| {
             let end = if i == 0 { 1 + hours_of_first } else { 2 };
@@ -106,7 +111,8 @@ fn records_in(messages: &[(String, String)]) -> BTreeMap<String, Vec<serde_json:
     let mut found: BTreeMap<String, Vec<serde_json::Value>> = BTreeMap::new();
     for (name, text) in messages {
         assert!(text.is_ascii(), "{name} is not ASCII");
-        assert!(text.len() < 1_000_000, "{name} has {} bytes", text.len());
+        // 1,000,000 less AMS's JSON, base64 (3/4) and the 16 KiB signature allowance.
+        assert!(text.len() <= 733_559, "{name} has {} bytes", text.len());
         let value: serde_json::Value = serde_json::from_str(text).unwrap();
         assert_eq!(value["Type"], "APEL-accelerator-message", "{name}");
         assert_eq!(value["Version"], "0.1", "{name}");
@@ -144,10 +150,16 @@ fn ssmsend_queue_read_back_with_dirq_holds_every_record_once() {
 
     let messages = drain_with_dirq(&python, &queue);
     assert!(
-        messages.len() >= 3,
-        "2,500 records of ~1.5 KB need at least 3 messages, got {}",
+        messages.len() >= 4,
+        "2,500 records of ~1 KB need at least 4 messages, got {}",
         messages.len()
     );
+    let signer = dir.path().join("pki");
+    host_certificate(&signer);
+    for (name, text) in &messages {
+        let request = ams_request_len(&signer, text);
+        assert!(request <= 1_000_000, "{name}: {request} bytes once signed");
+    }
     let names: Vec<&String> = messages.iter().map(|(name, _)| name).collect();
     let mut sorted = names.clone();
     sorted.sort();
@@ -174,8 +186,8 @@ fn ssmsend_queue_read_back_with_dirq_holds_every_record_once() {
         assert_eq!(record["Type"], "GPU");
         let user = record["GlobalUserName"].as_str().unwrap();
         assert!(
-            user.starts_with("Jürgen Müller 🚀 "),
-            "non-ASCII survives escaping"
+            user.starts_with("Jürgen Müller Ελληνικά ? "),
+            "non-ASCII survives escaping; the emoji is normalised: {user}"
         );
     }
 
@@ -198,6 +210,102 @@ fn ssmsend_queue_read_back_with_dirq_holds_every_record_once() {
     // --all: everything again.
     assert!(accelfed(&["export", "--all"], &config).status.success());
     assert_eq!(records_in(&drain_with_dirq(&python, &queue)).len(), RECORDS);
+}
+
+/// A self-signed host certificate and key in `dir` (`host.pem`, `host.key`).
+fn host_certificate(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let output = Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes"])
+        .args(["-keyout", "host.key", "-out", "host.pem", "-days", "2"])
+        .args(["-subj", "/DC=org/DC=example/CN=gpu.example.org"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+}
+
+/// The bytes of the AMS publish request ssmsend makes of `message`: signed as SSM's crypto.sign
+/// signs (`openssl smime -sign -inkey KEY -signer CERT -text`), base64-encoded by the AMS
+/// library and wrapped in `{"messages":[{"attributes":{"empaid":...},"data":...}]}`.
+fn ams_request_len(pki: &Path, message: &str) -> usize {
+    use base64::Engine as _;
+    use std::io::Write as _;
+    let mut child = Command::new("openssl")
+        .args([
+            "smime", "-sign", "-inkey", "host.key", "-signer", "host.pem", "-text",
+        ])
+        .current_dir(pki)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let text = message.to_owned();
+    let writer = std::thread::spawn(move || stdin.write_all(text.as_bytes()).unwrap());
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(output.status.success());
+    let body = serde_json::json!({"messages": [{
+        "attributes": {"empaid": "692621a0/692621a0123456"},
+        "data": base64::engine::general_purpose::STANDARD.encode(&output.stdout),
+    }]});
+    body.to_string().len()
+}
+
+/// Records APEL would refuse (a character its utf8 cannot store in the resource name, a resource
+/// named `None`, one longer than its column, two names equal but for case): each refused alone,
+/// named in the log with its month and field, exit 1; every other record is queued.
+#[test]
+fn records_apel_cannot_take_are_refused_alone_and_the_rest_go() {
+    let Some(python) = python_with_dirq() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let queue = dir.path().join("outgoing");
+    let config = site(dir.path(), &queue);
+    let long = "n".repeat(256);
+    let mut lines: Vec<String> = ["vm-🚀", "None", long.as_str(), "GPU-Node-1", "gpu-node-1"]
+        .iter()
+        .chain(["vm-1", "vm-2"].iter())
+        .map(|resource| {
+            format!(
+                r#"{{"resource": "{resource}", "model": "A100", "count": 0.0004, "vo": "atlas", "start": "2026-01-03T00:00:00Z", "end": "2026-01-04T00:00:00Z"}}"#
+            )
+        })
+        .collect();
+    lines.push(String::new());
+    std::fs::write(dir.path().join("usage.jsonl"), lines.join("\n")).unwrap();
+    let metered = accelfed(&["meter", "--since", "2026-01-01"], &config);
+    assert!(
+        metered.status.success(),
+        "{}",
+        String::from_utf8_lossy(&metered.stderr)
+    );
+    let exported = accelfed(&["export"], &config);
+    assert_eq!(exported.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&exported.stderr);
+    for (resource, field) in [
+        ("vm-🚀", "AssociatedRecord"),
+        ("None", "AssociatedRecord"),
+        (long.as_str(), "AssociatedRecord"),
+        ("gpu-node-1", "AssociatedRecord"),
+    ] {
+        let line = stderr
+            .lines()
+            .find(|l| l.contains(&format!("record {resource} (2026-01")))
+            .unwrap_or_else(|| panic!("{resource} not named: {stderr}"));
+        assert!(line.contains(&format!("field {field}")), "{line}");
+    }
+    let found = records_in(&drain_with_dirq(&python, &queue));
+    assert_eq!(
+        found.keys().collect::<Vec<_>>(),
+        vec!["GPU-Node-1", "vm-1", "vm-2"]
+    );
+    // 0.0004 GPUs for a day: 34.56 GPU-seconds, not 0.
+    let record = &found["vm-1"][0];
+    let seconds = record["Count"].as_f64().unwrap() * record["AvailableDuration"].as_f64().unwrap();
+    assert!((seconds - 34.56).abs() <= 1.0, "{record}");
 }
 
 #[test]

@@ -27,6 +27,19 @@ pub enum ApelError {
         attempts: u32,
         message: String,
     },
+    #[error(
+        "signing with {certificate}: {message} (retry will not help: check the certificate, \
+         the key and that openssl is installed)"
+    )]
+    Sign {
+        certificate: PathBuf,
+        message: String,
+    },
+    #[error(
+        "a signed message would make a {bytes}-byte AMS request, over the {limit}-byte limit \
+         (not sent; retry will not help: raise max_message_bytes or report a bug)"
+    )]
+    Envelope { bytes: usize, limit: usize },
     #[error("ARGO AMS {endpoint} refused the message: {message} (retry will not help)")]
     Refused { endpoint: String, message: String },
 }

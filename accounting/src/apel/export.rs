@@ -1,15 +1,21 @@
 //! One export run: the spool's records that changed since the watermark (or all of them), page by
-//! page in version order; each page rendered as APEL messages and delivered; then the watermark
-//! moved to the page's last version. Delivery happens before the watermark moves, so a crash or a
-//! failed delivery re-sends on the next run rather than losing (APEL replaces by identity).
+//! page in version order; each page checked against what APEL accepts ([`super::safety`]),
+//! rendered as APEL messages within the byte budget that leaves room for the signature and AMS's
+//! wrapping ([`super::envelope`]), and delivered; then the watermark moved to the page's last
+//! version. Delivery happens before the watermark moves, so a crash or a failed delivery re-sends
+//! on the next run rather than losing (APEL replaces by identity). Records refused by the check
+//! are reported and passed over: they come back when they change.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use accelfed_schemas::render::apel::{self, Skipped};
+use accelfed_schemas::render::apel::{self, MAX_RECORDS, Skipped};
 
 use super::ams::AmsClient;
 use super::dirq::DirqQueue;
+use super::envelope;
 use super::error::ApelError;
+use super::safety::{self, Charset, Refused};
+use super::sign::Signer;
 use super::watermark::Watermark;
 use crate::spool::Spool;
 
@@ -19,19 +25,61 @@ const PAGE: usize = 5_000;
 /// Where messages go.
 #[derive(Debug)]
 pub enum Destination {
-    /// An `ssmsend` outgoing directory.
+    /// An `ssmsend` outgoing directory; ssmsend signs.
     Dirq(DirqQueue),
-    /// ARGO AMS directly.
-    Ams(AmsClient),
+    /// ARGO AMS directly, each message signed with the site's host certificate, or (only where
+    /// configured explicitly) unsigned.
+    Ams {
+        client: AmsClient,
+        signer: Option<Signer>,
+    },
 }
 
 impl Destination {
-    async fn deliver(&self, message: &str) -> Result<String, ApelError> {
+    async fn deliver(&self, message: &str, limit: usize) -> Result<String, ApelError> {
         match self {
             Self::Dirq(queue) => queue.add(message.as_bytes()),
-            Self::Ams(client) => client.publish(message, &empaid()).await,
+            Self::Ams { client, signer } => {
+                let signed = match signer {
+                    Some(signer) => signer.sign(message).await?,
+                    None => message.to_owned(),
+                };
+                let bytes = envelope::ams_request_len(signed.len());
+                if bytes > limit {
+                    return Err(ApelError::Envelope { bytes, limit });
+                }
+                client.publish(&signed, &empaid()).await
+            }
         }
     }
+
+    /// The largest APEL message whose travelling form stays within `limit` bytes: the signature
+    /// measured with our signer, assumed `allowance` bytes where ssmsend signs, none when unsigned.
+    pub async fn message_budget(&self, limit: usize, allowance: usize) -> Result<usize, ApelError> {
+        let overhead = match self {
+            Self::Dirq(_) => allowance,
+            Self::Ams {
+                signer: Some(signer),
+                ..
+            } => signer.overhead().await?,
+            Self::Ams { signer: None, .. } => 0,
+        };
+        envelope::max_message_bytes(limit, overhead).ok_or_else(|| ApelError::Envelope {
+            bytes: envelope::ams_request_len(overhead),
+            limit,
+        })
+    }
+}
+
+/// How records are checked and packed.
+#[derive(Debug, Clone, Copy)]
+pub struct ExportOptions {
+    /// The APEL database's character set.
+    pub charset: Charset,
+    /// Bytes per APEL message before signing and encoding ([`Destination::message_budget`]).
+    pub max_message_bytes: usize,
+    /// The limit the AMS request must stay within (checked again after signing).
+    pub limit: usize,
 }
 
 /// Which records to export.
@@ -50,8 +98,12 @@ pub struct ExportReport {
     pub records: usize,
     /// Messages delivered, with the name or id the destination gave each.
     pub messages: Vec<String>,
-    /// Records APEL cannot take (no FQAN or VO; alone larger than a message). The watermark moves
-    /// past them: they come back when they change.
+    /// Records APEL's loader or database would not take ([`super::safety`]). The watermark
+    /// moves past them: they come back when they change.
+    pub refused: Vec<Refused>,
+    /// Records sent with a field normalised so APEL can store it.
+    pub normalised: usize,
+    /// Records that alone are larger than a message. The watermark moves past them too.
     pub skipped: Vec<Skipped>,
     /// The watermark after the run.
     pub watermark: i64,
@@ -63,6 +115,7 @@ pub async fn export(
     destination: &Destination,
     watermark: &Watermark,
     selection: Selection,
+    options: ExportOptions,
 ) -> Result<ExportReport, ApelError> {
     let mut after = match selection {
         Selection::SinceWatermark => watermark.read()?,
@@ -72,20 +125,38 @@ pub async fn export(
         watermark: watermark.read()?,
         ..ExportReport::default()
     };
+    // One checker for the run, so records that collide in APEL's key are found across pages.
+    let mut checker = safety::Checker::new(options.charset);
     loop {
         let page = spool.changed_after(after, PAGE)?;
         let Some(last) = page.last().map(|changed| changed.version) else {
             break;
         };
         let records: Vec<_> = page.into_iter().map(|changed| changed.record).collect();
-        let rendered = apel::render(&records);
+        let checked = checker.check(records);
+        for refused in &checked.refused {
+            tracing::error!("{refused}");
+        }
+        for normalised in &checked.normalised {
+            tracing::warn!(
+                record = %normalised.id,
+                "APEL record {}, field {}: {}",
+                normalised.resource,
+                normalised.field,
+                normalised.what
+            );
+        }
+        report.refused.extend(checked.refused);
+        report.normalised += checked.normalised.len();
+        let records = checked.records;
+        let rendered = apel::render_with(&records, MAX_RECORDS, options.max_message_bytes);
         for skipped in &rendered.skipped {
-            tracing::error!(record = %skipped.id, "not exported to APEL: {}", skipped.reason);
+            tracing::error!("not exported to APEL: {skipped}");
         }
         report.records += records.len() - rendered.skipped.len();
         report.skipped.extend(rendered.skipped);
         for message in &rendered.messages {
-            let name = destination.deliver(message).await?;
+            let name = destination.deliver(message, options.limit).await?;
             tracing::debug!(message = %name, bytes = message.len(), "APEL message delivered");
             report.messages.push(name);
         }
@@ -134,6 +205,12 @@ mod tests {
             .collect()
     }
 
+    const OPTIONS: ExportOptions = ExportOptions {
+        charset: Charset::Utf8mb3,
+        max_message_bytes: apel::MAX_BYTES,
+        limit: envelope::DEFAULT_LIMIT,
+    };
+
     #[tokio::test]
     async fn exports_what_changed_since_the_watermark_and_all_on_request() {
         let dir = tempfile::tempdir().unwrap();
@@ -148,29 +225,48 @@ mod tests {
             .write_run(&[record("vm-1"), record("vm-2"), no_fqan])
             .unwrap();
 
-        let first = export(&spool, &destination, &watermark, Selection::SinceWatermark)
-            .await
-            .unwrap();
+        let first = export(
+            &spool,
+            &destination,
+            &watermark,
+            Selection::SinceWatermark,
+            OPTIONS,
+        )
+        .await
+        .unwrap();
         assert_eq!(first.records, 2);
         assert_eq!(first.messages.len(), 1);
-        assert_eq!(first.skipped.len(), 1);
+        assert_eq!(first.refused.len(), 1);
+        assert!(first.refused[0].to_string().contains("vm-x"));
         assert_eq!(watermark.read().unwrap(), first.watermark);
 
         // Nothing changed: nothing sent.
-        let idle = export(&spool, &destination, &watermark, Selection::SinceWatermark)
-            .await
-            .unwrap();
+        let idle = export(
+            &spool,
+            &destination,
+            &watermark,
+            Selection::SinceWatermark,
+            OPTIONS,
+        )
+        .await
+        .unwrap();
         assert!(idle.messages.is_empty());
 
         // A changed record goes again, alone.
         let mut grown = record("vm-2");
         grown.count = GpuCount::new(2.0).unwrap();
         spool.write_run(&[grown]).unwrap();
-        let second = export(&spool, &destination, &watermark, Selection::SinceWatermark)
-            .await
-            .unwrap();
+        let second = export(
+            &spool,
+            &destination,
+            &watermark,
+            Selection::SinceWatermark,
+            OPTIONS,
+        )
+        .await
+        .unwrap();
         assert_eq!((second.records, second.messages.len()), (1, 1));
-        let all = export(&spool, &destination, &watermark, Selection::All)
+        let all = export(&spool, &destination, &watermark, Selection::All, OPTIONS)
             .await
             .unwrap();
         assert_eq!(all.records, 2);

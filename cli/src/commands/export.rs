@@ -1,15 +1,17 @@
 //! `accelfed export`: the spool's records that changed since the last export, as APEL accelerator
-//! messages, to ssmsend's outgoing queue or to ARGO AMS.
+//! messages, to ssmsend's outgoing queue or to ARGO AMS (signed with the host certificate).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use accelfed_accounting::apel::safety::Charset;
 use accelfed_accounting::apel::{
-    AmsClient, AmsSettings, ApelError, Destination, DirqQueue, Selection, Watermark, export,
+    AmsClient, AmsSettings, ApelError, Destination, DirqQueue, ExportOptions, Selection, Signer,
+    Watermark, export,
 };
 use accelfed_accounting::ship::Backoff;
 use accelfed_accounting::spool::Spool;
-use accelfed_provider::config::ApelConfig;
+use accelfed_provider::config::{ApelCharset, ApelConfig};
 
 use super::meter::{load_accounting, resolve, spool_path};
 use crate::args::ExportArgs;
@@ -37,12 +39,36 @@ pub fn run(args: &ExportArgs) -> Outcome {
             PathBuf::from(path)
         }
     });
-    let destination = match destination(args, apel) {
+    let runtime = match super::runtime() {
+        Ok(runtime) => runtime,
+        Err(outcome) => return outcome,
+    };
+    let destination = match runtime.block_on(destination(args, apel)) {
         Ok(destination) => destination,
         Err(message) => {
             eprintln!("error: {}: {message}", args.config.display());
             return Outcome::Config;
         }
+    };
+    let max_message_bytes = match runtime
+        .block_on(destination.message_budget(apel.max_message_bytes, apel.signature_allowance))
+    {
+        Ok(bytes) => bytes,
+        Err(err) => {
+            eprintln!(
+                "error: {}: accounting.apel.max_message_bytes: {err}",
+                args.config.display()
+            );
+            return Outcome::Config;
+        }
+    };
+    let options = ExportOptions {
+        charset: match apel.charset {
+            ApelCharset::Utf8 => Charset::Utf8mb3,
+            ApelCharset::Latin1 => Charset::Latin1,
+        },
+        max_message_bytes,
+        limit: apel.max_message_bytes,
     };
     let spool = match Spool::open(&spool_file) {
         Ok(spool) => spool,
@@ -56,26 +82,24 @@ pub fn run(args: &ExportArgs) -> Outcome {
     } else {
         Selection::SinceWatermark
     };
-    let runtime = match super::runtime() {
-        Ok(runtime) => runtime,
-        Err(outcome) => return outcome,
-    };
-    match runtime.block_on(export(&spool, &destination, &watermark, selection)) {
+    match runtime.block_on(export(&spool, &destination, &watermark, selection, options)) {
         Ok(report) => {
             tracing::info!(
                 records = report.records,
                 messages = report.messages.len(),
+                refused = report.refused.len(),
+                normalised = report.normalised,
                 skipped = report.skipped.len(),
                 watermark = report.watermark,
                 "exported to APEL"
             );
-            if report.skipped.is_empty() {
+            if report.skipped.is_empty() && report.refused.is_empty() {
                 Outcome::Ok
             } else {
                 Outcome::Partial
             }
         }
-        Err(err @ ApelError::Settings { .. }) => {
+        Err(err @ (ApelError::Settings { .. } | ApelError::Sign { .. })) => {
             eprintln!("error: {err}");
             Outcome::Config
         }
@@ -86,8 +110,8 @@ pub fn run(args: &ExportArgs) -> Outcome {
     }
 }
 
-/// The one configured destination, its files read and its client built.
-fn destination(args: &ExportArgs, apel: &ApelConfig) -> Result<Destination, String> {
+/// The one configured destination, its files read, its client built and its signer checked.
+async fn destination(args: &ExportArgs, apel: &ApelConfig) -> Result<Destination, String> {
     match (&apel.dirq, &apel.ams) {
         (Some(dirq), None) => DirqQueue::open(resolve(&args.config, &dirq.path))
             .map(Destination::Dirq)
@@ -133,9 +157,31 @@ fn destination(args: &ExportArgs, apel: &ApelConfig) -> Result<Destination, Stri
                     ..Backoff::default()
                 },
             };
-            AmsClient::new(&settings)
-                .map(Destination::Ams)
-                .map_err(|err| format!("accounting.apel.ams: {err}"))
+            let signer = match (ams.unsigned, &ams.certificate, &ams.key) {
+                (false, Some(certificate), Some(key)) => Some(
+                    Signer::new(
+                        resolve(&args.config, certificate),
+                        resolve(&args.config, key),
+                    )
+                    .await
+                    .map_err(|err| format!("accounting.apel.ams.certificate: {err}"))?,
+                ),
+                (false, _, _) => {
+                    return Err("accounting.apel.ams: certificate and key are required: APEL's \
+                         receiver refuses unsigned messages (set unsigned = true only for a \
+                         receiver that does not check)"
+                        .to_owned());
+                }
+                (true, None, None) => None,
+                (true, _, _) => {
+                    return Err("accounting.apel.ams: unsigned = true with a certificate or \
+                         key; choose one"
+                        .to_owned());
+                }
+            };
+            let client =
+                AmsClient::new(&settings).map_err(|err| format!("accounting.apel.ams: {err}"))?;
+            Ok(Destination::Ams { client, signer })
         }
         (Some(_), Some(_)) => Err(
             "[accounting.apel] has both a dirq and an ams table; configure one destination"

@@ -1,6 +1,7 @@
 //! `[accounting.apel]`: where `accelfed export` sends the spool's records as APEL accelerator
 //! messages, for EGI's accounting repository. Exactly one destination: `[accounting.apel.dirq]`
-//! (an ssmsend outgoing directory) or `[accounting.apel.ams]` (ARGO AMS directly).
+//! (an ssmsend outgoing directory; ssmsend signs) or `[accounting.apel.ams]` (ARGO AMS directly,
+//! each message signed with the site's host certificate, as ssmsend would).
 
 use std::path::PathBuf;
 
@@ -14,12 +15,35 @@ pub struct ApelConfig {
     /// `.apel-watermark` appended. Delete it to export everything again.
     #[serde(default)]
     pub watermark: Option<PathBuf>,
+    /// The character set of the APEL database (`utf8`, MySQL's 3-byte utf8, or `latin1`): what
+    /// characters a record may hold (docs/operations.md, "APEL export").
+    #[serde(default)]
+    pub charset: ApelCharset,
+    /// The most bytes one message may take as it reaches AMS: signed, base64-encoded and wrapped
+    /// in AMS's JSON request. Default 1000000 (AMS's 1 MB).
+    #[serde(default = "default_max_message_bytes")]
+    pub max_message_bytes: usize,
+    /// Bytes set aside for ssmsend's signature in the dirq mode, where accelfed does not sign
+    /// (the AMS mode measures its own). Default 16384.
+    #[serde(default = "default_signature_allowance")]
+    pub signature_allowance: usize,
     /// Write messages to ssmsend's outgoing queue (python-dirq `QueueSimple` layout).
     #[serde(default)]
     pub dirq: Option<DirqConfig>,
     /// Publish messages to ARGO AMS over its REST API.
     #[serde(default)]
     pub ams: Option<AmsConfig>,
+}
+
+/// The APEL database's character set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApelCharset {
+    /// MySQL's `utf8` (`utf8mb3`): no characters beyond U+FFFF.
+    #[default]
+    Utf8,
+    /// MySQL's `latin1`: U+0000 to U+00FF.
+    Latin1,
 }
 
 /// `[accounting.apel.dirq]`.
@@ -45,6 +69,17 @@ pub struct AmsConfig {
     /// PEM file of a CA to trust besides the system's roots.
     #[serde(default)]
     pub ca: Option<PathBuf>,
+    /// The site's host certificate (PEM), registered in GOCDB: each message is signed with it as
+    /// ssmsend signs (`openssl smime -sign -text`); APEL's receiver refuses unsigned messages.
+    #[serde(default)]
+    pub certificate: Option<PathBuf>,
+    /// The host certificate's private key (PEM, unencrypted, readable by the accelfed user only).
+    #[serde(default)]
+    pub key: Option<PathBuf>,
+    /// Send messages unsigned (only for a receiver that does not check signatures, e.g. a test
+    /// AMS; EGI's repository rejects them). Excludes `certificate` and `key`.
+    #[serde(default)]
+    pub unsigned: bool,
     /// Seconds one request may take.
     #[serde(default = "default_timeout_s")]
     pub timeout_s: u64,
@@ -53,6 +88,12 @@ pub struct AmsConfig {
     pub attempts: u32,
 }
 
+fn default_max_message_bytes() -> usize {
+    1_000_000
+}
+fn default_signature_allowance() -> usize {
+    16_384
+}
 fn default_timeout_s() -> u64 {
     60
 }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 pub use accounting::{AccountingConfig, ShipConfig};
-pub use apel::{AmsConfig, ApelConfig, DirqConfig};
+pub use apel::{AmsConfig, ApelCharset, ApelConfig, DirqConfig};
 pub use error::ConfigError;
 pub use publish::{PublishConfig, RegistryPublishConfig, check_registry_url};
 pub use site::{ContactConfig, LocationConfig, SiteConfig};

@@ -16,19 +16,23 @@
 //!   split by both: AMS refuses larger messages and one refused message blocks ssmsend's queue;
 //! * ASCII only: every non-ASCII character is written as a JSON `\uXXXX` escape (surrogate pairs
 //!   above U+FFFF), so the text survives any transport and parses back to the original;
-//! * deterministic: records are ordered by month, then record id, whatever the input order.
+//! * deterministic: records are ordered by month, then record id, whatever the input order;
+//! * Count with as many decimals as Count x AvailableDuration needs to stay within half a second
+//!   of the record's GPU-seconds (three at least): a count of 0.0004 is written `0.0004`, not 0.
+//!   (APEL's `AcceleratorRecords.Count` is `DECIMAL(10,3)`; what its database keeps of the
+//!   message is its business, the message itself carries the usage exactly.)
 //!
 //! APEL requires FQAN. A record without one gets `/<vo>` when it has a VO (what the VO's plain
 //! membership FQAN is); a record with neither is not sendable and is reported in
 //! [`ApelExport::skipped`], as is a record that alone would not fit in a message.
 
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
 
 use serde_json::{Map, Value, json};
 
 use crate::gpu::AcceleratorType;
 use crate::usage::batch::{self, Frame, Limits};
-use crate::usage::{RecordId, UsageRecord};
+use crate::usage::{Month, RecordId, UsageRecord};
 
 pub const MESSAGE_TYPE: &str = "APEL-accelerator-message";
 pub const VERSION: &str = "0.1";
@@ -48,11 +52,36 @@ pub struct ApelExport {
     pub skipped: Vec<Skipped>,
 }
 
-/// A record left out of the export, and why.
+/// A record left out of the export, and why; named by its resource and month as well as its id,
+/// so the operator can find it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skipped {
     pub id: RecordId,
+    /// AssociatedRecord: the VM, pod or job.
+    pub resource: String,
+    pub month: Month,
     pub reason: SkipReason,
+}
+
+impl fmt::Display for Skipped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "record {} ({}, {}): {}",
+            self.resource, self.month, self.id, self.reason
+        )
+    }
+}
+
+impl Skipped {
+    fn new(id: RecordId, record: &UsageRecord, reason: SkipReason) -> Self {
+        Self {
+            id,
+            resource: record.associated_record.as_str().to_owned(),
+            month: record.month,
+            reason,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -74,18 +103,17 @@ pub fn render_with(records: &[UsageRecord], max_records: usize, max_bytes: usize
     ordered.sort_by(|(a_id, a), (b_id, b)| a.month.cmp(&b.month).then_with(|| a_id.cmp(b_id)));
 
     let mut export = ApelExport::default();
-    let mut rendered: Vec<(RecordId, String)> = Vec::with_capacity(ordered.len());
+    let mut rendered: Vec<(RecordId, &UsageRecord, String)> = Vec::with_capacity(ordered.len());
     for (id, record) in ordered {
         match apel_record(record) {
-            Some(value) => rendered.push((id, ascii_json(&value))),
-            None => export.skipped.push(Skipped {
-                id,
-                reason: SkipReason::NoFqan,
-            }),
+            Some(value) => rendered.push((id, record, ascii_json(&value))),
+            None => export
+                .skipped
+                .push(Skipped::new(id, record, SkipReason::NoFqan)),
         }
     }
 
-    let sizes: Vec<usize> = rendered.iter().map(|(_, text)| text.len()).collect();
+    let sizes: Vec<usize> = rendered.iter().map(|(_, _, text)| text.len()).collect();
     let limits = Limits {
         max_items: max_records,
         max_bytes,
@@ -101,17 +129,18 @@ pub fn render_with(records: &[UsageRecord], max_records: usize, max_bytes: usize
             if n > 0 {
                 message.push(',');
             }
-            message.push_str(&rendered[index].1);
+            message.push_str(&rendered[index].2);
         }
         message.push_str(SUFFIX);
         export.messages.push(message);
     }
     for index in packing.oversized {
-        let (id, text) = &rendered[index];
-        export.skipped.push(Skipped {
-            id: id.clone(),
-            reason: SkipReason::TooLarge { bytes: text.len() },
-        });
+        let (id, record, text) = &rendered[index];
+        export.skipped.push(Skipped::new(
+            id.clone(),
+            record,
+            SkipReason::TooLarge { bytes: text.len() },
+        ));
     }
     export
 }
@@ -139,7 +168,10 @@ fn apel_record(record: &UsageRecord) -> Option<Value> {
     }
     map.insert("FQAN".into(), json!(fqan));
     map.insert("SiteName".into(), json!(record.site.as_str()));
-    map.insert("Count".into(), json!(record.count));
+    map.insert(
+        "Count".into(),
+        json!(precise_count(record.count.get(), record.available_duration)),
+    );
     if let Some(cores) = record.cores {
         map.insert("Cores".into(), json!(cores));
     }
@@ -154,6 +186,24 @@ fn apel_record(record: &UsageRecord) -> Option<Value> {
     map.insert("Type".into(), json!(apel_type(record.accelerator_type)));
     map.insert("Model".into(), json!(record.model.as_str()));
     Some(Value::Object(map))
+}
+
+/// `count` rounded to the fewest decimals (at least three, APEL's column scale) such that
+/// Count x AvailableDuration stays within half a second of the record's GPU-seconds, and a count
+/// above zero stays above zero. Three decimals (what every other rendering uses) would turn a
+/// count of 0.0004 held for a month into 0 GPU-seconds instead of about 1,071.
+fn precise_count(count: f64, available_duration: u64) -> f64 {
+    let seconds = count * available_duration as f64;
+    let mut scale = 1_000.0_f64;
+    loop {
+        let rounded = (count * scale).round() / scale;
+        let close = (rounded * available_duration as f64 - seconds).abs() <= 0.5;
+        // 1e12 is past any duration a month holds (2,678,400 s): a stop, never reached in practice.
+        if (close && (rounded > 0.0 || count == 0.0)) || scale >= 1e12 {
+            return rounded;
+        }
+        scale *= 10.0;
+    }
 }
 
 /// APEL knows GPU, FPGA and Other.

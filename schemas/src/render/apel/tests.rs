@@ -70,9 +70,49 @@ fn fqan_falls_back_to_the_vo_and_records_with_neither_are_skipped() {
         export.skipped,
         vec![Skipped {
             id: neither.id(),
+            resource: "vm-2".to_owned(),
+            month: neither.month,
             reason: SkipReason::NoFqan
         }]
     );
+    let shown = export.skipped[0].to_string();
+    assert!(
+        shown.contains("vm-2") && shown.contains("2026-01"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn count_times_duration_is_the_gpu_seconds_within_a_second() {
+    // (count, seconds held): a MIG slice, a tiny fraction, thirds, a whole month.
+    let cases = [
+        (0.0004, 3_600),
+        (0.0004, 2_678_400),
+        (1.0 / 3.0, 2_678_400),
+        (1.0 / 7.0, 86_400),
+        (0.142_857, 2_419_200),
+        (2.5, 10),
+        (3.0, 2_678_400),
+    ];
+    for (count, seconds) in cases {
+        let mut r = record("vm-1");
+        r.count = GpuCount::new(count).unwrap();
+        r.available_duration = seconds;
+        r.active_duration = None;
+        let value = &usage_records(&render(&[r.clone()]).messages[0])[0];
+        let written = value["Count"].as_f64().unwrap();
+        let product = written * value["AvailableDuration"].as_f64().unwrap();
+        assert!(
+            (product - r.gpu_seconds()).abs() <= 1.0,
+            "count {count} for {seconds} s written as {written}"
+        );
+        assert!(written > 0.0, "a count above zero stays above zero");
+    }
+    // Whole and three-decimal counts are written as before.
+    let mut r = record("vm-1");
+    r.count = GpuCount::new(0.5).unwrap();
+    let message = &render(&[r]).messages[0];
+    assert!(message.contains(r#""Count":0.5,"#), "{message}");
 }
 
 #[test]
