@@ -182,10 +182,14 @@ const ATTRIBUTES: &[(&str, Kind)] = &[
     ("RAM", Kind::Int),
     ("Disk", Kind::Int),
     ("Number", Kind::Count),
-    ("MarketPlaceURL", Kind::Text),
+    ("MarketplaceURL", Kind::Text),
     ("OSPlatform", Kind::Text),
     ("AccessInfo", Kind::Text),
 ];
+
+/// Attribute names earlier accelfed versions wrote, and the name they mean: documents pushed before
+/// the spelling followed cloud-info-provider's stay readable.
+const FORMER_NAMES: &[(&str, &str)] = &[("MarketPlaceURL", "MarketplaceURL")];
 
 /// The keys every entity has besides its attributes.
 const ENVELOPE: [&str; 5] = [
@@ -205,7 +209,8 @@ fn class_of_key(key: &str) -> Option<Class> {
 }
 
 /// The class an association key names when its target is not in the document (a VO, or a
-/// reference the checks below refuse).
+/// reference the checks below refuse). Earlier accelfed versions wrote an instance type's
+/// accelerator under the long key; it is still read.
 fn class_of_association(key: &str) -> Option<Class> {
     match key {
         "PolicyUserDomain" => Some(Class::UserDomain),
@@ -241,7 +246,7 @@ pub fn from_value(json: &Json) -> Result<ParsedDocument, FromJsonError> {
         let class = class_of_key(key).ok_or_else(|| FromJsonError::UnknownClass(key.clone()))?;
         let items: Vec<&Json> = match list {
             Json::Array(items) => items.iter().collect(),
-            // One cloud manager is written as an object.
+            // Earlier accelfed versions wrote a site's one cloud manager as an object.
             Json::Object(_) if class == Class::CloudComputingManager => vec![list],
             _ => {
                 return Err(FromJsonError::NotAList {
@@ -334,7 +339,11 @@ fn entity(class: Class, index: usize, item: &Json) -> Result<Read, FromJsonError
         if ENVELOPE.contains(&key.as_str()) {
             continue;
         }
-        let Some(&(name, kind)) = ATTRIBUTES.iter().find(|(name, _)| name == key) else {
+        let current = FORMER_NAMES
+            .iter()
+            .find(|(former, _)| former == key)
+            .map_or(key.as_str(), |(_, current)| current);
+        let Some(&(name, kind)) = ATTRIBUTES.iter().find(|(name, _)| *name == current) else {
             return Err(FromJsonError::UnknownAttribute {
                 class: class.name(),
                 index,
@@ -362,15 +371,23 @@ fn entity(class: Class, index: usize, item: &Json) -> Result<Read, FromJsonError
     })
 }
 
+/// A UTC time as accelfed writes it (`2026-11-01T12:00:00Z`), or any RFC 3339 time, such as the
+/// `2026-11-22T10:02:01.032130+00:00` cloud-info-provider writes.
 fn time(text: &str) -> Option<DateTime<Utc>> {
     NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%SZ")
         .ok()
         .map(|naive| naive.and_utc())
+        .or_else(|| {
+            DateTime::parse_from_rfc3339(text)
+                .ok()
+                .map(|time| time.with_timezone(&Utc))
+        })
 }
 
 fn associations(keys: &Map<String, Json>) -> Result<Vec<(String, String)>, (String, &'static str)> {
     let mut out = Vec::new();
     for (key, targets) in keys {
+        // A single string is what earlier accelfed versions wrote for a policy's share and VO.
         let problem = || (key.clone(), "must be a non-empty string or a list of them");
         match targets {
             Json::String(target) if !target.is_empty() => out.push((key.clone(), target.clone())),

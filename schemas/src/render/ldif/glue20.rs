@@ -10,7 +10,7 @@
 //! | CloudComputingManager | GLUE2ComputingManager | `TotalCPUs` -> `TotalLogicalCPUs`; hypervisor, RAM in OtherInfo |
 //! | CloudComputingShare | GLUE2ComputingShare | `ServingState: production`; `MaxVM`/`RunningVM` -> `MaxRunningJobs`/`RunningJobs` (a VM is the cloud's job); its instance types as `GLUE2ShareResourceForeignKey` |
 //! | CloudComputingInstanceType | GLUE2ExecutionEnvironment | `CPU` -> `LogicalCPUs`, `RAM` -> `MainMemorySize`, `VirtualMachine: TRUE`, `OSFamily: UNDEFINEDVALUE`; `Disk` in OtherInfo |
-//! | CloudComputingImage | GLUE2ApplicationEnvironment | `Name` -> `AppName`, `MarketPlaceURL` -> `Repository`; OS facts in OtherInfo |
+//! | CloudComputingImage | GLUE2ApplicationEnvironment | `Name` -> `AppName`, `MarketplaceURL` -> `Repository`; OS facts in OtherInfo |
 //!
 //! GPU facts are folded into OtherInfo of the parent entry ([`super::gpu_info`]); anything else
 //! without a 2.0 attribute goes to OtherInfo under its GLUE 2.1 name ([`super::mapping`]).
@@ -19,6 +19,7 @@ use std::collections::HashMap;
 
 use crate::glue::entity::{Class, Entity};
 
+use super::Dit;
 use super::classes20::{self, execution_environment};
 use super::gpu_info;
 use super::mapping::{Extra, Mapping, Mappings, Stamp, UNKNOWN_TEXT};
@@ -30,8 +31,13 @@ pub fn mappings() -> Mappings {
 }
 
 /// Where the entries of `entities` go in GLUE 2.0 mode.
-pub fn plan<'e>(entities: &'e [Entity<'e>], stamp: &'e Stamp, mappings: &'e Mappings) -> Plan<'e> {
-    Plan::new(entities, stamp, extras(entities), mappings)
+pub fn plan<'e>(
+    entities: &'e [Entity<'e>],
+    stamp: &'e Stamp,
+    mappings: &'e Mappings,
+    dit: Dit,
+) -> Plan<'e> {
+    Plan::new(entities, stamp, extras(entities), mappings, dit)
 }
 
 /// GPU facts for each parent, and each cloud share's instance types (the model links them from the
@@ -136,7 +142,7 @@ fn mapping(class: Class) -> Option<Mapping> {
         .attr("Name", "GLUE2EntityName")
         .attr("Name", "GLUE2ApplicationEnvironmentAppName")
         .attr("Description", "GLUE2ApplicationEnvironmentDescription")
-        .attr("MarketPlaceURL", "GLUE2ApplicationEnvironmentRepository")
+        .attr("MarketplaceURL", "GLUE2ApplicationEnvironmentRepository")
         .fk(
             Class::CloudComputingManager,
             &["GLUE2ApplicationEnvironmentComputingManagerForeignKey"],

@@ -30,6 +30,9 @@ pub struct Mapping {
     pub object_classes: Vec<&'static str>,
     /// The attribute holding the entity's ID; also the RDN attribute of its DN.
     pub id: String,
+    /// Further attributes that hold the ID (a GLUE 2.1 cloud service is keyed by
+    /// `GLUE2CloudComputingServiceID` and carries `GLUE2ServiceID` too).
+    pub id_copies: Vec<String>,
     /// GLUE 2.1 attribute name -> LDAP attribute; one attribute may go to several.
     pub attributes: Vec<(&'static str, String)>,
     /// Association target class -> LDAP attributes (empty: another entry carries the link).
@@ -81,6 +84,13 @@ impl Mapping {
         }
     }
 
+    /// Keys the entry by `rdn` instead, and keeps writing the ID to the former key attribute.
+    pub fn keyed_by(mut self, rdn: impl Into<String>) -> Self {
+        let former = std::mem::replace(&mut self.id, rdn.into());
+        self.id_copies.push(former);
+        self.shadowed()
+    }
+
     pub fn attr(mut self, name: &'static str, ldap: impl Into<String>) -> Self {
         self.attributes.push((name, ldap.into()));
         self.shadowed()
@@ -108,7 +118,7 @@ impl Mapping {
 
     /// Brings [`Mapping::fk_shadowed`] up to date.
     fn shadowed(mut self) -> Self {
-        let id = std::iter::once(&self.id);
+        let id = std::iter::once(&self.id).chain(&self.id_copies);
         let attributes = self.attributes.iter().map(|(_, ldap)| ldap);
         let defaults = self.defaults.iter().map(|(ldap, _)| ldap);
         let mut others = id.chain(attributes).chain(defaults);
@@ -150,6 +160,9 @@ impl Mapping {
         out: &mut impl EntryOut<'a>,
     ) {
         out.add_str(self.id.as_str(), entity.id.as_str());
+        for copy in &self.id_copies {
+            out.add_str(copy.as_str(), entity.id.as_str());
+        }
         pairs.clear();
         // Folded facts first: they are many and come in order, and sorting is quickest when the
         // few others follow them rather than break their run.
