@@ -350,6 +350,12 @@ fn entity(class: Class, index: usize, item: &Json) -> Result<Read, FromJsonError
                 field: key.clone(),
             });
         };
+        let value = match (kind, value) {
+            // cloud-info-provider writes some single values as lists: `[]` when unknown.
+            (Kind::Text, Json::Array(items)) if items.is_empty() => continue,
+            (Kind::Text, Json::Array(items)) if items.len() == 1 => &items[0],
+            _ => value,
+        };
         let value = attribute(kind, value).map_err(|problem| field(name, problem))?;
         attributes.push((name, value));
     }
@@ -710,6 +716,59 @@ mod tests {
             message.starts_with("AcceleratorEnvironment[0]") && message.contains("urn:nowhere"),
             "{message}"
         );
+    }
+
+    /// What accelfed wrote before its layout followed cloud-info-provider's is still read, to the
+    /// same entities.
+    #[test]
+    fn the_former_layout_is_still_read() {
+        let mut snapshot = sample::snapshot("S");
+        for service in &mut snapshot.services {
+            if let crate::glue::Service::Cloud(cloud) = service {
+                cloud.images[0].marketplace_url =
+                    Some(crate::names::Text::new("https://appdb.egi.eu/x").expect("valid"));
+            }
+        }
+        let current = json::document(&snapshot);
+        let mut former = current.clone();
+        for policy in former["MappingPolicy"].as_array_mut().expect("a list") {
+            for key in ["Share", "PolicyUserDomain"] {
+                let first = policy["Associations"][key][0].clone();
+                policy["Associations"][key] = first;
+            }
+        }
+        let manager = former["CloudComputingManager"][0].clone();
+        former["CloudComputingManager"] = manager;
+        let flavor = &mut former["CloudComputingInstanceType"][0];
+        let links = flavor["Associations"]
+            .as_object_mut()
+            .expect("an object")
+            .remove("CloudComputingVirtualAccelerator")
+            .expect("the flavor's accelerator");
+        flavor["Associations"]["CloudComputingInstanceTypeCloudComputingVirtualAccelerator"] =
+            links[0].clone();
+        let image = &mut former["CloudComputingImage"][0];
+        let renamed: Map<String, Json> = image
+            .as_object()
+            .expect("an object")
+            .iter()
+            .map(|(key, value)| match key.as_str() {
+                "MarketplaceURL" => ("MarketPlaceURL".to_owned(), value.clone()),
+                _ => (key.clone(), value.clone()),
+            })
+            .collect();
+        assert!(renamed.contains_key("MarketPlaceURL"));
+        *image = Json::Object(renamed);
+        let accelerator = &mut former["CloudComputingVirtualAccelerator"][0];
+        let capability = accelerator["ComputeCapability"][0].clone();
+        accelerator["ComputeCapability"] = capability;
+        former["Contact"][0]["CreationTime"] = Json::from("2026-11-01T12:00:00.000000+00:00");
+
+        let read = from_value(&former).unwrap();
+        let mut expected = from_value(&current).unwrap();
+        expected.stamps[2].creation_time = time("2026-11-01T12:00:00Z").unwrap();
+        assert_eq!(read, expected);
+        assert_eq!(read.entities, owned(snapshot.entities()));
     }
 
     #[test]

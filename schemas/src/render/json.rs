@@ -94,6 +94,13 @@ fn write_object(out: &mut Vec<u8>, indent: usize, object: &Object) {
     for (name, value) in &entity.attributes {
         object_key(out, inner, false, name);
         match value {
+            Value::Text(text) if listed(entity.class, name) => {
+                out.push(b'[');
+                new_line(out, inner + 1, true);
+                string(out, text);
+                new_line(out, inner, true);
+                out.push(b']');
+            }
             Value::Text(text) => string(out, text),
             Value::List(items) if !items.is_empty() => {
                 out.push(b'[');
@@ -391,7 +398,12 @@ impl Serialize for Object<'_> {
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("ID", &entity.id)?;
         for (name, value) in &entity.attributes {
-            map.serialize_entry(name, &Attribute(value))?;
+            match value {
+                Value::Text(text) if listed(entity.class, name) => {
+                    map.serialize_entry(name, &[text])?
+                }
+                _ => map.serialize_entry(name, &Attribute(value))?,
+            }
         }
         map.serialize_entry("CreationTime", &self.stamp.creation_time)?;
         map.serialize_entry("Validity", &self.stamp.validity)?;
@@ -455,6 +467,12 @@ fn association_entries<'a>(entity: &'a Entity<'a>) -> Vec<(&'static str, Vec<&'a
         }
     }
     entries
+}
+
+/// Whether a single-valued attribute is written as a list of one, as cloud-info-provider writes
+/// it: a virtual accelerator's `ComputeCapability`.
+fn listed(class: Class, name: &str) -> bool {
+    class == Class::CloudComputingVirtualAccelerator && name == "ComputeCapability"
 }
 
 /// An attribute value.
