@@ -282,6 +282,18 @@ pub fn from_value(json: &Json) -> Result<ParsedDocument, FromJsonError> {
                     problem: "names no GLUE2 class".to_owned(),
                 })?,
             };
+            // The renderer links a cloud's shares, images and instance types to its endpoints,
+            // as cloud-info-provider does; the tree already says that, so the link is not kept.
+            if class == Class::CloudComputingEndpoint
+                && matches!(
+                    item.entity.class,
+                    Class::CloudComputingShare
+                        | Class::CloudComputingImage
+                        | Class::CloudComputingInstanceType
+                )
+            {
+                continue;
+            }
             item.entity.associations.push((class, target));
         }
     }

@@ -13,12 +13,15 @@
 //! character at a time (a VO "atlas" became "a"). The spellings are cloud-info-provider's:
 //! * CloudComputingShare is keyed `Share`, as an entity list and as an association;
 //! * a MappingPolicy's VO is the association `PolicyUserDomain`;
-//! * an instance type names its accelerator under `CloudComputingVirtualAccelerator`.
+//! * an instance type names its accelerator under `CloudComputingVirtualAccelerator`;
+//! * a cloud share, image and instance type name the endpoints of their cloud under
+//!   `CloudComputingEndpoint`, as cloud-info-provider links them.
 //!
 //! Every class key is present, empty lists included, so consumers can index without checks. Keys
 //! are in a fixed order and entities in tree order: the output is deterministic. docs/formats-json.md
 //! lists the keys cloud-info-api reads.
 
+use std::collections::HashMap;
 use std::ops::Range;
 
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
@@ -121,7 +124,7 @@ fn write_object(out: &mut Vec<u8>, indent: usize, object: &Object) {
     object_key(out, inner, false, "OtherInfo");
     write_json(out, inner, &OtherInfo(&entity.other_info));
     object_key(out, inner, false, "Associations");
-    let associations = association_entries(entity);
+    let associations = association_entries(entity, object.endpoints);
     if associations.is_empty() {
         out.extend_from_slice(b"{}");
     } else {
@@ -303,6 +306,9 @@ pub fn document(snapshot: &SiteSnapshot) -> Json {
 /// The whole document: every class key, in [`Class::ALL`] order, with its entities in tree order.
 struct Document<'a> {
     by_class: Vec<Vec<&'a Entity<'a>>>,
+    /// The endpoints of the cloud each cloud share, image and instance type belongs to, by the
+    /// entity's ID (see [`cloud_endpoints`]).
+    endpoints: HashMap<&'a str, Vec<&'a str>>,
     stamp: Stamp,
 }
 
@@ -322,6 +328,7 @@ impl<'a> Document<'a> {
         }
         Self {
             by_class,
+            endpoints: cloud_endpoints(entities),
             stamp: Stamp {
                 creation_time: snapshot
                     .creation_time
@@ -335,8 +342,13 @@ impl<'a> Document<'a> {
 
 impl Document<'_> {
     fn object<'s>(&'s self, entity: &'s Entity<'s>) -> Object<'s> {
+        let endpoints = self
+            .endpoints
+            .get(entity.id.as_str())
+            .map_or(&[][..], Vec::as_slice);
         Object {
             entity,
+            endpoints,
             stamp: &self.stamp,
         }
     }
@@ -389,6 +401,8 @@ impl Serialize for Document<'_> {
 /// `Associations`.
 struct Object<'a> {
     entity: &'a Entity<'a>,
+    /// Endpoints written as its `CloudComputingEndpoint` association.
+    endpoints: &'a [&'a str],
     stamp: &'a Stamp,
 }
 
@@ -408,7 +422,7 @@ impl Serialize for Object<'_> {
         map.serialize_entry("CreationTime", &self.stamp.creation_time)?;
         map.serialize_entry("Validity", &self.stamp.validity)?;
         map.serialize_entry("OtherInfo", &OtherInfo(&entity.other_info))?;
-        map.serialize_entry("Associations", &Associations(entity))?;
+        map.serialize_entry("Associations", &Associations(entity, self.endpoints))?;
         map.end()
     }
 }
@@ -443,11 +457,11 @@ fn association_key(entity: Class, target: Class) -> &'static str {
 }
 
 /// `Associations`: every key a list of IDs, keys in the order they first appear.
-struct Associations<'a>(&'a Entity<'a>);
+struct Associations<'a>(&'a Entity<'a>, &'a [&'a str]);
 
 impl Serialize for Associations<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let entries = association_entries(self.0);
+        let entries = association_entries(self.0, self.1);
         let mut map = serializer.serialize_map(Some(entries.len()))?;
         for (name, targets) in entries {
             map.serialize_entry(name, &targets)?;
@@ -456,17 +470,64 @@ impl Serialize for Associations<'_> {
     }
 }
 
-/// The keys of [`Associations`] in order, with the targets under each in association order.
-fn association_entries<'a>(entity: &'a Entity<'a>) -> Vec<(&'static str, Vec<&'a str>)> {
+/// The keys of [`Associations`] in order, with the targets under each in association order, then
+/// `endpoints` as the `CloudComputingEndpoint` association.
+fn association_entries<'a>(
+    entity: &'a Entity<'a>,
+    endpoints: &[&'a str],
+) -> Vec<(&'static str, Vec<&'a str>)> {
     let mut entries: Vec<(&'static str, Vec<&'a str>)> = Vec::new();
-    for (class, target) in &entity.associations {
-        let name = association_key(entity.class, *class);
+    let own = entity
+        .associations
+        .iter()
+        .map(|(class, target)| (*class, target.as_str()));
+    let derived = endpoints
+        .iter()
+        .map(|endpoint| (Class::CloudComputingEndpoint, *endpoint));
+    for (class, target) in own.chain(derived) {
+        let name = association_key(entity.class, class);
         match entries.iter_mut().find(|(existing, _)| *existing == name) {
-            Some((_, targets)) => targets.push(target.as_str()),
-            None => entries.push((name, vec![target.as_str()])),
+            Some((_, targets)) => targets.push(target),
+            None => entries.push((name, vec![target])),
         }
     }
     entries
+}
+
+/// Which endpoints each cloud share, image and instance type is reached through: those of its cloud
+/// service. cloud-info-provider links them (`Associations.CloudComputingEndpoint`); the model does
+/// not keep the link, since it follows from the tree, so it is added here and dropped again by
+/// [`crate::glue::from_json`].
+fn cloud_endpoints<'a>(entities: &'a [Entity<'a>]) -> HashMap<&'a str, Vec<&'a str>> {
+    let mut of_service: HashMap<usize, Vec<&'a str>> = HashMap::new();
+    for entity in entities {
+        if entity.class == Class::CloudComputingEndpoint
+            && let Some(service) = entity.parent
+        {
+            of_service
+                .entry(service)
+                .or_default()
+                .push(entity.id.as_str());
+        }
+    }
+    let mut out = HashMap::new();
+    if of_service.is_empty() {
+        return out;
+    }
+    for entity in entities {
+        let service = match entity.class {
+            Class::CloudComputingShare => entity.parent,
+            Class::CloudComputingInstanceType | Class::CloudComputingImage => entity
+                .parent
+                .and_then(|manager| entities.get(manager))
+                .and_then(|manager| manager.parent),
+            _ => continue,
+        };
+        if let Some(endpoints) = service.and_then(|service| of_service.get(&service)) {
+            out.insert(entity.id.as_str(), endpoints.clone());
+        }
+    }
+    out
 }
 
 /// Whether a single-valued attribute is written as a list of one, as cloud-info-provider writes
