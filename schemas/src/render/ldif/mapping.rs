@@ -58,6 +58,9 @@ pub struct Extra<'e> {
     pub folded: Vec<&'e Entity<'e>>,
     /// Associations stored on this side in LDAP although the model keeps them on the other.
     pub associations: Vec<(Class, &'e str)>,
+    /// Values its mode works out from other entities, written where the mapping would otherwise
+    /// write a placeholder (LDAP attribute, value).
+    pub values: Vec<(&'static str, &'static str)>,
 }
 
 /// The mapping of every class of one mode, made once per rendering rather than once per entity.
@@ -184,6 +187,11 @@ impl Mapping {
                 _ if targets.peek().is_none() => pairs.push_value(&[name], value),
                 Value::Count(count) if !count.is_whole() => pairs.push_value(&[name], value),
                 _ => targets.for_each(|ldap| out.add_value(ldap, value)),
+            }
+        }
+        for (ldap, value) in &extra.values {
+            if !out.has(ldap) {
+                out.add_str(ldap, value);
             }
         }
         for (ldap, value) in &self.defaults {

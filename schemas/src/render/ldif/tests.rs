@@ -440,3 +440,29 @@ fn the_site_layout_puts_every_entry_under_the_domain() {
         assert_eq!(records.len(), resource.len());
     }
 }
+
+/// The EGI profile's OSFamily of a cloud instance type comes from the images its shares boot; the
+/// placeholder stays only where they do not say or disagree.
+#[test]
+fn instance_types_take_the_os_family_of_their_shares_images() {
+    let mut site = snapshot("S");
+    let family_of_flavor = |site: &SiteSnapshot| -> Vec<String> {
+        parse(&render_glue20(site))
+            .into_iter()
+            .filter(|record| record[0].1.contains(":instance-type:"))
+            .flat_map(|record| {
+                record
+                    .into_iter()
+                    .filter(|(name, _)| name == "GLUE2ExecutionEnvironmentOSFamily")
+                    .map(|(_, value)| value)
+            })
+            .collect()
+    };
+    assert_eq!(family_of_flavor(&site), ["linux"]);
+    for service in &mut site.services {
+        if let Service::Cloud(cloud) = service {
+            cloud.images[0].os_name = Some(crate::names::Text::new("Plan 9").expect("valid"));
+        }
+    }
+    assert_eq!(family_of_flavor(&site), ["UNDEFINEDVALUE"]);
+}
