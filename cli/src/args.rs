@@ -122,6 +122,10 @@ pub struct TokenArgs {
     pub site: String,
 }
 
+fn parse_dit(value: &str) -> Result<accelfed_schemas::render::ldif::Dit, String> {
+    value.parse()
+}
+
 fn parse_since(value: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
     if let Ok(time) = chrono::DateTime::parse_from_rfc3339(value) {
         return Ok(time.with_timezone(&chrono::Utc));
@@ -144,6 +148,11 @@ pub struct ProvideArgs {
     /// Write to this file (replaced atomically) instead of standard output.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// LDIF layout: `resource` (services under GLUE2GroupID=resource,o=glue, for a resource BDII
+    /// that a site BDII reads) or `site` (under GLUE2GroupID=resource,GLUE2DomainID=<site>,o=glue,
+    /// as a site BDII publishes, so a top BDII reading the site's domain gets every GPU entry).
+    #[arg(long, default_value = "resource", value_parser = parse_dit)]
+    pub dit: accelfed_schemas::render::ldif::Dit,
     /// `registry`: push the GLUE 2.1 JSON document to the federation registry instead of writing
     /// it out; where to, from [publish.registry] in the configuration file or the --registry-*
     /// flags (a flag overrides its key).
@@ -161,6 +170,12 @@ pub struct ProvideArgs {
     /// publish.registry.ca).
     #[arg(long, env = "ACCELFED_REGISTRY_CA")]
     pub registry_ca: Option<PathBuf>,
+    /// Save every complete document (no provider failed) to FILE, and publish FILE instead, with
+    /// its original timestamps, when the configuration cannot be used or every provider fails, so
+    /// a BDII keeps the site until its entries expire. The exit status is still 2 or 1. One file
+    /// per format; not used with --publish registry.
+    #[arg(long, value_name = "FILE", env = "ACCELFED_KEEP_LAST_GOOD")]
+    pub keep_last_good: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]

@@ -159,7 +159,7 @@ fn provide_publishes_a_real_slurms_gpus_as_json_and_ldif_that_loads_into_slapd()
     let policies = class(&document, "MappingPolicy");
     let atlas_rules: Vec<Value> = policies
         .iter()
-        .filter(|p| p["Associations"]["Share"] == urn("share", "/atlas"))
+        .filter(|p| p["Associations"]["Share"][0] == urn("share", "/atlas"))
         .flat_map(|p| p["Rule"].as_array().cloned().unwrap_or_default())
         .collect();
     assert!(

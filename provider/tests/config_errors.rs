@@ -154,3 +154,34 @@ fn a_fractional_gpu_count_is_accepted() {
     let source = GOOD.replacen("count = 4", "count = 0.5", 1);
     Config::parse(Path::new("site.toml"), &source).unwrap();
 }
+
+/// The example site publishes a cloud; without the GOCDB id EGI's cloud-info-api would skip it, so
+/// validation refuses it and points at the cloud.
+#[test]
+fn a_cloud_without_a_gocdb_id_is_refused_at_the_cloud() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/site.toml");
+    let source = std::fs::read_to_string(&example).unwrap();
+    let gocdb_line = source
+        .lines()
+        .find(|line| line.starts_with("gocdb_id"))
+        .expect("examples/site.toml sets gocdb_id");
+    Config::parse(Path::new("site.toml"), &source).unwrap();
+    let without = source.replacen(gocdb_line, "", 1);
+    let cloud_line = without
+        .lines()
+        .position(|line| line == "[[static.cloud]]")
+        .expect("examples/site.toml has a cloud")
+        + 2;
+    let message = Config::parse(Path::new("site.toml"), &without)
+        .unwrap_err()
+        .to_string();
+    assert_mentions(
+        &message,
+        &[
+            &format!("site.toml:{cloud_line}:6: static.cloud[0].id: \"cloud\""),
+            "gocdb_id",
+        ],
+    );
+    // A batch-only site needs none.
+    Config::parse(Path::new("site.toml"), GOOD).unwrap();
+}

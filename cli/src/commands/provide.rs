@@ -1,8 +1,17 @@
 //! `accelfed provide`: gather, render, publish.
+//!
+//! With `--keep-last-good FILE` every complete document (no provider failed) is also saved to
+//! FILE, and when the configuration cannot be used or every provider fails, FILE is published in
+//! its place, byte for byte: its entries keep their original CreationTime and Validity, so a BDII
+//! keeps the site until they expire instead of dropping it at the first broken run. The exit status
+//! still says what went wrong (2, 1).
+
+use std::path::Path;
 
 use accelfed_provider::config::{Config, check_registry_url};
 use accelfed_publishers::Destination;
 use accelfed_schemas::render;
+use accelfed_schemas::render::ldif::LdifMode;
 
 use super::meter::resolve;
 use crate::args::ProvideArgs;
@@ -13,7 +22,7 @@ pub fn run(args: &ProvideArgs) -> Outcome {
         Ok(loaded) => loaded,
         Err(err) => {
             eprintln!("error: {err}");
-            return Outcome::Config;
+            return last_good(args, Outcome::Config);
         }
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -46,13 +55,25 @@ pub fn run(args: &ProvideArgs) -> Outcome {
         Ok(gathered) => gathered,
         Err(err) => {
             eprintln!("error: {}: {err}", args.config.display());
-            return Outcome::Config;
+            return last_good(args, Outcome::Config);
         }
     };
     for failure in &gathered.failures {
         tracing::error!(provider = %failure.provider, "{}", failure.message);
     }
-    let document = render::render(&gathered.snapshot, args.format);
+    let providers = loaded.config.providers().len();
+    if registry.is_none() && providers > 0 && gathered.failures.len() >= providers {
+        return last_good(args, Outcome::Partial);
+    }
+    let document = match args.format {
+        render::Format::LdifGlue20 => {
+            render::ldif::render(&gathered.snapshot, LdifMode::Glue20, args.dit)
+        }
+        render::Format::LdifGlue21 => {
+            render::ldif::render(&gathered.snapshot, LdifMode::Glue21, args.dit)
+        }
+        other => render::render(&gathered.snapshot, other),
+    };
     if let Some(registry) = registry {
         return match registry.push(&runtime, document) {
             Ok(answer) => {
@@ -83,10 +104,84 @@ pub fn run(args: &ProvideArgs) -> Outcome {
         bytes = document.len(),
         "published"
     );
-    if gathered.failures.is_empty() {
-        Outcome::Ok
+    if !gathered.failures.is_empty() {
+        return Outcome::Partial;
+    }
+    if let Some(path) = &args.keep_last_good {
+        // Saved after publishing, so a document that could not be written out is never "good".
+        if let Err(err) = accelfed_publishers::publish(&document, &Destination::File(path.clone()))
+        {
+            tracing::error!("--keep-last-good: {err}");
+            return Outcome::Partial;
+        }
+    }
+    Outcome::Ok
+}
+
+/// Publishes the document saved by `--keep-last-good`, if any, in place of one that could not be
+/// made; `outcome` is what went wrong, and stays the exit status.
+fn last_good(args: &ProvideArgs, outcome: Outcome) -> Outcome {
+    let Some(path) = &args.keep_last_good else {
+        return outcome;
+    };
+    if args.publish.is_some() {
+        // The registry judges freshness itself; an old document is not pushed again.
+        return outcome;
+    }
+    let document = match std::fs::read(path) {
+        Ok(document) => document,
+        Err(err) => {
+            eprintln!(
+                "error: --keep-last-good {}: no last good document to publish instead: {err}",
+                path.display()
+            );
+            return outcome;
+        }
+    };
+    if let Err(problem) = matches_format(&document, args.format) {
+        eprintln!(
+            "error: --keep-last-good {}: not published: {problem}",
+            path.display()
+        );
+        return outcome;
+    }
+    let destination = match &args.output {
+        Some(output) => Destination::File(output.clone()),
+        None => Destination::Stdout,
+    };
+    match accelfed_publishers::publish(&document, &destination) {
+        Ok(()) => warn_published(path, document.len()),
+        Err(err) => tracing::error!("{err}"),
+    }
+    outcome
+}
+
+fn warn_published(path: &Path, bytes: usize) {
+    tracing::warn!(
+        file = %path.display(),
+        bytes,
+        "published the last good document instead, with its original timestamps"
+    );
+}
+
+/// Whether a saved document is one of `format` (a file saved by an earlier run in another format
+/// must not reach a consumer that reads this one).
+fn matches_format(document: &[u8], format: render::Format) -> Result<(), String> {
+    let start = document
+        .iter()
+        .position(|byte| !byte.is_ascii_whitespace())
+        .map_or(&[][..], |at| &document[at..]);
+    let fits = match format {
+        render::Format::Glue21Json => start.starts_with(b"{"),
+        render::Format::LdifGlue20 | render::Format::LdifGlue21 => start.starts_with(b"dn:"),
+        render::Format::Glue20Xml => start.starts_with(b"<"),
+    };
+    if fits {
+        Ok(())
     } else {
-        Outcome::Partial
+        Err(format!(
+            "it is not a {format} document (keep one file per format)"
+        ))
     }
 }
 

@@ -131,7 +131,48 @@ impl Config {
                     .map_err(|problem| problem.into_config_error(path, source, provider.name()))?,
             }
         }
+        config.require_gocdb_id(path, source)?;
         Ok(config)
+    }
+
+    /// EGI's cloud-info-api reads a cloud site's GOCDB id from the CloudComputingService's
+    /// `OtherInfo.gocdb_id` and refuses the whole document without it, so a configuration that
+    /// publishes a cloud must give `site.gocdb_id`. The error points at the first cloud.
+    fn require_gocdb_id(&self, path: &Path, source: &str) -> Result<(), ConfigError> {
+        if self.site.gocdb_id.is_some() {
+            return Ok(());
+        }
+        let static_clouds = self.static_site.iter().flat_map(|s| {
+            s.cloud
+                .iter()
+                .enumerate()
+                .map(|(index, cloud)| (format!("static.cloud[{index}]"), &cloud.id))
+        });
+        let openstack = self
+            .openstack
+            .iter()
+            .enumerate()
+            .map(|(index, cloud)| (format!("openstack[{index}]"), &cloud.id));
+        let kubernetes = self
+            .kubernetes
+            .iter()
+            .enumerate()
+            .filter(|(_, cluster)| cluster.service == crate::kubernetes::ServiceKind::Cloud)
+            .map(|(index, cluster)| (format!("kubernetes[{index}]"), &cluster.id));
+        match static_clouds.chain(openstack).chain(kubernetes).next() {
+            None => Ok(()),
+            Some((field, id)) => Err(ConfigError::at(
+                path,
+                source,
+                Some(id.span()),
+                format!(
+                    "{field}.id: {:?} is published as a cloud service, which needs the site's \
+                     GOCDB id: set gocdb_id in [site] (EGI's cloud-info-api reads it from \
+                     CloudComputingService OtherInfo.gocdb_id and skips a site without it)",
+                    id.get_ref().as_str()
+                ),
+            )),
+        }
     }
 
     /// The configured providers, in a fixed order.

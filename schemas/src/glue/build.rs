@@ -647,7 +647,7 @@ impl<'a> Builder<'a> {
             let id = self.ids.id(Kind::Image, &[svc, image.local_id.as_str()]);
             let attrs = Attrs::default()
                 .text("Name", &image.name)
-                .opt_text("MarketPlaceURL", image.marketplace_url.as_ref())
+                .opt_text("MarketplaceURL", image.marketplace_url.as_ref())
                 .opt_text("OSPlatform", image.os_platform.as_ref())
                 .opt_text("OSName", image.os_name.as_ref())
                 .opt_text("OSVersion", image.os_version.as_ref())

@@ -182,10 +182,14 @@ const ATTRIBUTES: &[(&str, Kind)] = &[
     ("RAM", Kind::Int),
     ("Disk", Kind::Int),
     ("Number", Kind::Count),
-    ("MarketPlaceURL", Kind::Text),
+    ("MarketplaceURL", Kind::Text),
     ("OSPlatform", Kind::Text),
     ("AccessInfo", Kind::Text),
 ];
+
+/// Attribute names earlier accelfed versions wrote, and the name they mean: documents pushed before
+/// the spelling followed cloud-info-provider's stay readable.
+const FORMER_NAMES: &[(&str, &str)] = &[("MarketPlaceURL", "MarketplaceURL")];
 
 /// The keys every entity has besides its attributes.
 const ENVELOPE: [&str; 5] = [
@@ -205,7 +209,8 @@ fn class_of_key(key: &str) -> Option<Class> {
 }
 
 /// The class an association key names when its target is not in the document (a VO, or a
-/// reference the checks below refuse).
+/// reference the checks below refuse). Earlier accelfed versions wrote an instance type's
+/// accelerator under the long key; it is still read.
 fn class_of_association(key: &str) -> Option<Class> {
     match key {
         "PolicyUserDomain" => Some(Class::UserDomain),
@@ -241,7 +246,7 @@ pub fn from_value(json: &Json) -> Result<ParsedDocument, FromJsonError> {
         let class = class_of_key(key).ok_or_else(|| FromJsonError::UnknownClass(key.clone()))?;
         let items: Vec<&Json> = match list {
             Json::Array(items) => items.iter().collect(),
-            // One cloud manager is written as an object.
+            // Earlier accelfed versions wrote a site's one cloud manager as an object.
             Json::Object(_) if class == Class::CloudComputingManager => vec![list],
             _ => {
                 return Err(FromJsonError::NotAList {
@@ -277,6 +282,18 @@ pub fn from_value(json: &Json) -> Result<ParsedDocument, FromJsonError> {
                     problem: "names no GLUE2 class".to_owned(),
                 })?,
             };
+            // The renderer links a cloud's shares, images and instance types to its endpoints,
+            // as cloud-info-provider does; the tree already says that, so the link is not kept.
+            if class == Class::CloudComputingEndpoint
+                && matches!(
+                    item.entity.class,
+                    Class::CloudComputingShare
+                        | Class::CloudComputingImage
+                        | Class::CloudComputingInstanceType
+                )
+            {
+                continue;
+            }
             item.entity.associations.push((class, target));
         }
     }
@@ -334,12 +351,22 @@ fn entity(class: Class, index: usize, item: &Json) -> Result<Read, FromJsonError
         if ENVELOPE.contains(&key.as_str()) {
             continue;
         }
-        let Some(&(name, kind)) = ATTRIBUTES.iter().find(|(name, _)| name == key) else {
+        let current = FORMER_NAMES
+            .iter()
+            .find(|(former, _)| former == key)
+            .map_or(key.as_str(), |(_, current)| current);
+        let Some(&(name, kind)) = ATTRIBUTES.iter().find(|(name, _)| *name == current) else {
             return Err(FromJsonError::UnknownAttribute {
                 class: class.name(),
                 index,
                 field: key.clone(),
             });
+        };
+        let value = match (kind, value) {
+            // cloud-info-provider writes some single values as lists: `[]` when unknown.
+            (Kind::Text, Json::Array(items)) if items.is_empty() => continue,
+            (Kind::Text, Json::Array(items)) if items.len() == 1 => &items[0],
+            _ => value,
         };
         let value = attribute(kind, value).map_err(|problem| field(name, problem))?;
         attributes.push((name, value));
@@ -362,15 +389,23 @@ fn entity(class: Class, index: usize, item: &Json) -> Result<Read, FromJsonError
     })
 }
 
+/// A UTC time as accelfed writes it (`2026-11-01T12:00:00Z`), or any RFC 3339 time, such as the
+/// `2026-11-22T10:02:01.032130+00:00` cloud-info-provider writes.
 fn time(text: &str) -> Option<DateTime<Utc>> {
     NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%SZ")
         .ok()
         .map(|naive| naive.and_utc())
+        .or_else(|| {
+            DateTime::parse_from_rfc3339(text)
+                .ok()
+                .map(|time| time.with_timezone(&Utc))
+        })
 }
 
 fn associations(keys: &Map<String, Json>) -> Result<Vec<(String, String)>, (String, &'static str)> {
     let mut out = Vec::new();
     for (key, targets) in keys {
+        // A single string is what earlier accelfed versions wrote for a policy's share and VO.
         let problem = || (key.clone(), "must be a non-empty string or a list of them");
         match targets {
             Json::String(target) if !target.is_empty() => out.push((key.clone(), target.clone())),
@@ -693,6 +728,59 @@ mod tests {
             message.starts_with("AcceleratorEnvironment[0]") && message.contains("urn:nowhere"),
             "{message}"
         );
+    }
+
+    /// What accelfed wrote before its layout followed cloud-info-provider's is still read, to the
+    /// same entities.
+    #[test]
+    fn the_former_layout_is_still_read() {
+        let mut snapshot = sample::snapshot("S");
+        for service in &mut snapshot.services {
+            if let crate::glue::Service::Cloud(cloud) = service {
+                cloud.images[0].marketplace_url =
+                    Some(crate::names::Text::new("https://appdb.egi.eu/x").expect("valid"));
+            }
+        }
+        let current = json::document(&snapshot);
+        let mut former = current.clone();
+        for policy in former["MappingPolicy"].as_array_mut().expect("a list") {
+            for key in ["Share", "PolicyUserDomain"] {
+                let first = policy["Associations"][key][0].clone();
+                policy["Associations"][key] = first;
+            }
+        }
+        let manager = former["CloudComputingManager"][0].clone();
+        former["CloudComputingManager"] = manager;
+        let flavor = &mut former["CloudComputingInstanceType"][0];
+        let links = flavor["Associations"]
+            .as_object_mut()
+            .expect("an object")
+            .remove("CloudComputingVirtualAccelerator")
+            .expect("the flavor's accelerator");
+        flavor["Associations"]["CloudComputingInstanceTypeCloudComputingVirtualAccelerator"] =
+            links[0].clone();
+        let image = &mut former["CloudComputingImage"][0];
+        let renamed: Map<String, Json> = image
+            .as_object()
+            .expect("an object")
+            .iter()
+            .map(|(key, value)| match key.as_str() {
+                "MarketplaceURL" => ("MarketPlaceURL".to_owned(), value.clone()),
+                _ => (key.clone(), value.clone()),
+            })
+            .collect();
+        assert!(renamed.contains_key("MarketPlaceURL"));
+        *image = Json::Object(renamed);
+        let accelerator = &mut former["CloudComputingVirtualAccelerator"][0];
+        let capability = accelerator["ComputeCapability"][0].clone();
+        accelerator["ComputeCapability"] = capability;
+        former["Contact"][0]["CreationTime"] = Json::from("2026-11-01T12:00:00.000000+00:00");
+
+        let read = from_value(&former).unwrap();
+        let mut expected = from_value(&current).unwrap();
+        expected.stamps[2].creation_time = time("2026-11-01T12:00:00Z").unwrap();
+        assert_eq!(read, expected);
+        assert_eq!(read.entities, owned(snapshot.entities()));
     }
 
     #[test]

@@ -2,23 +2,26 @@
 //! cloud-info-api reads:
 //!
 //! ```text
-//! {"AdminDomain": [...], "CloudComputingService": [...], "CloudComputingManager": {...},
+//! {"AdminDomain": [...], "CloudComputingService": [...], "CloudComputingManager": [...],
 //!  "Share": [...], "MappingPolicy": [...], ...}
 //! ```
 //!
 //! Each entity is an object with `ID`, its attributes, `CreationTime`, `Validity`, `OtherInfo` (an
-//! object) and `Associations` (lists of IDs keyed by class name). Where cloud-info-api reads a single
-//! value, the layout gives it one, and those are the only exceptions to the rules above:
-//! * `CloudComputingManager` is an object when the site has one cloud (a list otherwise);
+//! object) and `Associations`. As in cloud-info-provider 1.2.0's own output, every class key holds a
+//! list and every `Associations` value is a list of IDs keyed by the target's class name:
+//! cloud-info-api tests membership with `in` and takes `[0]`, so a string there would be read one
+//! character at a time (a VO "atlas" became "a"). The spellings are cloud-info-provider's:
 //! * CloudComputingShare is keyed `Share`, as an entity list and as an association;
-//! * a MappingPolicy (one per share and VO) has `Associations.Share` and
-//!   `Associations.PolicyUserDomain` as strings (the share ID and the VO name);
-//! * an instance type names its accelerator in
-//!   `Associations.CloudComputingInstanceTypeCloudComputingVirtualAccelerator`, a string.
+//! * a MappingPolicy's VO is the association `PolicyUserDomain`;
+//! * an instance type names its accelerator under `CloudComputingVirtualAccelerator`;
+//! * a cloud share, image and instance type name the endpoints of their cloud under
+//!   `CloudComputingEndpoint`, as cloud-info-provider links them.
 //!
 //! Every class key is present, empty lists included, so consumers can index without checks. Keys
-//! are in a fixed order and entities in tree order: the output is deterministic.
+//! are in a fixed order and entities in tree order: the output is deterministic. docs/formats-json.md
+//! lists the keys cloud-info-api reads.
 
+use std::collections::HashMap;
 use std::ops::Range;
 
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
@@ -65,9 +68,6 @@ fn render_in(snapshot: &SiteSnapshot, parts: Option<usize>) -> Vec<u8> {
         string(&mut out, key(class));
         out.extend_from_slice(b": ");
         match entities.as_slice() {
-            [single] if class == Class::CloudComputingManager => {
-                write_object(&mut out, 1, &document.object(single));
-            }
             [] => out.extend_from_slice(b"[]"),
             _ => {
                 out.push(b'[');
@@ -97,6 +97,13 @@ fn write_object(out: &mut Vec<u8>, indent: usize, object: &Object) {
     for (name, value) in &entity.attributes {
         object_key(out, inner, false, name);
         match value {
+            Value::Text(text) if listed(entity.class, name) => {
+                out.push(b'[');
+                new_line(out, inner + 1, true);
+                string(out, text);
+                new_line(out, inner, true);
+                out.push(b']');
+            }
             Value::Text(text) => string(out, text),
             Value::List(items) if !items.is_empty() => {
                 out.push(b'[');
@@ -117,26 +124,20 @@ fn write_object(out: &mut Vec<u8>, indent: usize, object: &Object) {
     object_key(out, inner, false, "OtherInfo");
     write_json(out, inner, &OtherInfo(&entity.other_info));
     object_key(out, inner, false, "Associations");
-    let associations = association_entries(entity);
+    let associations = association_entries(entity, object.endpoints);
     if associations.is_empty() {
         out.extend_from_slice(b"{}");
     } else {
         out.push(b'{');
         for (position, (name, targets)) in associations.iter().enumerate() {
             object_key(out, inner + 1, position == 0, name);
-            match targets {
-                Targets::One(target) => string(out, target),
-                Targets::Many(list) if list.is_empty() => out.extend_from_slice(b"[]"),
-                Targets::Many(list) => {
-                    out.push(b'[');
-                    for (position, target) in list.iter().enumerate() {
-                        new_line(out, inner + 2, position == 0);
-                        string(out, target);
-                    }
-                    new_line(out, inner + 1, true);
-                    out.push(b']');
-                }
+            out.push(b'[');
+            for (position, target) in targets.iter().enumerate() {
+                new_line(out, inner + 2, position == 0);
+                string(out, target);
             }
+            new_line(out, inner + 1, true);
+            out.push(b']');
         }
         new_line(out, inner, true);
         out.push(b'}');
@@ -305,6 +306,9 @@ pub fn document(snapshot: &SiteSnapshot) -> Json {
 /// The whole document: every class key, in [`Class::ALL`] order, with its entities in tree order.
 struct Document<'a> {
     by_class: Vec<Vec<&'a Entity<'a>>>,
+    /// The endpoints of the cloud each cloud share, image and instance type belongs to, by the
+    /// entity's ID (see [`cloud_endpoints`]).
+    endpoints: HashMap<&'a str, Vec<&'a str>>,
     stamp: Stamp,
 }
 
@@ -324,6 +328,7 @@ impl<'a> Document<'a> {
         }
         Self {
             by_class,
+            endpoints: cloud_endpoints(entities),
             stamp: Stamp {
                 creation_time: snapshot
                     .creation_time
@@ -337,8 +342,13 @@ impl<'a> Document<'a> {
 
 impl Document<'_> {
     fn object<'s>(&'s self, entity: &'s Entity<'s>) -> Object<'s> {
+        let endpoints = self
+            .endpoints
+            .get(entity.id.as_str())
+            .map_or(&[][..], Vec::as_slice);
         Object {
             entity,
+            endpoints,
             stamp: &self.stamp,
         }
     }
@@ -380,15 +390,8 @@ impl Serialize for Document<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(Class::ALL.len()))?;
         for (class, entities) in Class::ALL.into_iter().zip(&self.by_class) {
-            match entities.as_slice() {
-                [single] if class == Class::CloudComputingManager => {
-                    map.serialize_entry(key(class), &self.object(single))?
-                }
-                _ => {
-                    let objects = entities.iter().map(|entity| self.object(entity));
-                    map.serialize_entry(key(class), &Seq(objects))?
-                }
-            }
+            let objects = entities.iter().map(|entity| self.object(entity));
+            map.serialize_entry(key(class), &Seq(objects))?
         }
         map.end()
     }
@@ -398,6 +401,8 @@ impl Serialize for Document<'_> {
 /// `Associations`.
 struct Object<'a> {
     entity: &'a Entity<'a>,
+    /// Endpoints written as its `CloudComputingEndpoint` association.
+    endpoints: &'a [&'a str],
     stamp: &'a Stamp,
 }
 
@@ -407,12 +412,17 @@ impl Serialize for Object<'_> {
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("ID", &entity.id)?;
         for (name, value) in &entity.attributes {
-            map.serialize_entry(name, &Attribute(value))?;
+            match value {
+                Value::Text(text) if listed(entity.class, name) => {
+                    map.serialize_entry(name, &[text])?
+                }
+                _ => map.serialize_entry(name, &Attribute(value))?,
+            }
         }
         map.serialize_entry("CreationTime", &self.stamp.creation_time)?;
         map.serialize_entry("Validity", &self.stamp.validity)?;
         map.serialize_entry("OtherInfo", &OtherInfo(&entity.other_info))?;
-        map.serialize_entry("Associations", &Associations(entity))?;
+        map.serialize_entry("Associations", &Associations(entity, self.endpoints))?;
         map.end()
     }
 }
@@ -436,78 +446,94 @@ impl Serialize for OtherInfo<'_> {
     }
 }
 
-/// How an association is written: its key, and whether it is a single string rather than a list
-/// (where cloud-info-api reads one value).
-fn association_key(entity: Class, target: Class) -> (&'static str, bool) {
+/// The key an association is written under: the target's class as cloud-info-provider names it. A
+/// policy names its share `Share` whatever the share's class, so a consumer finds the VO of a batch
+/// share the way it finds a cloud share's.
+fn association_key(entity: Class, target: Class) -> &'static str {
     match (entity, target) {
-        (Class::MappingPolicy, Class::ComputingShare) => ("Share", true),
-        (Class::MappingPolicy, other) => (key(other), true),
-        (Class::CloudComputingInstanceType, Class::CloudComputingVirtualAccelerator) => (
-            "CloudComputingInstanceTypeCloudComputingVirtualAccelerator",
-            true,
-        ),
-        (_, other) => (key(other), false),
+        (Class::MappingPolicy, Class::ComputingShare) => "Share",
+        (_, other) => key(other),
     }
 }
 
-/// `Associations`: the targets under each key in the order the keys first appear. A single-string
-/// key holds its last target; a list key the targets after the last single one (what building the
-/// object association by association gives when one key is both, which the layout never has).
-struct Associations<'a>(&'a Entity<'a>);
+/// `Associations`: every key a list of IDs, keys in the order they first appear.
+struct Associations<'a>(&'a Entity<'a>, &'a [&'a str]);
 
 impl Serialize for Associations<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let entries = association_entries(self.0);
+        let entries = association_entries(self.0, self.1);
         let mut map = serializer.serialize_map(Some(entries.len()))?;
         for (name, targets) in entries {
-            match targets {
-                Targets::One(target) => map.serialize_entry(name, target)?,
-                Targets::Many(list) => map.serialize_entry(name, &list)?,
-            }
+            map.serialize_entry(name, &targets)?;
         }
         map.end()
     }
 }
 
-/// What one key of `Associations` holds.
-enum Targets<'a> {
-    One(&'a str),
-    Many(Vec<&'a str>),
-}
-
-/// The keys of [`Associations`] in order, with what each holds.
-fn association_entries<'a>(entity: &'a Entity<'a>) -> Vec<(&'static str, Targets<'a>)> {
-    let keyed = || {
-        entity.associations.iter().map(|(class, target)| {
-            let (name, single) = association_key(entity.class, *class);
-            (name, single, target.as_str())
-        })
-    };
-    let mut names: Vec<&'static str> = Vec::new();
-    for (name, _, _) in keyed() {
-        if !names.contains(&name) {
-            names.push(name);
+/// The keys of [`Associations`] in order, with the targets under each in association order, then
+/// `endpoints` as the `CloudComputingEndpoint` association.
+fn association_entries<'a>(
+    entity: &'a Entity<'a>,
+    endpoints: &[&'a str],
+) -> Vec<(&'static str, Vec<&'a str>)> {
+    let mut entries: Vec<(&'static str, Vec<&'a str>)> = Vec::new();
+    let own = entity
+        .associations
+        .iter()
+        .map(|(class, target)| (*class, target.as_str()));
+    let derived = endpoints
+        .iter()
+        .map(|endpoint| (Class::CloudComputingEndpoint, *endpoint));
+    for (class, target) in own.chain(derived) {
+        let name = association_key(entity.class, class);
+        match entries.iter_mut().find(|(existing, _)| *existing == name) {
+            Some((_, targets)) => targets.push(target),
+            None => entries.push((name, vec![target])),
         }
     }
-    names
-        .into_iter()
-        .map(|name| {
-            let mine = || keyed().filter(move |(n, _, _)| *n == name);
-            let last_single = mine()
-                .enumerate()
-                .filter(|(_, (_, single, _))| *single)
-                .map(|(position, _)| position)
-                .last();
-            let targets = match (last_single, mine().next_back()) {
-                (Some(_), Some((_, true, target))) => Targets::One(target),
-                _ => {
-                    let after = last_single.map_or(0, |position| position + 1);
-                    Targets::Many(mine().skip(after).map(|(_, _, target)| target).collect())
-                }
-            };
-            (name, targets)
-        })
-        .collect()
+    entries
+}
+
+/// Which endpoints each cloud share, image and instance type is reached through: those of its cloud
+/// service. cloud-info-provider links them (`Associations.CloudComputingEndpoint`); the model does
+/// not keep the link, since it follows from the tree, so it is added here and dropped again by
+/// [`crate::glue::from_json`].
+fn cloud_endpoints<'a>(entities: &'a [Entity<'a>]) -> HashMap<&'a str, Vec<&'a str>> {
+    let mut of_service: HashMap<usize, Vec<&'a str>> = HashMap::new();
+    for entity in entities {
+        if entity.class == Class::CloudComputingEndpoint
+            && let Some(service) = entity.parent
+        {
+            of_service
+                .entry(service)
+                .or_default()
+                .push(entity.id.as_str());
+        }
+    }
+    let mut out = HashMap::new();
+    if of_service.is_empty() {
+        return out;
+    }
+    for entity in entities {
+        let service = match entity.class {
+            Class::CloudComputingShare => entity.parent,
+            Class::CloudComputingInstanceType | Class::CloudComputingImage => entity
+                .parent
+                .and_then(|manager| entities.get(manager))
+                .and_then(|manager| manager.parent),
+            _ => continue,
+        };
+        if let Some(endpoints) = service.and_then(|service| of_service.get(&service)) {
+            out.insert(entity.id.as_str(), endpoints.clone());
+        }
+    }
+    out
+}
+
+/// Whether a single-valued attribute is written as a list of one, as cloud-info-provider writes
+/// it: a virtual accelerator's `ComputeCapability`.
+fn listed(class: Class, name: &str) -> bool {
+    class == Class::CloudComputingVirtualAccelerator && name == "ComputeCapability"
 }
 
 /// An attribute value.

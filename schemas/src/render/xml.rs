@@ -26,7 +26,7 @@
 //!   as `TotalLogicalCPUs`);
 //! * instance types (flavors) -> ExecutionEnvironment (`VirtualMachine` true, `CPU` as
 //!   `LogicalCPUs`, `RAM` as `MainMemorySize`), linked both ways with their shares;
-//! * images -> ApplicationEnvironment (`Name` as `AppName`, `MarketPlaceURL` as `Repository`);
+//! * images -> ApplicationEnvironment (`Name` as `AppName`, `MarketplaceURL` as `Repository`);
 //! * accelerator entities (AcceleratorEnvironment, Computing/CloudComputing Manager and Share
 //!   accelerators, CloudComputingVirtualAccelerator) -> `OtherInfo` on their parent element as
 //!   `GPU.<lid>.ID=<id>` and `GPU.<lid>.<Attribute>=<value>`, the convention of

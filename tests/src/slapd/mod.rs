@@ -19,6 +19,7 @@
 mod config;
 mod install;
 mod load;
+mod update;
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -31,6 +32,7 @@ use ldap3::{LdapConn, Scope, SearchEntry};
 use tempfile::TempDir;
 
 pub use load::LoadReport;
+pub use update::{LdifEntry, LdifError, UpdateReport, parse_ldif};
 
 /// The DN and password the harness binds with (the rootdn: no ACLs get in the way).
 pub const ROOT_DN: &str = "cn=admin,o=glue";

@@ -169,7 +169,7 @@ mod tests {
         let view = view_of("a,b+c", LdifMode::Glue21);
         assert_eq!(
             view[1].dn,
-            "GLUE2DomainID=a\\,b\\+c,GLUE2GroupID=grid,o=glue"
+            "GLUE2DomainID=a\\2Cb\\2Bc,GLUE2GroupID=grid,o=glue"
         );
         assert!(
             view[1..]

@@ -2,8 +2,11 @@
 //!
 //! Site names and IDs come from operators and middleware, so any of `,+"\<>;=` may appear in them;
 //! an unescaped comma would silently move an entry to another place in the DIT (or make ldapadd
-//! refuse it). Non-ASCII characters are kept as UTF-8, which RFC 4514 allows: the LDIF writer then
-//! base64-encodes the whole `dn` line, as RFC 2849 requires.
+//! refuse it). Specials are written as the hex pairs slapd itself prints a DN with (`\2C`, `\22`,
+//! ...): a BDII or the LDAP publisher compares the DNs it wrote with those slapd returns, and a DN
+//! spelled `a\,b` by us and `a\2Cb` by slapd would look like a different entry on every update.
+//! Non-ASCII characters are kept as UTF-8, as slapd keeps them (RFC 4514 allows it): the LDIF
+//! writer then base64-encodes the whole `dn` line, as RFC 2849 requires.
 
 /// The DN every rendering hangs the services under (the LDIF does not create it; a BDII does).
 pub const SUFFIX: &str = "o=glue";
@@ -11,10 +14,12 @@ pub const SUFFIX: &str = "o=glue";
 /// The group entry the services live in, as BDII's GLUE2 layout has it.
 pub const RESOURCE_GROUP: &str = "GLUE2GroupID=resource,o=glue";
 
-/// Escapes one attribute value for use in an RDN (RFC 4514, section 2.4).
+/// Escapes one attribute value for use in an RDN (RFC 4514, section 2.4), the way OpenLDAP's slapd
+/// prints it: `,+"\<>;=` as `\2C \2B \22 \5C \3C \3E \3B \3D`, a leading `#` as `\23`, a leading or
+/// trailing space as `\20`, NUL as `\00`.
 ///
-/// `=` is not required to be escaped by the RFC but is escaped anyway: some older LDAP tools split
-/// RDNs on the first unescaped `=` and this keeps them right.
+/// `=` is not required to be escaped by the RFC but slapd escapes it, and some older LDAP tools
+/// split RDNs on the first unescaped `=`.
 pub fn escape_value(value: &str) -> String {
     let mut out = String::with_capacity(value.len() + 8);
     push_escaped(&mut out, value);
@@ -35,16 +40,24 @@ pub fn push_escaped(out: &mut String, value: &str) {
 fn escape_each(out: &mut String, value: &str) {
     let last = value.chars().count().saturating_sub(1);
     for (index, ch) in value.chars().enumerate() {
-        match ch {
-            ',' | '+' | '"' | '\\' | '<' | '>' | ';' | '=' => {
-                out.push('\\');
+        let hex = match ch {
+            ',' => "\\2C",
+            '+' => "\\2B",
+            '"' => "\\22",
+            '\\' => "\\5C",
+            '<' => "\\3C",
+            '>' => "\\3E",
+            ';' => "\\3B",
+            '=' => "\\3D",
+            '\0' => "\\00",
+            '#' if index == 0 => "\\23",
+            ' ' if index == 0 || index == last => "\\20",
+            _ => {
                 out.push(ch);
+                continue;
             }
-            '\0' => out.push_str("\\00"),
-            '#' if index == 0 => out.push_str("\\#"),
-            ' ' if index == 0 || index == last => out.push_str("\\ "),
-            _ => out.push(ch),
-        }
+        };
+        out.push_str(hex);
     }
 }
 
@@ -149,18 +162,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_special_character_is_escaped() {
+    fn every_special_character_is_escaped_as_slapd_prints_it() {
+        // slapd 2.5 (Debian 12) printed this DN back for `a\,b\"c\+d\\e\<f\>g\;h\=i#j` as added.
         assert_eq!(
-            escape_value(r#"a,b+c"d\e<f>g;h=i"#),
-            r#"a\,b\+c\"d\\e\<f\>g\;h\=i"#
+            escape_value(r#"a,b"c+d\e<f>g;h=i#j"#),
+            r"a\2Cb\22c\2Bd\5Ce\3Cf\3Eg\3Bh\3Di#j"
         );
     }
 
     #[test]
     fn leading_hash_and_space_and_trailing_space_are_escaped_only_at_the_ends() {
-        assert_eq!(escape_value("#a#b"), "\\#a#b");
-        assert_eq!(escape_value(" a b "), "\\ a b\\ ");
-        assert_eq!(escape_value(" "), "\\ ");
+        // slapd printed `\23lead\20` for `\#lead\ `.
+        assert_eq!(escape_value("#lead "), "\\23lead\\20");
+        assert_eq!(escape_value("#a#b"), "\\23a#b");
+        assert_eq!(escape_value(" a b "), "\\20a b\\20");
+        assert_eq!(escape_value(" "), "\\20");
         assert_eq!(escape_value("a  b"), "a  b");
     }
 
@@ -238,7 +254,7 @@ mod tests {
     #[test]
     fn child_dns_and_first_rdn_round_trip() {
         let dn = child("GLUE2DomainID", "a,b=c\\", SUFFIX);
-        assert_eq!(dn, "GLUE2DomainID=a\\,b\\=c\\\\,o=glue");
+        assert_eq!(dn, "GLUE2DomainID=a\\2Cb\\3Dc\\5C,o=glue");
         assert_eq!(first_rdn_value(&dn).expect("valid in this test"), "a,b=c\\");
     }
 }

@@ -9,8 +9,8 @@
 //! | CloudComputingEndpoint | GLUE2ComputingEndpoint | |
 //! | CloudComputingManager | GLUE2ComputingManager | `TotalCPUs` -> `TotalLogicalCPUs`; hypervisor, RAM in OtherInfo |
 //! | CloudComputingShare | GLUE2ComputingShare | `ServingState: production`; `MaxVM`/`RunningVM` -> `MaxRunningJobs`/`RunningJobs` (a VM is the cloud's job); its instance types as `GLUE2ShareResourceForeignKey` |
-//! | CloudComputingInstanceType | GLUE2ExecutionEnvironment | `CPU` -> `LogicalCPUs`, `RAM` -> `MainMemorySize`, `VirtualMachine: TRUE`, `OSFamily: UNDEFINEDVALUE`; `Disk` in OtherInfo |
-//! | CloudComputingImage | GLUE2ApplicationEnvironment | `Name` -> `AppName`, `MarketPlaceURL` -> `Repository`; OS facts in OtherInfo |
+//! | CloudComputingInstanceType | GLUE2ExecutionEnvironment | `CPU` -> `LogicalCPUs`, `RAM` -> `MainMemorySize`, `VirtualMachine: TRUE`, `OSFamily` from the OS of its shares' images when they agree (`UNDEFINEDVALUE` otherwise); `Disk` in OtherInfo |
+//! | CloudComputingImage | GLUE2ApplicationEnvironment | `Name` -> `AppName`, `MarketplaceURL` -> `Repository`; OS facts in OtherInfo |
 //!
 //! GPU facts are folded into OtherInfo of the parent entry ([`super::gpu_info`]); anything else
 //! without a 2.0 attribute goes to OtherInfo under its GLUE 2.1 name ([`super::mapping`]).
@@ -19,6 +19,7 @@ use std::collections::HashMap;
 
 use crate::glue::entity::{Class, Entity};
 
+use super::Dit;
 use super::classes20::{self, execution_environment};
 use super::gpu_info;
 use super::mapping::{Extra, Mapping, Mappings, Stamp, UNKNOWN_TEXT};
@@ -30,8 +31,13 @@ pub fn mappings() -> Mappings {
 }
 
 /// Where the entries of `entities` go in GLUE 2.0 mode.
-pub fn plan<'e>(entities: &'e [Entity<'e>], stamp: &'e Stamp, mappings: &'e Mappings) -> Plan<'e> {
-    Plan::new(entities, stamp, extras(entities), mappings)
+pub fn plan<'e>(
+    entities: &'e [Entity<'e>],
+    stamp: &'e Stamp,
+    mappings: &'e Mappings,
+    dit: Dit,
+) -> Plan<'e> {
+    Plan::new(entities, stamp, extras(entities), mappings, dit)
 }
 
 /// GPU facts for each parent, and each cloud share's instance types (the model links them from the
@@ -66,7 +72,87 @@ fn extras<'e>(entities: &'e [Entity<'e>]) -> Vec<Extra<'e>> {
     for extra in &mut extras {
         extra.folded.sort_by(|a, b| gpu_info::by_key_prefix(a, b));
     }
+    for (index, family) in instance_type_os_families(entities) {
+        if let Some(extra) = extras.get_mut(index) {
+            extra
+                .values
+                .push(("GLUE2ExecutionEnvironmentOSFamily", family));
+        }
+    }
     extras
+}
+
+/// The OS family (GLUE2's OSFamily_t) an image's OS name belongs to; `None` when unknown.
+fn os_family(os_name: &str) -> Option<&'static str> {
+    const LINUX: [&str; 14] = [
+        "linux",
+        "ubuntu",
+        "debian",
+        "centos",
+        "rocky",
+        "alma",
+        "fedora",
+        "red hat",
+        "rhel",
+        "suse",
+        "scientific",
+        "oracle",
+        "arch",
+        "alpine",
+    ];
+    let name = os_name.to_ascii_lowercase();
+    if LINUX.iter().any(|word| name.contains(word)) {
+        Some("linux")
+    } else if name.contains("windows") {
+        Some("windows")
+    } else if name.contains("mac") {
+        Some("macosx")
+    } else {
+        None
+    }
+}
+
+/// The OS family of each cloud instance type (by entity index) that the images of its shares
+/// agree on: an instance type has no OS of its own, the images a VO boots on it do. The EGI GLUE
+/// 2.0 profile asks for `GLUE2ExecutionEnvironmentOSFamily`; where the images disagree, or one has
+/// no known OS, the placeholder stays.
+fn instance_type_os_families(entities: &[Entity]) -> Vec<(usize, &'static str)> {
+    // Per share ID: the families of its images, `None` for an image whose family is unknown.
+    let mut of_share: HashMap<&str, Vec<Option<&'static str>>> = HashMap::new();
+    for entity in entities {
+        if entity.class != Class::CloudComputingImage {
+            continue;
+        }
+        let family = match entity.attribute("OSName") {
+            Some(crate::glue::entity::Value::Text(name)) => os_family(name),
+            _ => None,
+        };
+        for (class, share) in &entity.associations {
+            if *class == Class::CloudComputingShare {
+                of_share.entry(share.as_str()).or_default().push(family);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (index, entity) in entities.iter().enumerate() {
+        if entity.class != Class::CloudComputingInstanceType {
+            continue;
+        }
+        let families: Vec<Option<&'static str>> = entity
+            .associations
+            .iter()
+            .filter(|(class, _)| *class == Class::CloudComputingShare)
+            .filter_map(|(_, share)| of_share.get(share.as_str()))
+            .flatten()
+            .copied()
+            .collect();
+        if let Some(Some(first)) = families.first()
+            && families.iter().all(|family| *family == Some(*first))
+        {
+            out.push((index, *first));
+        }
+    }
+    out
 }
 
 /// The GLUE 2.0 mapping of a class; `None` for the accelerator classes (folded into OtherInfo).
@@ -136,7 +222,7 @@ fn mapping(class: Class) -> Option<Mapping> {
         .attr("Name", "GLUE2EntityName")
         .attr("Name", "GLUE2ApplicationEnvironmentAppName")
         .attr("Description", "GLUE2ApplicationEnvironmentDescription")
-        .attr("MarketPlaceURL", "GLUE2ApplicationEnvironmentRepository")
+        .attr("MarketplaceURL", "GLUE2ApplicationEnvironmentRepository")
         .fk(
             Class::CloudComputingManager,
             &["GLUE2ApplicationEnvironmentComputingManagerForeignKey"],
@@ -144,4 +230,17 @@ fn mapping(class: Class) -> Option<Mapping> {
         _ => return None,
     };
     Some(mapping)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn os_names_map_to_glue_families() {
+        assert_eq!(os_family("Ubuntu"), Some("linux"));
+        assert_eq!(os_family("Rocky Linux 9"), Some("linux"));
+        assert_eq!(os_family("Windows Server 2022"), Some("windows"));
+        assert_eq!(os_family("Plan 9"), None);
+    }
 }

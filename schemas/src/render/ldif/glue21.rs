@@ -5,6 +5,7 @@
 
 use crate::glue::entity::{Class, Entity};
 
+use super::Dit;
 use super::classes20;
 use super::mapping::{Mapping, Mappings, Stamp};
 use super::schema21;
@@ -16,8 +17,13 @@ pub fn mappings() -> Mappings {
 }
 
 /// Where the entries of `entities` go in GLUE 2.1 mode (nothing is folded).
-pub fn plan<'e>(entities: &'e [Entity<'e>], stamp: &'e Stamp, mappings: &'e Mappings) -> Plan<'e> {
-    Plan::new(entities, stamp, Vec::new(), mappings)
+pub fn plan<'e>(
+    entities: &'e [Entity<'e>],
+    stamp: &'e Stamp,
+    mappings: &'e Mappings,
+    dit: Dit,
+) -> Plan<'e> {
+    Plan::new(entities, stamp, Vec::new(), mappings, dit)
 }
 
 fn mapping(class: Class) -> Option<Mapping> {

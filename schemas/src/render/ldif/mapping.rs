@@ -30,6 +30,9 @@ pub struct Mapping {
     pub object_classes: Vec<&'static str>,
     /// The attribute holding the entity's ID; also the RDN attribute of its DN.
     pub id: String,
+    /// Further attributes that hold the ID (a GLUE 2.1 cloud service is keyed by
+    /// `GLUE2CloudComputingServiceID` and carries `GLUE2ServiceID` too).
+    pub id_copies: Vec<String>,
     /// GLUE 2.1 attribute name -> LDAP attribute; one attribute may go to several.
     pub attributes: Vec<(&'static str, String)>,
     /// Association target class -> LDAP attributes (empty: another entry carries the link).
@@ -55,6 +58,9 @@ pub struct Extra<'e> {
     pub folded: Vec<&'e Entity<'e>>,
     /// Associations stored on this side in LDAP although the model keeps them on the other.
     pub associations: Vec<(Class, &'e str)>,
+    /// Values its mode works out from other entities, written where the mapping would otherwise
+    /// write a placeholder (LDAP attribute, value).
+    pub values: Vec<(&'static str, &'static str)>,
 }
 
 /// The mapping of every class of one mode, made once per rendering rather than once per entity.
@@ -79,6 +85,13 @@ impl Mapping {
             id: id.into(),
             ..Self::default()
         }
+    }
+
+    /// Keys the entry by `rdn` instead, and keeps writing the ID to the former key attribute.
+    pub fn keyed_by(mut self, rdn: impl Into<String>) -> Self {
+        let former = std::mem::replace(&mut self.id, rdn.into());
+        self.id_copies.push(former);
+        self.shadowed()
     }
 
     pub fn attr(mut self, name: &'static str, ldap: impl Into<String>) -> Self {
@@ -108,7 +121,7 @@ impl Mapping {
 
     /// Brings [`Mapping::fk_shadowed`] up to date.
     fn shadowed(mut self) -> Self {
-        let id = std::iter::once(&self.id);
+        let id = std::iter::once(&self.id).chain(&self.id_copies);
         let attributes = self.attributes.iter().map(|(_, ldap)| ldap);
         let defaults = self.defaults.iter().map(|(ldap, _)| ldap);
         let mut others = id.chain(attributes).chain(defaults);
@@ -150,6 +163,9 @@ impl Mapping {
         out: &mut impl EntryOut<'a>,
     ) {
         out.add_str(self.id.as_str(), entity.id.as_str());
+        for copy in &self.id_copies {
+            out.add_str(copy.as_str(), entity.id.as_str());
+        }
         pairs.clear();
         // Folded facts first: they are many and come in order, and sorting is quickest when the
         // few others follow them rather than break their run.
@@ -171,6 +187,11 @@ impl Mapping {
                 _ if targets.peek().is_none() => pairs.push_value(&[name], value),
                 Value::Count(count) if !count.is_whole() => pairs.push_value(&[name], value),
                 _ => targets.for_each(|ldap| out.add_value(ldap, value)),
+            }
+        }
+        for (ldap, value) in &extra.values {
+            if !out.has(ldap) {
+                out.add_str(ldap, value);
             }
         }
         for (ldap, value) in &self.defaults {

@@ -1,4 +1,4 @@
-//! LDIF renderings for BDII, in two modes. Both write the same DIT:
+//! LDIF renderings for BDII, in two modes and two layouts ([`Dit`]). A resource BDII's layout:
 //!
 //! ```text
 //! GLUE2DomainID=<site>,o=glue                       AdminDomain, with Location and Contact beneath
@@ -9,8 +9,15 @@
 //!                                                   endpoint or share; accelerators under their parent
 //! ```
 //!
+//! A site BDII's layout puts the `resource` group under the domain,
+//! `GLUE2GroupID=resource,GLUE2DomainID=<site>,o=glue`, so a top BDII that reads the site from
+//! `GLUE2DomainID=<site>,o=glue` (and re-roots it under `GLUE2GroupID=grid,o=glue`) gets every
+//! service and GPU entry with it.
+//!
 //! `o=glue` itself is not written (a BDII creates it). Entries come parents first, attributes in a
-//! fixed order: the same snapshot always gives the same bytes.
+//! fixed order: the same snapshot always gives the same bytes. No DN is given one structural class
+//! in one mode and another in the other (the GLUE 2.1 cloud entries have their own RDN attribute,
+//! [`schema21`]), so a BDII can be switched between the modes.
 //!
 //! * [`render_glue20`]: only the official GLUE20.schema (Debian `glue-schema`). Cloud classes become
 //!   their 2.0 counterparts and GPU facts become `GLUE2EntityOtherInfo` values
@@ -48,20 +55,68 @@ use crate::glue::entity::Entity;
 use super::parallel;
 use entry::LdapEntry;
 
-/// LDIF with only the official GLUE 2.0 schema's classes and attributes.
+/// LDIF with only the official GLUE 2.0 schema's classes and attributes, in a resource BDII's
+/// layout.
 pub fn render_glue20(snapshot: &SiteSnapshot) -> Vec<u8> {
-    let entities = snapshot.entities();
-    let stamp = tree::stamp(snapshot);
-    let mappings = glue20::mappings();
-    glue20::plan(&entities, &stamp, &mappings).render(parallel::parts())
+    render(snapshot, LdifMode::Glue20, Dit::Resource)
 }
 
-/// LDIF with accelfed's GLUE 2.1 classes (schemas/ldap/accelfed-glue21.schema).
+/// LDIF with accelfed's GLUE 2.1 classes (schemas/ldap/accelfed-glue21.schema), in a resource
+/// BDII's layout.
 pub fn render_glue21(snapshot: &SiteSnapshot) -> Vec<u8> {
+    render(snapshot, LdifMode::Glue21, Dit::Resource)
+}
+
+/// LDIF in `mode` and the layout `dit`.
+pub fn render(snapshot: &SiteSnapshot, mode: LdifMode, dit: Dit) -> Vec<u8> {
     let entities = snapshot.entities();
     let stamp = tree::stamp(snapshot);
-    let mappings = glue21::mappings();
-    glue21::plan(&entities, &stamp, &mappings).render(parallel::parts())
+    match mode {
+        LdifMode::Glue20 => {
+            let mappings = glue20::mappings();
+            glue20::plan(&entities, &stamp, &mappings, dit).render(parallel::parts())
+        }
+        LdifMode::Glue21 => {
+            let mappings = glue21::mappings();
+            glue21::plan(&entities, &stamp, &mappings, dit).render(parallel::parts())
+        }
+    }
+}
+
+/// Where the services go in the DIT.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dit {
+    /// A resource BDII's: under `GLUE2GroupID=resource,o=glue`, which a site BDII reads.
+    #[default]
+    Resource,
+    /// A site BDII's: under `GLUE2GroupID=resource,GLUE2DomainID=<site>,o=glue`, inside the
+    /// subtree a top BDII reads.
+    Site,
+}
+
+impl Dit {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dit::Resource => "resource",
+            Dit::Site => "site",
+        }
+    }
+}
+
+impl std::str::FromStr for Dit {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        [Dit::Resource, Dit::Site]
+            .into_iter()
+            .find(|dit| dit.as_str() == s)
+            .ok_or_else(|| format!("unknown DIT layout {s:?} (expected resource or site)"))
+    }
+}
+
+impl std::fmt::Display for Dit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// The GLUE 2.0 mode entries, for callers that want to look at entries rather than bytes (the LDAP
@@ -113,11 +168,11 @@ fn entries_of_stamped(
     match mode {
         LdifMode::Glue20 => {
             let mappings = glue20::mappings();
-            glue20::plan(entities, stamp, &mappings).each(sink);
+            glue20::plan(entities, stamp, &mappings, Dit::Resource).each(sink);
         }
         LdifMode::Glue21 => {
             let mappings = glue21::mappings();
-            glue21::plan(entities, stamp, &mappings).each(sink);
+            glue21::plan(entities, stamp, &mappings, Dit::Resource).each(sink);
         }
     }
     out

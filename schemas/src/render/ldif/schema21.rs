@@ -6,7 +6,8 @@
 //!
 //! Naming: the entity attribute `Model` of class `AcceleratorEnvironment` is the LDAP attribute
 //! `GLUE2AcceleratorEnvironmentModel`; an association to class `X` is
-//! `GLUE2<Class><X>ForeignKey`; classes with no GLUE 2.0 parent have `GLUE2<Class>ID`.
+//! `GLUE2<Class><X>ForeignKey`; every class has `GLUE2<Class>ID`, the RDN of its entries (a cloud
+//! service also carries the `GLUE2ServiceID` of its GLUE 2.0 parent class).
 //!
 //! OIDs: the arc is `2.25.<UUID 1bab038a-79ae-47d2-852b-4be5841e847a as a decimal>` (ITU-T X.667:
 //! UUID-based OIDs need no registration). Attribute types are `<arc>.1.<class>.<attribute>`, object
@@ -165,7 +166,7 @@ pub const CLASSES: [ClassDef; 12] = [
         number: 10,
         sup: Sup::Entity,
         attributes: &[
-            ("MarketPlaceURL", Text),
+            ("MarketplaceURL", Text),
             ("OSPlatform", Text),
             ("OSName", Text),
             ("OSVersion", Text),
@@ -227,7 +228,7 @@ const ATTRIBUTE_NUMBERS: [(&str, u32); 39] = [
     ("CPU", 30),
     ("RAM", 31),
     ("Disk", 32),
-    ("MarketPlaceURL", 33),
+    ("MarketplaceURL", 33),
     ("OSPlatform", 34),
     ("OSName", 35),
     ("OSVersion", 36),
@@ -296,6 +297,13 @@ impl ClassDef {
                 .attr("Name", "GLUE2EntityName")
                 .fk(service, &["GLUE2ShareServiceForeignKey"]),
         };
+        if self.sup != Sup::Entity {
+            // Keyed by an ID attribute of its own, so its DN differs from the GLUE 2.0 mode entry
+            // of the same entity (a GLUE2ComputingService there): slapd never lets an update
+            // change an entry's structural class, and a BDII switched between the modes would
+            // refuse every such entry (objectClassModsProhibited, 69).
+            mapping = mapping.keyed_by(self.attribute("ID"));
+        }
         for (attribute, _) in self.attributes {
             mapping = mapping.attr(attribute, self.attribute(attribute));
         }

@@ -23,8 +23,10 @@ const HEADER: &str = "\
 #   Numbers are fixed in schema21.rs and never reused.
 #
 # Naming: GLUE2<Class><Attribute>, after the GLUE 2.1 attribute names; GLUE2<Class><Target>ForeignKey
-# for associations; GLUE2<Class>ID where the class is a new kind of entity. Classes that GLUE 2.0
-# has (ComputingService, ExecutionEnvironment, ...) are not redefined: accelfed uses the 2.0 ones.
+# for associations; GLUE2<Class>ID for every class, the RDN of its entries: a cloud service's DN
+# (GLUE2CloudComputingServiceID=...) differs from the GLUE2ServiceID=... DN the GLUE 2.0 mode gives
+# it, so switching a BDII between the modes never asks slapd to change an entry's structural class.
+# Classes that GLUE 2.0 has (ComputingService, ExecutionEnvironment, ...) are not redefined.
 #
 # Counts (GPUs, CPUs, memory in MB) are integers with ordering, so filters such as
 # (GLUE2AcceleratorEnvironmentLogicalAccelerators>=4) work. A fractional GPU count (0.5) is not
@@ -39,11 +41,10 @@ pub fn schema_file() -> String {
         let _ = write!(out, "\n# {} ({})\n", def.class.name(), sup_name(def.sup));
         let mut may = Vec::new();
         let mut must = Vec::new();
-        if def.sup == Sup::Entity {
-            let id = def.attribute("ID");
-            attribute_type(&mut out, def, "ID", &id, AttributeKind::Id);
-            must.push(id);
-        }
+        // Every class is keyed by an ID attribute of its own (see schema21::ClassDef::mapping).
+        let id = def.attribute("ID");
+        attribute_type(&mut out, def, "ID", &id, AttributeKind::Id);
+        must.push(id);
         for (attribute, syntax) in def.attributes {
             let name = def.attribute(attribute);
             let kind = match syntax {

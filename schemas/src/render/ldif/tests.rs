@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use super::dn::first_rdn_value;
 use super::schema_file;
 use super::writer::parse;
-use super::{render_glue20, render_glue21};
+use super::{Dit, LdifMode, render, render_glue20, render_glue21};
 use crate::glue::sample::snapshot;
 use crate::glue::{Service, SiteSnapshot};
 use crate::gpu::GpuCount;
@@ -166,7 +166,7 @@ fn a_site_with_special_characters_round_trips_through_the_dn() {
         let dn = &records[0][0].1;
         assert_eq!(first_rdn_value(dn).expect("valid DN"), AWKWARD);
         assert!(
-            dn.starts_with("GLUE2DomainID=\\#Ünï\\, \\\"site\\\"\\+\\<x\\>\\;\\=\\\\,o=glue"),
+            dn.starts_with(r#"GLUE2DomainID=\23Ünï\2C \22site\22\2B\3Cx\3E\3B\3D\5C,o=glue"#),
             "{dn}"
         );
         assert!(records[0].contains(&("GLUE2DomainID".to_owned(), AWKWARD.to_owned())));
@@ -324,13 +324,36 @@ fn pieces_and_entries_give_the_same_bytes() {
     let site = snapshot("S");
     let entities = site.entities();
     let stamp: Stamp = stamp(&site);
-    type PlanOf = for<'e> fn(&'e [Entity<'e>], &'e Stamp, &'e super::mapping::Mappings) -> Plan<'e>;
-    let modes: [(super::mapping::Mappings, PlanOf, Vec<u8>); 2] = [
-        (glue20::mappings(), glue20::plan, render_glue20(&site)),
-        (glue21::mappings(), glue21::plan, render_glue21(&site)),
+    type PlanOf =
+        for<'e> fn(&'e [Entity<'e>], &'e Stamp, &'e super::mapping::Mappings, Dit) -> Plan<'e>;
+    let modes: [(super::mapping::Mappings, PlanOf, Dit, Vec<u8>); 4] = [
+        (
+            glue20::mappings(),
+            glue20::plan,
+            Dit::Resource,
+            render_glue20(&site),
+        ),
+        (
+            glue21::mappings(),
+            glue21::plan,
+            Dit::Resource,
+            render_glue21(&site),
+        ),
+        (
+            glue20::mappings(),
+            glue20::plan,
+            Dit::Site,
+            render(&site, LdifMode::Glue20, Dit::Site),
+        ),
+        (
+            glue21::mappings(),
+            glue21::plan,
+            Dit::Site,
+            render(&site, LdifMode::Glue21, Dit::Site),
+        ),
     ];
-    for (mappings, plan_of, rendered) in &modes {
-        let plan = plan_of(&entities, &stamp, mappings);
+    for (mappings, plan_of, dit, rendered) in &modes {
+        let plan = plan_of(&entities, &stamp, mappings, *dit);
         let mut writer = LdifWriter::new();
         plan.each(|entry| entry.write(&mut writer));
         let by_entry = writer.finish();
@@ -340,4 +363,106 @@ fn pieces_and_entries_give_the_same_bytes() {
             assert!(plan.render_in(&ranges) == *rendered, "{parts} pieces");
         }
     }
+}
+
+/// The object classes of every DN of an LDIF.
+fn classes_by_dn(ldif: &[u8]) -> std::collections::BTreeMap<String, Vec<String>> {
+    parse(ldif)
+        .into_iter()
+        .map(|record| {
+            let dn = record[0].1.clone();
+            let classes = record
+                .iter()
+                .filter(|(name, _)| name == "objectClass")
+                .map(|(_, value)| value.clone())
+                .collect();
+            (dn, classes)
+        })
+        .collect()
+}
+
+/// slapd refuses to change an entry's structural class (objectClassModsProhibited), so a BDII
+/// switched from one mode to the other must find no DN whose classes differ.
+#[test]
+fn no_dn_has_different_object_classes_in_the_two_modes() {
+    let site = snapshot("S");
+    for dit in [Dit::Resource, Dit::Site] {
+        let glue20 = classes_by_dn(&render(&site, LdifMode::Glue20, dit));
+        let glue21 = classes_by_dn(&render(&site, LdifMode::Glue21, dit));
+        let mut shared = 0;
+        for (dn, classes) in &glue20 {
+            if let Some(other) = glue21.get(dn) {
+                assert_eq!(classes, other, "{dn} ({dit})");
+                shared += 1;
+            }
+        }
+        // The site, the batch service's subtree and the group are the same entries in both.
+        assert!(shared >= 10, "{shared} shared DNs ({dit})");
+        let cloud_service = glue21
+            .iter()
+            .find(|(_, classes)| classes.iter().any(|c| c == "GLUE2CloudComputingService"))
+            .expect("a cloud service in GLUE 2.1 mode");
+        assert!(
+            cloud_service
+                .0
+                .starts_with("GLUE2CloudComputingServiceID=urn:accelfed:S:service:cloud,"),
+            "{}",
+            cloud_service.0
+        );
+    }
+}
+
+/// A site BDII publishes everything under its domain entry, the subtree a top BDII reads.
+#[test]
+fn the_site_layout_puts_every_entry_under_the_domain() {
+    let site = snapshot("S");
+    for mode in [LdifMode::Glue20, LdifMode::Glue21] {
+        let records = parse(&render(&site, mode, Dit::Site));
+        let domain = "GLUE2DomainID=S,o=glue";
+        assert_eq!(records[0][0].1, domain);
+        for record in &records {
+            let dn = &record[0].1;
+            assert!(dn == domain || dn.ends_with(&format!(",{domain}")), "{dn}");
+        }
+        let group = format!("GLUE2GroupID=resource,{domain}");
+        assert!(records.iter().any(|record| record[0].1 == group));
+        let services: Vec<&String> = records
+            .iter()
+            .map(|record| &record[0].1)
+            .filter(|dn| {
+                dn.strip_suffix(&format!(",{group}"))
+                    .is_some_and(|rdn| rdn.contains("ServiceID=") && !rdn.contains(",G"))
+            })
+            .collect();
+        assert_eq!(services.len(), 2, "{services:?}");
+        // The same entries as the resource layout, only moved.
+        let resource = parse(&render(&site, mode, Dit::Resource));
+        assert_eq!(records.len(), resource.len());
+    }
+}
+
+/// The EGI profile's OSFamily of a cloud instance type comes from the images its shares boot; the
+/// placeholder stays only where they do not say or disagree.
+#[test]
+fn instance_types_take_the_os_family_of_their_shares_images() {
+    let mut site = snapshot("S");
+    let family_of_flavor = |site: &SiteSnapshot| -> Vec<String> {
+        parse(&render_glue20(site))
+            .into_iter()
+            .filter(|record| record[0].1.contains(":instance-type:"))
+            .flat_map(|record| {
+                record
+                    .into_iter()
+                    .filter(|(name, _)| name == "GLUE2ExecutionEnvironmentOSFamily")
+                    .map(|(_, value)| value)
+            })
+            .collect()
+    };
+    assert_eq!(family_of_flavor(&site), ["linux"]);
+    for service in &mut site.services {
+        if let Service::Cloud(cloud) = service {
+            cloud.images[0].os_name = Some(crate::names::Text::new("Plan 9").expect("valid"));
+        }
+    }
+    assert_eq!(family_of_flavor(&site), ["UNDEFINEDVALUE"]);
 }

@@ -1,16 +1,19 @@
 //! Places entities in the DIT and turns them into entries, parents before children.
 //!
 //! The site goes to `GLUE2DomainID=<site>,o=glue` with its location and contacts beneath it; the
-//! services go under `GLUE2GroupID=resource,o=glue` (written once, right after the site's subtree);
-//! everything else nests under the entity [`Entity::parent`] names, keyed by the ID attribute of its
-//! mapping. An entity whose class has no mapping in a mode is folded into its parent by that mode
-//! and gets no entry.
+//! services go under the `resource` group (written once, right after the site's subtree), which is
+//! `GLUE2GroupID=resource,o=glue` in a resource BDII's layout and
+//! `GLUE2GroupID=resource,GLUE2DomainID=<site>,o=glue` in a site BDII's ([`Dit`]); everything else
+//! nests under the entity [`Entity::parent`] names, keyed by the ID attribute of its mapping. An
+//! entity whose class has no mapping in a mode is folded into its parent by that mode and gets no
+//! entry.
 
 use crate::glue::SiteSnapshot;
 use crate::glue::entity::{Class, Entity};
 
 use std::ops::Range;
 
+use super::Dit;
 use super::dn::{self, RESOURCE_GROUP, SUFFIX};
 use super::entry::{self, LdapEntry};
 use super::mapping::{Extra, Mapping, Mappings, Stamp};
@@ -26,11 +29,26 @@ pub fn stamp(snapshot: &SiteSnapshot) -> Stamp {
     }
 }
 
-/// The `resource` group the services live in.
-pub fn group_entry() -> LdapEntry<'static> {
-    let mut group = LdapEntry::new(RESOURCE_GROUP.to_owned(), &["GLUE2Group"]);
+/// The `resource` group the services live in, at `dn`.
+pub fn group_entry(dn: &str) -> LdapEntry<'static> {
+    let mut group = LdapEntry::new(dn.to_owned(), &["GLUE2Group"]);
     group.add("GLUE2GroupID", "resource");
     group
+}
+
+/// The DN of the `resource` group in `dit`: under the site's domain entry in a site BDII's layout
+/// (when there is an AdminDomain to hang it under), else under the suffix.
+fn resource_group(dit: Dit, entities: &[Entity], mappings: &Mappings) -> String {
+    let domain = entities
+        .iter()
+        .find(|entity| entity.class == Class::AdminDomain && entity.parent.is_none());
+    match (dit, domain, mappings.get(Class::AdminDomain)) {
+        (Dit::Site, Some(domain), Some(mapping)) => {
+            let domain_dn = dn::child(&mapping.id, &domain.id, SUFFIX);
+            format!("GLUE2GroupID=resource,{domain_dn}")
+        }
+        _ => RESOURCE_GROUP.to_owned(),
+    }
 }
 
 /// Where every entity's entry goes, worked out once (in tree order: a DN needs its parent's), so
@@ -47,6 +65,8 @@ pub struct Plan<'e> {
     /// The entity the `resource` group entry goes right before (the first service);
     /// `entities.len()` when it comes last.
     group_before: usize,
+    /// The DN of the `resource` group.
+    resource_group: String,
 }
 
 impl<'e> Plan<'e> {
@@ -56,6 +76,7 @@ impl<'e> Plan<'e> {
         stamp: &'e Stamp,
         extras: Vec<Extra<'e>>,
         mappings: &'e Mappings,
+        dit: Dit,
     ) -> Self {
         let mut is_parent = vec![false; entities.len()];
         for parent in entities.iter().filter_map(|entity| entity.parent) {
@@ -70,6 +91,7 @@ impl<'e> Plan<'e> {
             extras,
             dns: vec![None; entities.len()],
             group_before: entities.len(),
+            resource_group: resource_group(dit, entities, mappings),
         };
         for (index, entity) in entities.iter().enumerate() {
             let Some((mapping, parent_dn)) = plan.place(index) else {
@@ -96,7 +118,7 @@ impl<'e> Plan<'e> {
         let parent_dn = match entity.parent {
             Some(parent) => self.dns.get(parent)?.as_deref()?,
             None if entity.class == Class::AdminDomain => SUFFIX,
-            None => RESOURCE_GROUP,
+            None => self.resource_group.as_str(),
         };
         Some((mapping, parent_dn))
     }
@@ -111,7 +133,7 @@ impl<'e> Plan<'e> {
         let none = Extra::default();
         for (index, entity) in self.entities.iter().enumerate() {
             if index == self.group_before {
-                sink(group_entry());
+                sink(group_entry(&self.resource_group));
             }
             let Some((mapping, parent_dn)) = self.place(index) else {
                 continue;
@@ -123,7 +145,7 @@ impl<'e> Plan<'e> {
             sink(entry);
         }
         if self.group_before == self.entities.len() {
-            sink(group_entry());
+            sink(group_entry(&self.resource_group));
         }
     }
 
@@ -170,7 +192,7 @@ impl<'e> Plan<'e> {
         let end = range.end;
         for index in range {
             if index == self.group_before {
-                group_entry().write(&mut writer.ldif);
+                group_entry(&self.resource_group).write(&mut writer.ldif);
             }
             let Some((mapping, parent_dn)) = self.place(index) else {
                 continue;
@@ -183,7 +205,7 @@ impl<'e> Plan<'e> {
             mapping.apply_to(entity, self.stamp, extra, &mut pairs, writer);
         }
         if end == self.entities.len() && self.group_before == end {
-            group_entry().write(&mut writer.ldif);
+            group_entry(&self.resource_group).write(&mut writer.ldif);
         }
     }
 }

@@ -282,7 +282,7 @@ const CLOUD_COMPUTING_IMAGE: Layout = Layout {
     first: NONE,
     fields: &[
         attr("AppName", "Name"),
-        attr("Repository", "MarketPlaceURL"),
+        attr("Repository", "MarketplaceURL"),
         same("Description"),
     ],
     last: NONE,
