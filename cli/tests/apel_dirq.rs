@@ -5,7 +5,8 @@
 //!
 //! Each message is then signed with `openssl smime -sign -text` as ssmsend signs it, and its
 //! base64 form (what AMS carries) checked against AMS's 1 MB, with the default allowance for the
-//! signature. A record APEL's database cannot store is refused alone (exit 1), the rest go.
+//! signature. A record APEL's database cannot store is refused alone by the meter (exit 1), the
+//! rest are spooled and go.
 //!
 //! The venv with dirq is made by scripts/test (`target/venv`); with CI=true a missing one fails.
 
@@ -276,15 +277,11 @@ fn records_apel_cannot_take_are_refused_alone_and_the_rest_go() {
         .collect();
     lines.push(String::new());
     std::fs::write(dir.path().join("usage.jsonl"), lines.join("\n")).unwrap();
+    // The meter checks what it spools when the site feeds APEL: each record APEL would refuse
+    // is left out alone and named (exit 1); the rest are spooled and exported.
     let metered = accelfed(&["meter", "--since", "2026-01-01"], &config);
-    assert!(
-        metered.status.success(),
-        "{}",
-        String::from_utf8_lossy(&metered.stderr)
-    );
-    let exported = accelfed(&["export"], &config);
-    assert_eq!(exported.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&exported.stderr);
+    assert_eq!(metered.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&metered.stderr);
     for (resource, field) in [
         ("vm-🚀", "AssociatedRecord"),
         ("None", "AssociatedRecord"),
@@ -297,6 +294,12 @@ fn records_apel_cannot_take_are_refused_alone_and_the_rest_go() {
             .unwrap_or_else(|| panic!("{resource} not named: {stderr}"));
         assert!(line.contains(&format!("field {field}")), "{line}");
     }
+    let exported = accelfed(&["export"], &config);
+    assert!(
+        exported.status.success(),
+        "{}",
+        String::from_utf8_lossy(&exported.stderr)
+    );
     let found = records_in(&drain_with_dirq(&python, &queue));
     assert_eq!(
         found.keys().collect::<Vec<_>>(),

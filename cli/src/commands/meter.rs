@@ -7,12 +7,55 @@ use chrono::{DateTime, Datelike, TimeZone, Utc};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use accelfed_accounting::apel::safety::{self, Charset};
 use accelfed_accounting::meter::{Installed, meter, read_manual, retractions};
 use accelfed_accounting::spool::Spool;
-use accelfed_provider::config::{AccountingConfig, Config};
+use accelfed_provider::config::{AccountingConfig, ApelCharset, Config};
+use accelfed_schemas::usage::UsageRecord;
 
 use crate::args::MeterArgs;
 use crate::exit::Outcome;
+
+/// Where the site feeds APEL, each record is checked before it is spooled against what APEL's
+/// loader and database take ([`accelfed_accounting::apel::safety`]): fixable values are
+/// normalised (a warning names the record and field), a record APEL would refuse is left out alone
+/// (an error names it; the run exits 1), so it never sinks the message it would travel in.
+fn apel_safe(
+    records: Vec<UsageRecord>,
+    charset: ApelCharset,
+    partial: &mut bool,
+) -> Vec<UsageRecord> {
+    let charset = match charset {
+        ApelCharset::Utf8 => Charset::Utf8mb3,
+        ApelCharset::Latin1 => Charset::Latin1,
+    };
+    let checked = safety::check(records, charset);
+    // One line per field at the default level (a site whose users all have accented names
+    // would otherwise log every record); each record at debug.
+    let mut by_field = std::collections::BTreeMap::<&str, usize>::new();
+    for normalised in &checked.normalised {
+        *by_field.entry(normalised.field).or_default() += 1;
+        tracing::debug!(
+            record = %normalised.id,
+            resource = %normalised.resource,
+            field = normalised.field,
+            "normalised for APEL: {}",
+            normalised.what
+        );
+    }
+    for (field, records) in by_field {
+        tracing::warn!(
+            field,
+            records,
+            "values APEL cannot store were normalised (see docs/operations.md, APEL)"
+        );
+    }
+    for refused in &checked.refused {
+        tracing::error!("not spooled, APEL would refuse it: {refused}");
+        *partial = true;
+    }
+    checked.records
+}
 
 pub fn run(args: &MeterArgs) -> Outcome {
     let (config, accounting) = match load_accounting(&args.config) {
@@ -85,6 +128,9 @@ pub fn run(args: &MeterArgs) -> Outcome {
         partial = true;
     }
     let mut records = metered.records;
+    if let Some(apel) = &accounting.apel {
+        records = apel_safe(records, apel.charset, &mut partial);
+    }
     let spool_path = spool_path(&args.config, accounting);
     let mut spool = match Spool::open(&spool_path) {
         Ok(spool) => spool,
