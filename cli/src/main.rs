@@ -4,6 +4,7 @@
 mod args;
 mod commands;
 mod exit;
+mod secret;
 mod telemetry;
 
 use clap::Parser;

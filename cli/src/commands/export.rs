@@ -118,21 +118,7 @@ async fn destination(args: &ExportArgs, apel: &ApelConfig) -> Result<Destination
             .map_err(|err| format!("accounting.apel.dirq: {err}")),
         (None, Some(ams)) => {
             let token_path = resolve(&args.config, &ams.token_file);
-            let token = match std::fs::read_to_string(&token_path) {
-                Ok(token) if !token.trim().is_empty() => token.trim().to_owned(),
-                Ok(_) => {
-                    return Err(format!(
-                        "accounting.apel.ams.token_file {}: empty",
-                        token_path.display()
-                    ));
-                }
-                Err(err) => {
-                    return Err(format!(
-                        "accounting.apel.ams.token_file {}: {err}",
-                        token_path.display()
-                    ));
-                }
-            };
+            let token = crate::secret::read_token("accounting.apel.ams.token_file", &token_path)?;
             let ca_pem = match &ams.ca {
                 Some(ca) => {
                     let path = resolve(&args.config, ca);

@@ -231,11 +231,7 @@ impl RegistryPush {
             ),
             (None, None) => return Err(missing("--registry-token-file")),
         };
-        let token = match std::fs::read_to_string(&token_path) {
-            Ok(token) if !token.trim().is_empty() => token,
-            Ok(_) => return Err(format!("{token_source} {}: empty", token_path.display())),
-            Err(err) => return Err(format!("{token_source} {}: {err}", token_path.display())),
-        };
+        let token = crate::secret::read_token(token_source, &token_path)?;
         let ca = match (&args.registry_ca, table.and_then(|table| table.ca.as_ref())) {
             (Some(path), _) => Some((path.clone(), "--registry-ca")),
             (None, Some(path)) => Some((resolve(&args.config, path), "publish.registry.ca")),

@@ -23,20 +23,10 @@ pub fn run(args: &ShipArgs) -> Outcome {
         return Outcome::Config;
     };
     let token_path = resolve(&args.config, &settings.token_file);
-    let token = match std::fs::read_to_string(&token_path) {
-        Ok(token) if !token.trim().is_empty() => token.trim().to_owned(),
-        Ok(_) => {
-            eprintln!(
-                "error: accounting.ship.token_file {}: empty",
-                token_path.display()
-            );
-            return Outcome::Config;
-        }
+    let token = match crate::secret::read_token("accounting.ship.token_file", &token_path) {
+        Ok(token) => token,
         Err(err) => {
-            eprintln!(
-                "error: accounting.ship.token_file {}: {err}",
-                token_path.display()
-            );
+            eprintln!("error: {err}");
             return Outcome::Config;
         }
     };
