@@ -196,3 +196,40 @@ fn model_filter_matches_by_words_as_query_does() {
     assert_eq!(check.status.code(), Some(0), "{check:?}");
     assert!(stdout(&check).is_empty());
 }
+
+#[test]
+fn a_file_that_is_not_a_repository_is_refused_unchanged_with_what_it_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.sqlite");
+    std::fs::write(&empty, b"").unwrap();
+    let text = dir.path().join("notes.txt");
+    std::fs::write(
+        &text,
+        "not a database, but long enough to have a header of sorts\n".repeat(10),
+    )
+    .unwrap();
+    let spool = dir.path().join("spool.sqlite");
+    accelfed_accounting::spool::Spool::open(&spool).unwrap();
+    for (path, says) in [
+        (&empty, "an empty database"),
+        (&text, "not an SQLite database"),
+        (&spool, "a site spool"),
+    ] {
+        let before = std::fs::read(path).unwrap();
+        let out = accelfed(&["report", "--database", path.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains("is not an accelfed accounting repository"),
+            "{stderr}"
+        );
+        assert!(stderr.contains(says), "{says}: {stderr}");
+        assert!(out.stdout.is_empty(), "no schema SQL or report on stdout");
+        assert_eq!(
+            std::fs::read(path).unwrap(),
+            before,
+            "{} unchanged",
+            path.display()
+        );
+    }
+}

@@ -67,6 +67,19 @@ impl Repository {
         }
     }
 
+    /// Opens an existing repository for reading only (`accelfed report`): an SQLite file is opened
+    /// read-only and refused unless it holds accelfed's repository schema, so a mistyped path (the
+    /// registry's database, a site spool, an empty file) is neither changed nor reported as an
+    /// empty repository. PostgreSQL is opened as by [`Self::open`].
+    pub async fn open_read_only(location: &str) -> Result<Self, RepositoryError> {
+        if is_postgres_url(location) || location.is_empty() || location.contains("://") {
+            return Self::open(location).await;
+        }
+        Ok(Self::Sqlite(
+            SqliteRepository::open_read_only(Path::new(location)).await?,
+        ))
+    }
+
     /// Stores a batch sent by `site` (as authenticated by the caller: the gRPC service maps the
     /// bearer token to the site). Returns one outcome per submitted record, in order: records of
     /// other sites and invalid records are refused individually and the rest is stored, in one

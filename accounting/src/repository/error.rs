@@ -21,6 +21,10 @@ pub enum RepositoryError {
     },
     #[error("database URL {0:?}: expected a file path or postgres://")]
     Url(String),
+    /// A file that is not an accelfed repository (another SQLite file, a site spool, not SQLite):
+    /// refused rather than turned into one.
+    #[error("{location} is not an accelfed accounting repository: {found}")]
+    NotARepository { location: String, found: String },
     #[error(
         "repository {location}: schema version {found} is newer than this program knows ({known})"
     )]
@@ -52,7 +56,10 @@ impl RepositoryError {
                 Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
             ),
             Self::Postgres { source, .. } => source.is_closed() || source.code().is_none(),
-            Self::Url(_) | Self::SchemaTooNew { .. } | Self::Corrupt { .. } => false,
+            Self::Url(_)
+            | Self::NotARepository { .. }
+            | Self::SchemaTooNew { .. }
+            | Self::Corrupt { .. } => false,
             Self::Worker { .. } => true,
         }
     }

@@ -4,7 +4,9 @@
 use std::path::Path;
 
 use accelfed_accounting::report::{Report, ReportFormat, render_svg};
-use accelfed_accounting::repository::{Dimension, Repository, SummaryFilter, SummaryQuery};
+use accelfed_accounting::repository::{
+    Dimension, Repository, RepositoryError, SummaryFilter, SummaryQuery,
+};
 use accelfed_publishers::Destination;
 
 use crate::args::ReportArgs;
@@ -40,10 +42,7 @@ pub fn run(args: &ReportArgs) -> Outcome {
     }
     let document = match runtime.block_on(produce(args)) {
         Ok(document) => document,
-        Err(err) => {
-            eprintln!("error: {err}");
-            return Outcome::Partial;
-        }
+        Err(err) => return failed(&err),
     };
     let destination = match &args.output {
         Some(path) => Destination::File(path.clone()),
@@ -67,17 +66,14 @@ fn check(args: &ReportArgs, runtime: &tokio::runtime::Runtime) -> Outcome {
         ..filter(args)
     };
     let checked = runtime.block_on(async {
-        Repository::open(&args.database)
+        Repository::open_read_only(&args.database)
             .await?
             .capacity_check(filter)
             .await
     });
     let found = match checked {
         Ok(found) => found,
-        Err(err) => {
-            eprintln!("error: {err}");
-            return Outcome::Partial;
-        }
+        Err(err) => return failed(&err),
     };
     let mut text = String::new();
     for breach in &found.breaches {
@@ -120,10 +116,19 @@ fn filter(args: &ReportArgs) -> SummaryFilter {
     }
 }
 
-async fn produce(
-    args: &ReportArgs,
-) -> Result<String, accelfed_accounting::repository::RepositoryError> {
-    let repo = Repository::open(&args.database).await?;
+/// A file that is not a repository is a usage error (exit 2); a database that fails is exit 1.
+fn failed(err: &RepositoryError) -> Outcome {
+    eprintln!("error: {err}");
+    match err {
+        RepositoryError::NotARepository { .. } | RepositoryError::SchemaTooNew { .. } => {
+            Outcome::Config
+        }
+        _ => Outcome::Partial,
+    }
+}
+
+async fn produce(args: &ReportArgs) -> Result<String, RepositoryError> {
+    let repo = Repository::open_read_only(&args.database).await?;
     let filter = filter(args);
     let document = match args.format {
         ReportFormat::Text(format) => {

@@ -56,6 +56,32 @@ impl SqliteRepository {
             })
     }
 
+    /// Opens an existing file read-only after checking it holds this schema (see
+    /// [`super::Repository::open_read_only`]). Writes through it fail.
+    pub async fn open_read_only(path: &Path) -> Result<Self, RepositoryError> {
+        let path = path.to_path_buf();
+        let task_path = path.clone();
+        let (conn, found) = tokio::task::spawn_blocking(move || schema::open_existing(&task_path))
+            .await
+            .map_err(|e| RepositoryError::Worker {
+                database: "SQLite",
+                reason: e.to_string(),
+            })??;
+        if found < schema::LATEST {
+            // An accelfed repository of an older schema: brought up to date as `serve` would,
+            // since this program's queries read the newer columns.
+            drop(conn);
+            return Self::open(&path).await;
+        }
+        // Both handles read; the one connection serves both (nothing is written).
+        let conn = Arc::new(Mutex::new(conn));
+        Ok(Self {
+            path,
+            writer: conn.clone(),
+            reader: conn,
+        })
+    }
+
     /// Stores checked rows in one transaction; see [`super::plan`] for the replacement rule.
     pub(crate) async fn ingest_rows(
         &self,

@@ -12,6 +12,8 @@
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
+use crate::repository::error::RepositoryError;
+
 /// Migrations in order; a version is never edited once released, only followed by a new one.
 const MIGRATIONS: &[(i64, &str)] = &[
     (
@@ -107,6 +109,70 @@ pub(super) fn migrate(conn: &mut Connection) -> rusqlite::Result<Result<i64, i64
 /// Connection settings: WAL so reports read while a batch is written; `synchronous = FULL` so an
 /// acknowledged batch survives a power cut (the site deletes acknowledged records from its spool);
 /// a 64 MiB page cache so the record-id index stays in memory as long as it can.
+/// Opens `path` read-only and checks it is an accelfed repository this program can read: its
+/// `schema_migrations` names a version up to [`LATEST`] and its `summaries` table exists.
+/// Anything else is [`RepositoryError::NotARepository`], saying what the file holds instead.
+/// Returns the connection and the schema version found.
+pub(super) fn open_existing(path: &std::path::Path) -> Result<(Connection, i64), RepositoryError> {
+    use rusqlite::OpenFlags;
+    let location = path.display().to_string();
+    let sqlite = |source| RepositoryError::Sqlite {
+        path: location.clone(),
+        source,
+    };
+    let not_ours = |found: String| RepositoryError::NotARepository {
+        location: location.clone(),
+        found,
+    };
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(sqlite)?;
+    let tables: Vec<String> = match conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .and_then(|mut statement| {
+            statement
+                .query_map([], |row| row.get::<_, String>(0))?
+                .collect::<rusqlite::Result<_>>()
+        }) {
+        Ok(tables) => tables,
+        Err(rusqlite::Error::SqliteFailure(error, _))
+            if error.code == rusqlite::ErrorCode::NotADatabase =>
+        {
+            return Err(not_ours("not an SQLite database".to_owned()));
+        }
+        Err(error) => return Err(sqlite(error)),
+    };
+    let has = |name: &str| tables.iter().any(|table| table == name);
+    if !(has("schema_migrations") && has("summaries") && has("records")) {
+        return Err(not_ours(if tables.is_empty() {
+            "an empty database".to_owned()
+        } else if has("outbox") {
+            "a site spool (give --database the central service's repository)".to_owned()
+        } else {
+            format!("tables {}", tables.join(", "))
+        }));
+    }
+    let found: i64 = conn
+        .query_row(
+            "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(sqlite)?;
+    if found > LATEST {
+        return Err(RepositoryError::SchemaTooNew {
+            location,
+            found,
+            known: LATEST,
+        });
+    }
+    conn.pragma_update(None, "temp_store", "MEMORY")
+        .map_err(sqlite)?;
+    Ok((conn, found))
+}
+
 pub(crate) fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "FULL")?;
