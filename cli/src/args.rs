@@ -24,6 +24,13 @@ pub struct Args {
     pub command: Command,
 }
 
+/// Where `provide --publish` sends the document besides standard output or `-o`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PublishTarget {
+    /// The federation registry of `accelfed serve` (HTTPS push).
+    Registry,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Gather the site's GPU information from its providers and publish it as GLUE2.
@@ -153,11 +160,12 @@ pub struct ProvideArgs {
     /// as a site BDII publishes, so a top BDII reading the site's domain gets every GPU entry).
     #[arg(long, default_value = "resource", value_parser = parse_dit)]
     pub dit: accelfed_schemas::render::ldif::Dit,
-    /// `registry`: push the GLUE 2.1 JSON document to the federation registry instead of writing
-    /// it out; where to, from [publish.registry] in the configuration file or the --registry-*
-    /// flags (a flag overrides its key).
-    #[arg(long, value_parser = ["registry"])]
-    pub publish: Option<String>,
+    /// `registry`: push the GLUE 2.1 JSON document to the federation registry; where to, from
+    /// [publish.registry] in the configuration file or the --registry-* flags (a flag overrides its
+    /// key). With -o the document (in --format) is written to the file too, from the same
+    /// gathering; without, nothing goes to standard output.
+    #[arg(long, value_enum)]
+    pub publish: Option<PublishTarget>,
     /// The registry's base URL, https://host[:port], e.g. https://registry.example.org:8443
     /// (overrides publish.registry.url).
     #[arg(long, env = "ACCELFED_REGISTRY_URL")]

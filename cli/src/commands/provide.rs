@@ -14,7 +14,7 @@ use accelfed_schemas::render;
 use accelfed_schemas::render::ldif::LdifMode;
 
 use super::meter::resolve;
-use crate::args::ProvideArgs;
+use crate::args::{ProvideArgs, PublishTarget};
 use crate::exit::Outcome;
 
 pub fn run(args: &ProvideArgs) -> Outcome {
@@ -37,7 +37,7 @@ pub fn run(args: &ProvideArgs) -> Outcome {
     };
     // Where to push is settled (and the token read) before anything is gathered: a usage error
     // should not wait for every provider to answer.
-    let registry = if args.publish.as_deref() == Some("registry") {
+    let registry = if args.publish == Some(PublishTarget::Registry) {
         match RegistryPush::prepare(args, &loaded.config) {
             Ok(registry) => Some(registry),
             Err(message) => {
@@ -74,21 +74,30 @@ pub fn run(args: &ProvideArgs) -> Outcome {
         }
         other => render::render(&gathered.snapshot, other),
     };
+    let mut partial = !gathered.failures.is_empty();
     if let Some(registry) = registry {
-        return match registry.push(&runtime, document) {
+        // The registry reads GLUE 2.1 JSON whatever --format the file gets.
+        let json = if args.format == render::Format::Glue21Json {
+            document.clone()
+        } else {
+            render::render(&gathered.snapshot, render::Format::Glue21Json)
+        };
+        match registry.push(&runtime, json) {
             Ok(answer) => {
                 tracing::info!(site = %gathered.snapshot.domain.name, %answer, "pushed to the registry");
-                if gathered.failures.is_empty() {
-                    Outcome::Ok
-                } else {
-                    Outcome::Partial
-                }
             }
             Err(message) => {
                 eprintln!("error: {message}");
-                Outcome::Partial
+                partial = true;
             }
-        };
+        }
+        if args.output.is_none() {
+            return if partial {
+                Outcome::Partial
+            } else {
+                Outcome::Ok
+            };
+        }
     }
     let destination = match &args.output {
         Some(path) => Destination::File(path.clone()),
@@ -104,7 +113,7 @@ pub fn run(args: &ProvideArgs) -> Outcome {
         bytes = document.len(),
         "published"
     );
-    if !gathered.failures.is_empty() {
+    if partial {
         return Outcome::Partial;
     }
     if let Some(path) = &args.keep_last_good {
@@ -198,12 +207,6 @@ struct RegistryPush {
 impl RegistryPush {
     /// Settles the target and reads the token and CA files; every error is a usage error.
     fn prepare(args: &ProvideArgs, config: &Config) -> Result<Self, String> {
-        if args.format != render::Format::Glue21Json {
-            return Err(format!(
-                "--publish registry sends glue21-json, not {}",
-                args.format
-            ));
-        }
         let table = config
             .publish
             .as_ref()

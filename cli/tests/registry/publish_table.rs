@@ -49,6 +49,36 @@ fn provide_pushes_where_the_publish_registry_table_says() {
         "{offers:?}"
     );
 
+    // With -o the same gathering also goes to the file, in --format (the registry gets its JSON):
+    // one provide run for the registry and a BDII.
+    let ldif = dir.path().join("site.ldif");
+    let both = accelfed()
+        .args([
+            "provide",
+            "--publish",
+            "registry",
+            "--format",
+            "ldif-glue20",
+            "-o",
+        ])
+        .arg(&ldif)
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(both.status.success(), "{}", stderr(&both));
+    assert!(both.stdout.is_empty());
+    let written = std::fs::read_to_string(&ldif).unwrap();
+    assert!(
+        written.contains("dn: GLUE2DomainID=EXAMPLE-GPU"),
+        "{written}"
+    );
+    assert!(
+        stderr(&both).contains("pushed to the registry"),
+        "{}",
+        stderr(&both)
+    );
+
     // The table names a registry that is not there; --registry-url overrides it.
     let config = site_with(dir.path(), &table("https://127.0.0.1:9"));
     let pushed = accelfed()
