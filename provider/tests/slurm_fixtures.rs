@@ -412,3 +412,49 @@ fn jobs_become_observations_named_cluster_colon_job_id() {
     assert_eq!(observations[1].model.as_str(), "GPU");
     assert_eq!(observations[4].model.as_str(), "l40s");
 }
+
+#[test]
+fn jobs_are_charged_their_elapsed_time_without_suspended_time() {
+    use accelfed_provider::slurm::observation;
+    use accelfed_schemas::names::SiteName;
+
+    // job 101 ran 3600 s wall-clock of which 600 s suspended; 103 still runs, suspended 100 s
+    let mut document: serde_json::Value =
+        serde_json::from_slice(&fixture("v0.0.40/sacct.json")).unwrap();
+    for job in document["jobs"].as_array_mut().unwrap() {
+        match job["job_id"].as_u64() {
+            Some(101) => {
+                job["time"]["elapsed"] = 3000.into();
+                job["time"]["suspended"] = 600.into();
+            }
+            Some(103) => job["time"]["suspended"] = 100.into(),
+            _ => {}
+        }
+    }
+    let (_, jobs, _) = jobs(&serde_json::to_vec(&document).unwrap());
+    let (config, site) = (config(), SiteName::new("TEST").unwrap());
+    let observed = |id: &str| {
+        let job = jobs.iter().find(|j| j.job_id == id).unwrap();
+        (
+            job.clone(),
+            observation(&config, &site, job).unwrap().unwrap(),
+        )
+    };
+    let (job, charged) = observed("101");
+    assert_eq!((job.elapsed_s, job.suspended_s), (3000, 600));
+    assert_eq!(charged.end, job.end);
+    assert_eq!((charged.end.unwrap() - charged.start).num_seconds(), 3000);
+    // 2 GPUs x 3000 s, not x 3600 s
+    let gpu_seconds =
+        charged.count.get() * (charged.end.unwrap() - charged.start).num_seconds() as f64;
+    assert_eq!(gpu_seconds, 6000.0);
+
+    let (job, running) = observed("103");
+    assert_eq!(running.end, None);
+    assert_eq!((running.start - job.start.unwrap()).num_seconds(), 100);
+
+    // an unsuspended job is charged end - start, which its elapsed equals
+    let (job, plain) = observed("102");
+    assert_eq!(plain.start, job.start.unwrap());
+    assert_eq!((plain.end.unwrap() - plain.start).num_seconds(), 1800);
+}

@@ -108,6 +108,14 @@ pub struct GpuTypeConfig {
     pub compute_capability: Option<Text>,
 }
 
+impl GpuTypeConfig {
+    /// The configured model in the one vocabulary ([`GpuModel::canonical`]), so a Slurm type maps
+    /// to the name every other source of the same GPU gives.
+    pub fn canonical_model(&self) -> GpuModel {
+        GpuModel::canonical(self.model.as_str()).unwrap_or_else(|_| self.model.clone())
+    }
+}
+
 fn production() -> Text {
     Text::literal("production")
 }

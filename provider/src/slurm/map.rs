@@ -140,7 +140,7 @@ impl Specs<'_> {
         let mig_profile = mig_profile(key);
         let mut spec = match self.config.gpu_types.get(key) {
             Some(known) => {
-                let mut spec = GpuSpec::new(known.vendor.clone(), known.model.clone());
+                let mut spec = GpuSpec::new(known.vendor.clone(), known.canonical_model());
                 spec.memory = known.memory_mb;
                 spec.compute_capability = known.compute_capability.clone();
                 spec
@@ -151,8 +151,8 @@ impl Specs<'_> {
                         "GPU type {key:?} is not in [slurm.gpu_types]: published with its Slurm name as the model, no vendor or memory"
                     ));
                 }
-                let model =
-                    GpuModel::new(key).unwrap_or_else(|_| unreachable!("type keys are non-empty"));
+                let model = GpuModel::canonical(key)
+                    .unwrap_or_else(|_| unreachable!("type keys are non-empty"));
                 let mut spec = GpuSpec::new(Text::literal("unknown"), model);
                 // `1g.10gb`: the profile names the slice's memory in GB.
                 spec.memory = mig_profile.as_deref().and_then(mig_memory);

@@ -104,6 +104,12 @@ fn observe_blocking(
 
 /// The observation of one job, or `None` for a job that held no GPU or never started.
 ///
+/// The job is charged its `time.elapsed` (Slurm's run time, suspended time excluded), not end -
+/// start: the observed interval ends when the job ended and is `elapsed` long, its start moved
+/// forward by the time the job was suspended. A running job's start moves forward by its
+/// `time.suspended` so far. An `elapsed` longer than end - start (a record that does not add up)
+/// is ignored for end - start.
+///
 /// The model comes from `[slurm.gpu_types]` by the job's GPU type (untyped jobs: the `gpu` entry,
 /// or the only configured type); a type not configured is metered with its Slurm name as the
 /// model, never dropped. `gres/gpuutil` (percent, summed over the job's GPUs) becomes the mean
@@ -145,9 +151,29 @@ pub fn observation(
         cores: None,
         benchmark: None,
         utilisation,
-        start,
+        start: charged_start(job, start),
         end: job.end,
     }))
+}
+
+/// The start of the interval a job is charged for (see [`observation`]).
+fn charged_start(job: &SlurmJob, start: DateTime<Utc>) -> DateTime<Utc> {
+    let seconds = |s: u64| chrono::Duration::seconds(i64::try_from(s).unwrap_or(i64::MAX));
+    match job.end {
+        Some(end) => {
+            let wall = (end - start).num_seconds();
+            match i64::try_from(job.elapsed_s) {
+                // sacct and slurmrestd always carry elapsed; 0 for a job that ran is a record
+                // without it, charged end - start.
+                Ok(elapsed @ 1..) if elapsed < wall => end - seconds(job.elapsed_s),
+                _ => start,
+            }
+        }
+        None if job.suspended_s > 0 => start
+            .checked_add_signed(seconds(job.suspended_s))
+            .unwrap_or(start),
+        None => start,
+    }
 }
 
 fn model(config: &SlurmConfig, gpu_type: Option<&str>) -> GpuModel {
@@ -162,8 +188,8 @@ fn model(config: &SlurmConfig, gpu_type: Option<&str>) -> GpuModel {
         }),
     };
     match known {
-        Some(known) => known.model.clone(),
-        None => GpuModel::new(gpu_type.unwrap_or("GPU"))
+        Some(known) => known.canonical_model(),
+        None => GpuModel::canonical(gpu_type.unwrap_or("GPU"))
             .unwrap_or_else(|_| unreachable!("type names are non-empty")),
     }
 }
