@@ -458,3 +458,98 @@ fn jobs_are_charged_their_elapsed_time_without_suspended_time() {
     assert_eq!(plain.start, job.start.unwrap());
     assert_eq!((plain.end.unwrap() - plain.start).num_seconds(), 1800);
 }
+
+/// The nodes of `file` with each node's `tres` changed by `edit`, mapped.
+fn mapped_with_tres(
+    file: &str,
+    edit: impl Fn(&str, &mut serde_json::Value),
+) -> (Inventory, Vec<String>) {
+    let mut document: serde_json::Value = serde_json::from_slice(&fixture(file)).unwrap();
+    for node in document["nodes"].as_array_mut().unwrap() {
+        let name = node["name"].as_str().unwrap().to_owned();
+        edit(&name, node);
+    }
+    let nodes = parse_nodes(&serde_json::to_vec(&document).unwrap()).unwrap();
+    let inventory = Inventory {
+        version: nodes.version,
+        release: nodes.release,
+        nodes: nodes.nodes,
+        partitions: Vec::new(),
+        problems: nodes.problems,
+    };
+    let warnings = service(&config(), &inventory).warnings;
+    (inventory, warnings)
+}
+
+#[test]
+fn accounting_without_gres_gpu_tres_is_a_warning_naming_the_setting() {
+    // Slurm 22.05 as the harness runs it, AccountingStorageTRES=gres/gpu,gres/gpu:a100: quiet
+    let (_, warnings) = mapped_with_tres("v0.0.38/sinfo-running.json", |_, _| {});
+    assert!(warnings.is_empty(), "{warnings:?}");
+    // the same node where AccountingStorageTRES does not list gres/gpu: its tres has no GPUs
+    let (_, warnings) = mapped_with_tres("v0.0.38/sinfo-running.json", |_, node| {
+        node["tres"] = "cpu=2,mem=4000M,billing=2".into();
+    });
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("AccountingStorageTRES"),
+        "{}",
+        warnings[0]
+    );
+    assert!(warnings[0].contains("4 GPUs"), "{}", warnings[0]);
+
+    // 23.11's nodes: tracked, then not
+    let (_, warnings) = mapped_with_tres("v0.0.40/scontrol-nodes.json", |_, _| {});
+    assert!(
+        !warnings.iter().any(|w| w.contains("AccountingStorageTRES")),
+        "{warnings:?}"
+    );
+    let (_, warnings) = mapped_with_tres("v0.0.40/scontrol-nodes.json", |_, node| {
+        let tres = node["tres"].as_str().unwrap();
+        let kept: Vec<&str> = tres
+            .split(',')
+            .filter(|t| !t.starts_with("gres/"))
+            .collect();
+        node["tres"] = kept.join(",").into();
+    });
+    assert!(
+        warnings.iter().any(|w| w.contains("AccountingStorageTRES")),
+        "{warnings:?}"
+    );
+    // the meter's check reads the same nodes
+    assert!(accelfed_provider::slurm::untracked_gpus_warning(&[]).is_none());
+}
+
+#[test]
+fn a_null_gres_beside_gpu_tres_counts_the_tres_gpus_with_a_warning() {
+    let (inventory, warnings) = mapped_with_tres("v0.0.38/sinfo-running.json", |_, node| {
+        node["gres"] = "(null)".into();
+        node["gres_used"] = "(null)".into();
+        node["tres"] = "cpu=2,mem=4000M,billing=2,gres/gpu=8,gres/gpu:a100=8".into();
+    });
+    let node = &inventory.nodes[0];
+    assert_eq!(node.gpus.len(), 1);
+    assert_eq!((node.gpus[0].total, node.gpus[0].used), (8, 0));
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("node afnode")
+            && warnings[0].contains("\"(null)\"")
+            && warnings[0].contains("8 GPUs"),
+        "{}",
+        warnings[0]
+    );
+    // an unreadable gres with GPUs in tres: read from tres (typed), not skipped
+    let (inventory, warnings) = mapped_with_tres("v0.0.38/sinfo-running.json", |_, node| {
+        node["gres"] = "gpu:a100:four".into();
+    });
+    assert!(inventory.problems.is_empty());
+    assert_eq!(inventory.nodes[0].gpus[0].total, 4);
+    assert_eq!(inventory.nodes[0].gpus[0].gpu_type.as_deref(), Some("a100"));
+    assert!(warnings[0].contains("gres unreadable"), "{}", warnings[0]);
+    // without GPUs in tres the node is skipped as before
+    let (inventory, _) = mapped_with_tres("v0.0.38/sinfo-running.json", |_, node| {
+        node["gres"] = "gpu:a100:four".into();
+        node["tres"] = "cpu=2,mem=4000M,billing=2".into();
+    });
+    assert_eq!(inventory.problems.len(), 1);
+}

@@ -16,7 +16,7 @@ use accelfed_schemas::names::{LocalId, Text};
 
 use super::client::Inventory;
 use super::config::SlurmConfig;
-use super::nodes::{NodeGpus, SlurmNode};
+use super::nodes::{NodeGpus, SlurmNode, untracked_gpus_warning};
 use super::partitions::{Allow, SlurmPartition};
 
 /// The service, and warnings worth a log line (unknown GPU types, skipped nodes).
@@ -33,6 +33,13 @@ pub fn service(config: &SlurmConfig, inventory: &Inventory) -> Mapped {
         .iter()
         .map(|p| format!("skipped {p}"))
         .collect();
+    warnings.extend(
+        inventory
+            .nodes
+            .iter()
+            .flat_map(|n| n.warnings.iter().cloned()),
+    );
+    warnings.extend(untracked_gpus_warning(&inventory.nodes));
     let gpu_nodes: Vec<&SlurmNode> = inventory
         .nodes
         .iter()

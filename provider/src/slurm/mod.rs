@@ -29,7 +29,7 @@ pub use error::SlurmError;
 pub use gres::{GpuGres, GresError, parse_gpu_gres};
 pub use jobs::{JobProblem, JobsError, JobsSummary, SlurmJob, read_jobs};
 pub use map::{Mapped, admitted, service};
-pub use nodes::{NodeGpus, NodeProblem, SlurmNode};
+pub use nodes::{NodeGpus, NodeProblem, SlurmNode, untracked_gpus_warning};
 pub use observe::{observation, observe};
 pub use partitions::{Allow, SlurmPartition, parse_scontrol_text};
 pub use stream::FrameError;

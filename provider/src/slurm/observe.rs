@@ -19,6 +19,7 @@ use super::client::SlurmClient;
 use super::config::SlurmConfig;
 use super::error::SlurmError;
 use super::jobs::{JobProblem, SlurmJob};
+use super::nodes::untracked_gpus_warning;
 
 /// The GPU allocations of the jobs that ran in `[since, now)`, one observation per job (its whole
 /// run, not only the part inside the window: records carry absolute values per month, so a job
@@ -38,11 +39,36 @@ pub async fn observe(
 ) -> Result<Vec<Observation>, SlurmError> {
     let config = config.clone();
     let site = site.clone();
-    let read = tokio::task::spawn_blocking(move || observe_blocking(&config, &site, since, now));
-    match read.await {
-        Ok(result) => result,
+    let (config_read, site) = (config.clone(), site.clone());
+    let read =
+        tokio::task::spawn_blocking(move || observe_blocking(&config_read, &site, since, now));
+    let (observations, jobs) = match read.await {
+        Ok(result) => result?,
         Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
-        Err(err) => Err(SlurmError::Worker(err.to_string())),
+        Err(err) => return Err(SlurmError::Worker(err.to_string())),
+    };
+    if observations.is_empty() && jobs > 0 {
+        check_gpu_accounting(&config).await;
+    }
+    Ok(observations)
+}
+
+/// Jobs ran but none held GPUs: either no GPU job ran, or the cluster's accounting does not track
+/// GPUs (`AccountingStorageTRES` without `gres/gpu`) and every GPU job reads as a CPU job. The
+/// nodes tell which; a warning at the default level names the setting.
+async fn check_gpu_accounting(config: &SlurmConfig) {
+    let service = config.id.get_ref().as_str();
+    match SlurmClient::new(config).inventory().await {
+        Ok(inventory) => {
+            if let Some(warning) = untracked_gpus_warning(&inventory.nodes) {
+                tracing::warn!(provider = "slurm", service, "{warning}");
+            }
+        }
+        Err(err) => tracing::debug!(
+            provider = "slurm",
+            service,
+            "could not read the nodes to check that accounting tracks GPUs: {err}"
+        ),
     }
 }
 
@@ -51,7 +77,7 @@ fn observe_blocking(
     site: &SiteName,
     since: DateTime<Utc>,
     now: DateTime<Utc>,
-) -> Result<Vec<Observation>, SlurmError> {
+) -> Result<(Vec<Observation>, u64), SlurmError> {
     let service = config.id.get_ref().as_str();
     let mut observations = Vec::new();
     let mut problems = Vec::new();
@@ -99,7 +125,7 @@ fn observe_blocking(
         skipped = problems.len(),
         "read the jobs of {since} to {now}"
     );
-    Ok(observations)
+    Ok((observations, summary.jobs))
 }
 
 /// The observation of one job, or `None` for a job that held no GPU or never started.
