@@ -553,3 +553,50 @@ fn a_null_gres_beside_gpu_tres_counts_the_tres_gpus_with_a_warning() {
     });
     assert_eq!(inventory.problems.len(), 1);
 }
+
+#[test]
+fn a_mig_slice_job_counts_its_share_of_the_physical_gpu() {
+    use accelfed_provider::slurm::observation;
+    use accelfed_schemas::gpu::Sharing;
+    use accelfed_schemas::names::SiteName;
+
+    // job 101 holds three 1g.10gb slices of the mig01 node's A100 instead of two A100s
+    let mut document: serde_json::Value =
+        serde_json::from_slice(&fixture("v0.0.40/sacct.json")).unwrap();
+    for job in document["jobs"].as_array_mut().unwrap() {
+        if job["job_id"].as_u64() == Some(101) {
+            for tres in job["tres"]["allocated"].as_array_mut().unwrap() {
+                match tres["name"].as_str() {
+                    Some("gpu") => tres["count"] = 3.into(),
+                    Some("gpu:a100") => {
+                        tres["name"] = "gpu:1g.10gb".into();
+                        tres["count"] = 3.into();
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    let (_, jobs, _) = jobs(&serde_json::to_vec(&document).unwrap());
+    let job = jobs.iter().find(|j| j.job_id == "101").unwrap();
+    let site = SiteName::new("TEST").unwrap();
+    let observed = observation(&config(), &site, job).unwrap().unwrap();
+    assert_eq!(observed.model.as_str(), "NVIDIA A100-SXM4-80GB");
+    assert!(
+        (observed.count.get() - 3.0 / 7.0).abs() < 1e-9,
+        "{}",
+        observed.count
+    );
+    assert!(matches!(
+        observed.sharing,
+        Sharing::Mig {
+            slices: 1,
+            of: 7,
+            ..
+        }
+    ));
+    // whole GPUs stay whole
+    let whole = jobs.iter().find(|j| j.job_id == "103").unwrap();
+    let whole = observation(&config(), &site, whole).unwrap().unwrap();
+    assert_eq!((whole.count.get(), whole.sharing), (4.0, Sharing::Whole));
+}

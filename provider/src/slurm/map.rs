@@ -175,7 +175,7 @@ impl Specs<'_> {
 }
 
 /// `1g.10gb`, `a100_3g.40gb`, `nvidia_a100_1g.10gb` name MIG slices; the profile is the tail.
-fn mig_profile(key: &str) -> Option<String> {
+pub(super) fn mig_profile(key: &str) -> Option<String> {
     let tail = key.rsplit(['_', '-']).next()?;
     let (compute, memory) = tail.split_once('.')?;
     let is_units = |s: &str, unit: &str| {

@@ -19,6 +19,7 @@ use super::client::SlurmClient;
 use super::config::SlurmConfig;
 use super::error::SlurmError;
 use super::jobs::{JobProblem, SlurmJob};
+use super::map::mig_profile;
 use super::nodes::untracked_gpus_warning;
 
 /// The GPU allocations of the jobs that ran in `[since, now)`, one observation per job (its whole
@@ -155,9 +156,13 @@ pub fn observation(
     };
     let resource = LocalId::new(format!("{}:{}", job.cluster, job.job_id))
         .map_err(|err| problem(format!("no usable record name: {err}")))?;
-    let count = u32::try_from(job.gpus)
-        .map(GpuCount::whole)
+    let units = u32::try_from(job.gpus)
         .map_err(|_| problem(format!("{} GPUs is not a plausible count", job.gpus)))?;
+    let model = model(config, job.gpu_type.as_deref());
+    let sharing = sharing(job.gpu_type.as_deref(), &model);
+    // Physical GPUs: a MIG slice counts its share of the parent GPU.
+    let count = GpuCount::new(f64::from(units) * sharing.physical_share())
+        .map_err(|err| problem(format!("{units} GPUs: {err}")))?;
     let vo = config.vo_of(&job.account, &job.qos, &job.partition);
     let utilisation = job
         .gpuutil
@@ -166,10 +171,10 @@ pub fn observation(
         site: site.clone(),
         record_type: RecordType::Job,
         resource,
-        model: model(config, job.gpu_type.as_deref()),
+        model,
         accelerator_type: AcceleratorType::Gpu,
         count,
-        sharing: Sharing::Whole,
+        sharing,
         vo: vo.map(|v| v.vo.clone()),
         fqan: vo.and_then(|v| v.fqan.clone()),
         user: Text::new(job.user.clone()).ok(),
@@ -199,6 +204,32 @@ fn charged_start(job: &SlurmJob, start: DateTime<Utc>) -> DateTime<Utc> {
             .checked_add_signed(seconds(job.suspended_s))
             .unwrap_or(start),
         None => start,
+    }
+}
+
+/// Whole GPUs, or a MIG slice where the GRES type names a profile (`1g.10gb`, `a100_3g.40gb`):
+/// `N` of the parent's compute slices, 7 on the A100, H100, H200 and their variants, 4 on an A30
+/// (NVIDIA's MIG user guide, "Supported MIG profiles").
+fn sharing(gpu_type: Option<&str>, model: &GpuModel) -> Sharing {
+    let Some(profile) = gpu_type.and_then(mig_profile) else {
+        return Sharing::Whole;
+    };
+    let slices = profile
+        .split_once('g')
+        .and_then(|(n, _)| n.parse::<u32>().ok())
+        .unwrap_or(1);
+    let of = if model.as_str().to_ascii_uppercase().contains("A30") {
+        4
+    } else {
+        7
+    };
+    match Text::new(profile) {
+        Ok(profile) if slices <= of => Sharing::Mig {
+            profile,
+            slices,
+            of,
+        },
+        _ => Sharing::Whole,
     }
 }
 
