@@ -258,3 +258,91 @@ fn private_flavors_reach_only_the_projects_they_are_shared_with() {
     assert_eq!(atlas.running_vm, None);
     assert!(mapped.service.other_info["degraded_shares"].contains("quota: 503"));
 }
+
+#[test]
+fn nic_aliases_neither_make_a_gpu_flavor_nor_hide_the_gpu_beside_them() {
+    // The recorded cloud plus two flavors a site with SR-IOV NICs has: one V100 with a NIC, and a
+    // NIC alone; the NIC alias is described as `type = "Other"`, as the configuration allows.
+    let source = format!(
+        "{CONFIG}\n[openstack.pci_alias.nic-sriov]\ntype = \"Other\"\nvendor = \"Mellanox\"\nmodel = \"ConnectX-6 Virtual Function\"\nvendor_id = \"15b3\"\nproduct_id = \"101c\"\n"
+    );
+    #[derive(Deserialize)]
+    struct File {
+        openstack: Vec<OpenstackConfig>,
+    }
+    let config = toml::from_str::<File>(&source).unwrap().openstack.remove(0);
+    let mut state = captured_state("nova-servers-detail-alltenants-2.93.json");
+    let recorded = state
+        .flavors
+        .iter()
+        .find(|f| f.name == "g1.v100x1")
+        .unwrap()
+        .clone();
+    for (id, name, alias) in [
+        (
+            "d1f0a7c2-0000-4000-8000-000000000001",
+            "g1.v100-nic",
+            "nvidia-v100:1,nic-sriov:1",
+        ),
+        (
+            "d1f0a7c2-0000-4000-8000-000000000002",
+            "n1.sriov",
+            "nic-sriov:2",
+        ),
+    ] {
+        let mut flavor = recorded.clone();
+        flavor.id = id.into();
+        flavor.name = name.into();
+        flavor.extra_specs = Some(
+            [("pci_passthrough:alias".to_owned(), alias.to_owned())]
+                .into_iter()
+                .collect(),
+        );
+        state.flavors.push(flavor);
+    }
+    let mapped = map(&config, &state);
+    assert!(mapped.warnings.is_empty(), "{:?}", mapped.warnings);
+
+    let snapshot = snapshot(Service::Cloud(mapped.service.clone()));
+    snapshot.validate().unwrap();
+    let json =
+        accelfed_schemas::render::render(&snapshot, accelfed_schemas::render::Format::Glue21Json);
+    let doc: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    // one more GPU flavor than the recorded cloud's three, each naming a V100 or an A100 vGPU
+    let accelerators = doc["CloudComputingVirtualAccelerator"].as_array().unwrap();
+    assert_eq!(accelerators.len(), 4, "{accelerators:#?}");
+    let text = serde_json::to_string(accelerators).unwrap();
+    assert!(!text.contains("ConnectX"), "{text}");
+    assert!(
+        text.contains("d1f0a7c2-0000-4000-8000-000000000001"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("d1f0a7c2-0000-4000-8000-000000000002"),
+        "{text}"
+    );
+
+    // and the GLUE 2.0 LDIF publishes the NIC-only flavor with no `GPU.*` key
+    let ldif = String::from_utf8(accelfed_schemas::render::render(
+        &snapshot,
+        accelfed_schemas::render::Format::LdifGlue20,
+    ))
+    .unwrap();
+    let unfolded = ldif.replace("\n ", "");
+    let nic_entries: Vec<&str> = unfolded
+        .split("\n\n")
+        .filter(|e| {
+            e.lines()
+                .next()
+                .is_some_and(|dn| dn.contains("d1f0a7c2-0000-4000-8000-000000000002"))
+        })
+        .collect();
+    assert!(
+        !nic_entries.is_empty(),
+        "the NIC flavor is published as a flavor"
+    );
+    for entry in nic_entries {
+        assert!(!entry.contains("GPU."), "{entry}");
+    }
+    assert!(!unfolded.contains("ConnectX"));
+}

@@ -412,3 +412,191 @@ fn jobs_become_observations_named_cluster_colon_job_id() {
     assert_eq!(observations[1].model.as_str(), "GPU");
     assert_eq!(observations[4].model.as_str(), "l40s");
 }
+
+#[test]
+fn jobs_are_charged_their_elapsed_time_without_suspended_time() {
+    use accelfed_provider::slurm::observation;
+    use accelfed_schemas::names::SiteName;
+
+    // job 101 ran 3600 s wall-clock of which 600 s suspended; 103 still runs, suspended 100 s
+    let mut document: serde_json::Value =
+        serde_json::from_slice(&fixture("v0.0.40/sacct.json")).unwrap();
+    for job in document["jobs"].as_array_mut().unwrap() {
+        match job["job_id"].as_u64() {
+            Some(101) => {
+                job["time"]["elapsed"] = 3000.into();
+                job["time"]["suspended"] = 600.into();
+            }
+            Some(103) => job["time"]["suspended"] = 100.into(),
+            _ => {}
+        }
+    }
+    let (_, jobs, _) = jobs(&serde_json::to_vec(&document).unwrap());
+    let (config, site) = (config(), SiteName::new("TEST").unwrap());
+    let observed = |id: &str| {
+        let job = jobs.iter().find(|j| j.job_id == id).unwrap();
+        (
+            job.clone(),
+            observation(&config, &site, job).unwrap().unwrap(),
+        )
+    };
+    let (job, charged) = observed("101");
+    assert_eq!((job.elapsed_s, job.suspended_s), (3000, 600));
+    assert_eq!(charged.end, job.end);
+    assert_eq!((charged.end.unwrap() - charged.start).num_seconds(), 3000);
+    // 2 GPUs x 3000 s, not x 3600 s
+    let gpu_seconds =
+        charged.count.get() * (charged.end.unwrap() - charged.start).num_seconds() as f64;
+    assert_eq!(gpu_seconds, 6000.0);
+
+    let (job, running) = observed("103");
+    assert_eq!(running.end, None);
+    assert_eq!((running.start - job.start.unwrap()).num_seconds(), 100);
+
+    // an unsuspended job is charged end - start, which its elapsed equals
+    let (job, plain) = observed("102");
+    assert_eq!(plain.start, job.start.unwrap());
+    assert_eq!((plain.end.unwrap() - plain.start).num_seconds(), 1800);
+}
+
+/// The nodes of `file` with each node's `tres` changed by `edit`, mapped.
+fn mapped_with_tres(
+    file: &str,
+    edit: impl Fn(&str, &mut serde_json::Value),
+) -> (Inventory, Vec<String>) {
+    let mut document: serde_json::Value = serde_json::from_slice(&fixture(file)).unwrap();
+    for node in document["nodes"].as_array_mut().unwrap() {
+        let name = node["name"].as_str().unwrap().to_owned();
+        edit(&name, node);
+    }
+    let nodes = parse_nodes(&serde_json::to_vec(&document).unwrap()).unwrap();
+    let inventory = Inventory {
+        version: nodes.version,
+        release: nodes.release,
+        nodes: nodes.nodes,
+        partitions: Vec::new(),
+        problems: nodes.problems,
+    };
+    let warnings = service(&config(), &inventory).warnings;
+    (inventory, warnings)
+}
+
+#[test]
+fn accounting_without_gres_gpu_tres_is_a_warning_naming_the_setting() {
+    // Slurm 22.05 as the harness runs it, AccountingStorageTRES=gres/gpu,gres/gpu:a100: quiet
+    let (_, warnings) = mapped_with_tres("v0.0.38/sinfo-running.json", |_, _| {});
+    assert!(warnings.is_empty(), "{warnings:?}");
+    // the same node where AccountingStorageTRES does not list gres/gpu: its tres has no GPUs
+    let (_, warnings) = mapped_with_tres("v0.0.38/sinfo-running.json", |_, node| {
+        node["tres"] = "cpu=2,mem=4000M,billing=2".into();
+    });
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("AccountingStorageTRES"),
+        "{}",
+        warnings[0]
+    );
+    assert!(warnings[0].contains("4 GPUs"), "{}", warnings[0]);
+
+    // 23.11's nodes: tracked, then not
+    let (_, warnings) = mapped_with_tres("v0.0.40/scontrol-nodes.json", |_, _| {});
+    assert!(
+        !warnings.iter().any(|w| w.contains("AccountingStorageTRES")),
+        "{warnings:?}"
+    );
+    let (_, warnings) = mapped_with_tres("v0.0.40/scontrol-nodes.json", |_, node| {
+        let tres = node["tres"].as_str().unwrap();
+        let kept: Vec<&str> = tres
+            .split(',')
+            .filter(|t| !t.starts_with("gres/"))
+            .collect();
+        node["tres"] = kept.join(",").into();
+    });
+    assert!(
+        warnings.iter().any(|w| w.contains("AccountingStorageTRES")),
+        "{warnings:?}"
+    );
+    // the meter's check reads the same nodes
+    assert!(accelfed_provider::slurm::untracked_gpus_warning(&[]).is_none());
+}
+
+#[test]
+fn a_null_gres_beside_gpu_tres_counts_the_tres_gpus_with_a_warning() {
+    let (inventory, warnings) = mapped_with_tres("v0.0.38/sinfo-running.json", |_, node| {
+        node["gres"] = "(null)".into();
+        node["gres_used"] = "(null)".into();
+        node["tres"] = "cpu=2,mem=4000M,billing=2,gres/gpu=8,gres/gpu:a100=8".into();
+    });
+    let node = &inventory.nodes[0];
+    assert_eq!(node.gpus.len(), 1);
+    assert_eq!((node.gpus[0].total, node.gpus[0].used), (8, 0));
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("node afnode")
+            && warnings[0].contains("\"(null)\"")
+            && warnings[0].contains("8 GPUs"),
+        "{}",
+        warnings[0]
+    );
+    // an unreadable gres with GPUs in tres: read from tres (typed), not skipped
+    let (inventory, warnings) = mapped_with_tres("v0.0.38/sinfo-running.json", |_, node| {
+        node["gres"] = "gpu:a100:four".into();
+    });
+    assert!(inventory.problems.is_empty());
+    assert_eq!(inventory.nodes[0].gpus[0].total, 4);
+    assert_eq!(inventory.nodes[0].gpus[0].gpu_type.as_deref(), Some("a100"));
+    assert!(warnings[0].contains("gres unreadable"), "{}", warnings[0]);
+    // without GPUs in tres the node is skipped as before
+    let (inventory, _) = mapped_with_tres("v0.0.38/sinfo-running.json", |_, node| {
+        node["gres"] = "gpu:a100:four".into();
+        node["tres"] = "cpu=2,mem=4000M,billing=2".into();
+    });
+    assert_eq!(inventory.problems.len(), 1);
+}
+
+#[test]
+fn a_mig_slice_job_counts_its_share_of_the_physical_gpu() {
+    use accelfed_provider::slurm::observation;
+    use accelfed_schemas::gpu::Sharing;
+    use accelfed_schemas::names::SiteName;
+
+    // job 101 holds three 1g.10gb slices of the mig01 node's A100 instead of two A100s
+    let mut document: serde_json::Value =
+        serde_json::from_slice(&fixture("v0.0.40/sacct.json")).unwrap();
+    for job in document["jobs"].as_array_mut().unwrap() {
+        if job["job_id"].as_u64() == Some(101) {
+            for tres in job["tres"]["allocated"].as_array_mut().unwrap() {
+                match tres["name"].as_str() {
+                    Some("gpu") => tres["count"] = 3.into(),
+                    Some("gpu:a100") => {
+                        tres["name"] = "gpu:1g.10gb".into();
+                        tres["count"] = 3.into();
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    let (_, jobs, _) = jobs(&serde_json::to_vec(&document).unwrap());
+    let job = jobs.iter().find(|j| j.job_id == "101").unwrap();
+    let site = SiteName::new("TEST").unwrap();
+    let observed = observation(&config(), &site, job).unwrap().unwrap();
+    assert_eq!(observed.model.as_str(), "NVIDIA A100-SXM4-80GB");
+    assert!(
+        (observed.count.get() - 3.0 / 7.0).abs() < 1e-9,
+        "{}",
+        observed.count
+    );
+    assert!(matches!(
+        observed.sharing,
+        Sharing::Mig {
+            slices: 1,
+            of: 7,
+            ..
+        }
+    ));
+    // whole GPUs stay whole
+    let whole = jobs.iter().find(|j| j.job_id == "103").unwrap();
+    let whole = observation(&config(), &site, whole).unwrap().unwrap();
+    assert_eq!((whole.count.get(), whole.sharing), (4.0, Sharing::Whole));
+}

@@ -43,7 +43,9 @@ fn config(slurm: &Slurm, rest: Option<&Rest>) -> SlurmConfig {
     );
     if let Some(rest) = rest {
         text.push_str(&format!(
-            "[slurm.rest]\nurl = \"{}\"\nuser = \"{}\"\ntoken_file = {:?}\napi_version = \"v0.0.38\"\n",
+            // No api_version: the client reads slurmrestd's /openapi/v3 and picks v0.0.38, the
+            // only version a 22.05 server serves.
+            "[slurm.rest]\nurl = \"{}\"\nuser = \"{}\"\ntoken_file = {:?}\n",
             rest.url, rest.user, rest.token_file
         ));
     }

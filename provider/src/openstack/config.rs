@@ -118,6 +118,11 @@ pub struct DeviceConfig {
     pub vendor_id: Option<String>,
     /// For a PCI alias: the `product_id` of its nova.conf definition (`1db4`).
     pub product_id: Option<String>,
+    /// For a vGPU type: how many instances of it one physical GPU holds (`A100-4C` of a 40 GB
+    /// A100: 10), so a VM's vGPU is metered as that share of a GPU. Placement's VGPU inventory of
+    /// each physical GPU's resource provider says the same and wins where it is listed; this is
+    /// for clouds whose Placement does not (VGPU inventory on the compute node itself).
+    pub per_gpu: Option<u32>,
 }
 
 impl DeviceConfig {
@@ -182,6 +187,15 @@ impl OpenstackConfig {
         }
         if self.vo_property.trim().is_empty() {
             return Err(problem(&self.id, "vo_property", "must not be empty"));
+        }
+        for (name, device) in &self.vgpu_type {
+            if device.per_gpu == Some(0) {
+                return Err(problem(
+                    &self.id,
+                    &format!("vgpu_type.{name}.per_gpu"),
+                    "must be at least 1 (instances of the type one physical GPU holds)",
+                ));
+            }
         }
         Ok(())
     }

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use accelfed_schemas::gpu::{
-    AcceleratorType, GpuCount, GpuModel, GpuSpec, MemoryMb, Virtualization,
+    AcceleratorType, GpuCount, GpuModel, GpuSpec, MemoryMb, Sharing, Virtualization,
 };
 use accelfed_schemas::names::Text;
 
@@ -29,6 +29,23 @@ pub struct FlavorGpu {
     pub resource_class: Option<String>,
     /// EGI's `Accelerator:Version`, published as OtherInfo.
     pub version: Option<String>,
+    /// What one unit of `count` is of a physical GPU: whole (passthrough), a vGPU of a type (its
+    /// `per_gpu` 0 until configuration or Placement says how many one GPU holds), or a fraction
+    /// written in the flavor (`Accelerator:Number = 0.5`), which is physical as written.
+    pub sharing: Sharing,
+}
+
+impl FlavorGpu {
+    /// Physical GPUs one instance holds: `count` x the sharing's share of one GPU (DESIGN.md
+    /// "Physical units"). A vGPU whose `per_gpu` is still unknown counts whole (never more than
+    /// it can be).
+    pub fn physical_count(&self) -> GpuCount {
+        match self.sharing {
+            Sharing::Whole | Sharing::Fraction => self.count,
+            _ => GpuCount::new(self.count.get() * self.sharing.physical_share())
+                .unwrap_or(self.count),
+        }
+    }
 }
 
 /// What a convention reader answers.
@@ -46,24 +63,41 @@ impl Devices {
     /// Whether Placement inventory of `class` is GPUs: `VGPU`, a configured class, the class of a
     /// configured PCI alias, or a `CUSTOM_PCI_` class of a GPU vendor (NVIDIA, AMD). Other PCI
     /// classes (NICs, Intel devices) count only when configured.
+    ///
+    /// A class described as `type = "Other"` (a NIC, a crypto card) is never GPUs, whatever its
+    /// vendor: the site's word wins over the vendor id.
     pub fn is_gpu_class(&self, class: &str) -> bool {
-        class == "VGPU"
-            || self.resource_class.contains_key(class)
-            || self
-                .pci_alias
+        if class == "VGPU" {
+            return true;
+        }
+        let described = self.resource_class.get(class).or_else(|| {
+            self.pci_alias
                 .values()
-                .any(|device| device.pci_class().as_deref() == Some(class))
-            || pci_ids::split_class(class)
-                .is_some_and(|(vendor, _)| vendor == "10de" || vendor == "1002")
+                .find(|device| device.pci_class().as_deref() == Some(class))
+        });
+        match described {
+            Some(device) => is_accelerator(device),
+            None => pci_ids::split_class(class)
+                .is_some_and(|(vendor, _)| vendor == "10de" || vendor == "1002"),
+        }
     }
+}
+
+/// Whether a described device is an accelerator accelfed publishes and meters: GPUs, FPGAs and
+/// MICs are; `Other` (NICs, other PCI devices a flavor passes through) is not, so it neither makes
+/// a flavor an accelerator flavor nor stands beside its GPUs as a second model.
+fn is_accelerator(device: &DeviceConfig) -> bool {
+    device.kind != AcceleratorType::Other
 }
 
 fn text(value: &str, key: &str) -> Result<Text, String> {
     Text::new(value.trim()).map_err(|err| format!("{key}={value:?}: {err}"))
 }
 
+/// A model name from extra specs, configuration or the PCI table, in the one vocabulary
+/// ([`GpuModel::canonical`]).
 fn model(value: &str, key: &str) -> Result<GpuModel, String> {
-    GpuModel::new(value.trim()).map_err(|err| format!("{key}={value:?}: {err}"))
+    GpuModel::canonical(value.trim()).map_err(|err| format!("{key}={value:?}: {err}"))
 }
 
 fn count(value: &str, key: &str) -> Result<GpuCount, String> {
@@ -112,11 +146,13 @@ fn gpu(spec: GpuSpec, count: GpuCount, convention: Convention) -> FlavorGpu {
         convention,
         resource_class: None,
         version: None,
+        sharing: Sharing::Whole,
     }
 }
 
 fn from_device(device: &DeviceConfig, default_virtualization: Virtualization) -> GpuSpec {
-    let mut spec = GpuSpec::new(device.vendor.clone(), device.model.clone());
+    let model = GpuModel::canonical(device.model.as_str()).unwrap_or_else(|_| device.model.clone());
+    let mut spec = GpuSpec::new(device.vendor.clone(), model);
     spec.kind = device.kind;
     spec.memory = device.memory;
     spec.virtualization = device.virtualization.unwrap_or(default_virtualization);
@@ -147,6 +183,10 @@ pub fn egi(specs: &Specs) -> Read {
             .unwrap_or_else(|| implied_virtualization(specs));
         let mut found = gpu(spec, number, Convention::Egi);
         found.version = get("Version").cloned();
+        if !number.is_whole() {
+            // `Accelerator:Number = 0.5`: the site wrote the physical share itself.
+            found.sharing = Sharing::Fraction;
+        }
         Ok(found)
     })())
 }
@@ -183,13 +223,16 @@ pub fn legacy(specs: &Specs) -> Read {
 }
 
 /// `pci_passthrough:alias = alias:count[,alias:count]`, aliases described in the configuration.
-/// Aliases the configuration does not list are not GPUs as far as accelfed knows (a NIC, say) and
-/// are left out; a flavor whose aliases are all unknown is reported, not counted.
+/// Aliases described as `type = "Other"` (a NIC, say) are not accelerators and are left out:
+/// `a100:1,nic-sriov:1` is one A100, and a flavor with only such aliases does not use this
+/// convention. Aliases the configuration does not list are left out too; a flavor whose aliases
+/// are all unknown is reported (it may be a GPU the site forgot to describe), not counted.
 pub fn pci_alias(specs: &Specs, devices: &Devices) -> Read {
     let value = specs.get("pci_passthrough:alias")?;
-    Some((|| {
+    (|| -> Result<Option<FlavorGpu>, String> {
         let mut found: Option<FlavorGpu> = None;
         let mut unknown = Vec::new();
+        let mut others = 0usize;
         for item in value.split(',') {
             let (alias, number) = item.split_once(':').ok_or_else(|| {
                 format!("pci_passthrough:alias={value:?}: {item:?} is not alias:count")
@@ -202,6 +245,10 @@ pub fn pci_alias(specs: &Specs, devices: &Devices) -> Read {
                 unknown.push(alias.to_owned());
                 continue;
             };
+            if !is_accelerator(device) {
+                others += 1;
+                continue;
+            }
             let spec = from_device(device, Virtualization::Passthrough);
             match &mut found {
                 None => {
@@ -219,13 +266,17 @@ pub fn pci_alias(specs: &Specs, devices: &Devices) -> Read {
                 }
             }
         }
-        found.ok_or_else(|| {
-            format!(
+        match found {
+            Some(found) => Ok(Some(found)),
+            // Only devices the site says are not accelerators: not a GPU flavor, nothing to say.
+            None if unknown.is_empty() && others > 0 => Ok(None),
+            None => Err(format!(
                 "pci_passthrough:alias={value:?}: alias {} not described under [openstack.pci_alias]",
                 unknown.join(", ")
-            )
-        })
-    })())
+            )),
+        }
+    })()
+    .transpose()
 }
 
 /// `resources[N]:CLASS = amount` pairs: the request group suffix, the class and the amount.
@@ -265,8 +316,30 @@ pub fn vgpu(specs: &Specs, devices: &Devices) -> Read {
         let spec = vgpu_spec(&traits, devices)?;
         let mut found = gpu(spec, GpuCount::whole(total), Convention::Vgpu);
         found.resource_class = Some("VGPU".to_owned());
+        found.sharing = vgpu_sharing(&traits, devices);
         Ok(found)
     })())
+}
+
+/// The vGPU type a flavor's required traits name (the configured one, else its first `CUSTOM_*`
+/// trait, else `VGPU` for a flavor that names none) with the instances per physical GPU the
+/// configuration gives for it (`per_gpu`; 0 when it does not: Placement may still say).
+pub fn vgpu_sharing(traits: &[String], devices: &Devices) -> Sharing {
+    let configured = traits
+        .iter()
+        .find_map(|t| devices.vgpu_type.get_key_value(t))
+        .or_else(|| devices.vgpu_type.get_key_value("default"));
+    let name = match configured {
+        Some((name, _)) if name != "default" => name.as_str(),
+        _ => traits
+            .iter()
+            .find(|t| t.starts_with("CUSTOM_"))
+            .map_or("VGPU", String::as_str),
+    };
+    Sharing::Vgpu {
+        vgpu_type: Text::new(name).unwrap_or_else(|_| Text::literal("VGPU")),
+        per_gpu: configured.and_then(|(_, d)| d.per_gpu).unwrap_or(0),
+    }
 }
 
 /// The vGPU type behind a set of `CUSTOM_*` traits (a flavor's required ones, or a VGPU resource
@@ -289,12 +362,14 @@ pub fn vgpu_spec(traits: &[String], devices: &Devices) -> Result<GpuSpec, String
     Ok(spec)
 }
 
-/// `resources[N]:CUSTOM_PCI_<VENDOR>_<PRODUCT>` (Nova's PCI-in-Placement classes) and custom classes
-/// described under `[openstack.resource_class]`.
+/// `resources[N]:CUSTOM_PCI_<VENDOR>_<PRODUCT>` (Nova's PCI-in-Placement classes) of GPU vendors
+/// (NVIDIA, AMD) and classes described under `[openstack.resource_class]` (or as a PCI alias's
+/// class) that are not `type = "Other"`. Other vendors' classes count only when described.
 pub fn resource_class(specs: &Specs, devices: &Devices) -> Read {
-    let (group, class, amount) = resources(specs).find(|(_, class, _)| {
-        devices.resource_class.contains_key(*class) || pci_ids::split_class(class).is_some()
-    })?;
+    // Only accelerator classes: a NIC's `CUSTOM_PCI_15B3_*` beside the GPU's class neither makes
+    // the flavor a GPU flavor nor hides the GPU.
+    let (group, class, amount) =
+        resources(specs).find(|(_, class, _)| *class != "VGPU" && devices.is_gpu_class(class))?;
     Some((|| {
         let number: u32 = amount
             .trim()

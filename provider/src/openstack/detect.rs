@@ -3,6 +3,8 @@
 //! that is present but unreadable, or one that disagrees with the winner, becomes a warning naming
 //! the flavor; nothing here fails or guesses a count.
 
+use accelfed_schemas::gpu::Sharing;
+
 use super::config::{Convention, OpenstackConfig};
 use super::conventions::{self, Devices, FlavorGpu, Read, Specs};
 
@@ -68,10 +70,19 @@ impl Detector {
                                 convention.as_str(),
                                 winner.convention.as_str()
                             ));
-                        } else if winner.resource_class.is_none() {
+                        } else {
                             // Same GPU said twice (EGI keys for publishing, a resources: key for
-                            // scheduling): keep the Placement class to meet capacity by.
-                            winner.resource_class = found.resource_class;
+                            // scheduling): keep the Placement class to meet capacity by, and
+                            // the vGPU type the request names, which says what share of a
+                            // physical GPU one unit is.
+                            if winner.resource_class.is_none() {
+                                winner.resource_class = found.resource_class;
+                            }
+                            if winner.sharing == Sharing::Whole
+                                && matches!(found.sharing, Sharing::Vgpu { .. })
+                            {
+                                winner.sharing = found.sharing;
+                            }
                         }
                     }
                 },
@@ -107,7 +118,7 @@ fn disagreement(a: &FlavorGpu, b: &FlavorGpu) -> Option<String> {
 mod tests {
     use std::collections::BTreeMap;
 
-    use accelfed_schemas::gpu::{GpuCount, Virtualization};
+    use accelfed_schemas::gpu::{GpuCount, Sharing, Virtualization};
     use serde::Deserialize;
 
     use super::*;
@@ -353,6 +364,69 @@ mod tests {
         assert_eq!(gpu.spec.model.as_str(), "NVIDIA_A100_4C");
         assert_eq!(gpu.spec.vendor.as_str(), "NVIDIA");
         assert_eq!(gpu.count, GpuCount::whole(2));
+    }
+
+    #[test]
+    fn devices_that_are_not_accelerators_neither_make_nor_hide_a_gpu_flavor() {
+        let config = r#"
+            [[openstack]]
+            id = "cloud"
+            [openstack.pci_alias.a100]
+            vendor = "NVIDIA"
+            model = "A100-SXM4-40GB"
+            vendor_id = "10de"
+            product_id = "20b0"
+            [openstack.pci_alias.nic-sriov]
+            type = "Other"
+            vendor = "Mellanox"
+            model = "ConnectX-6 Virtual Function"
+            vendor_id = "15b3"
+            product_id = "101c"
+            [openstack.resource_class.CUSTOM_PCI_10DE_1EB8]
+            type = "Other"
+            vendor = "NVIDIA"
+            model = "T4 reserved for video transcoding"
+        "#;
+        let detector = detector(config);
+        let d = detector.detect(
+            "g.a100-nic",
+            &specs(&[("pci_passthrough:alias", "a100:1,nic-sriov:1")]),
+        );
+        assert!(d.warnings.is_empty(), "{:?}", d.warnings);
+        let gpu = d.gpu.unwrap();
+        assert_eq!(gpu.count, GpuCount::whole(1));
+        assert_eq!(gpu.spec.model.as_str(), "A100-SXM4-40GB");
+        assert_eq!(gpu.sharing, Sharing::Whole);
+
+        let nic_only = detector.detect(
+            "n.sriov",
+            &specs(&[("pci_passthrough:alias", "nic-sriov:2")]),
+        );
+        assert_eq!(nic_only, Detection::default());
+
+        // Placement classes: a NIC's class beside a GPU's, an `Other` class, an unknown vendor
+        let d = detector.detect(
+            "pci.mixed",
+            &specs(&[
+                ("resources1:CUSTOM_PCI_15B3_101C", "1"),
+                ("resources2:CUSTOM_PCI_10DE_20B5", "1"),
+            ]),
+        );
+        assert_eq!(
+            d.gpu.unwrap().resource_class.as_deref(),
+            Some("CUSTOM_PCI_10DE_20B5")
+        );
+        for class in [
+            "CUSTOM_PCI_15B3_101C",
+            "CUSTOM_PCI_10DE_1EB8",
+            "CUSTOM_PCI_8086_1592",
+        ] {
+            let key = format!("resources:{class}");
+            let d = detector.detect("not.gpu", &specs(&[(key.as_str(), "1")]));
+            assert_eq!(d, Detection::default(), "{class}");
+            assert!(!detector.devices().is_gpu_class(class), "{class}");
+        }
+        assert!(detector.devices().is_gpu_class("CUSTOM_PCI_10DE_20B0"));
     }
 
     #[test]

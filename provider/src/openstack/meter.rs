@@ -10,7 +10,7 @@ use std::sync::Arc;
 use chrono::{DateTime, SecondsFormat, Utc};
 use foldhash::{HashMap, HashMapExt};
 
-use accelfed_schemas::gpu::{GpuModel, Sharing};
+use accelfed_schemas::gpu::GpuModel;
 use accelfed_schemas::names::{Fqan, LocalId, SiteName, Text, VoName};
 use accelfed_schemas::usage::{Observation, RecordType, Source};
 
@@ -40,20 +40,32 @@ pub async fn observe(
     Ok(observations)
 }
 
-/// The record's model. For flavors with EGI's `Accelerator:*` keys it is "<Vendor> <Model>", as
-/// cASO 5.x writes it, so a site moving from cASO keeps the same record identity (site, VM, model,
-/// month) and a re-sent month replaces cASO's record instead of adding to it.
+/// The record's model, through [`GpuModel::canonical`] (one GPU is one model in every record). For
+/// flavors with EGI's `Accelerator:*` keys it is read from "<Vendor> <Model>", as cASO 5.x writes
+/// it, so where the catalogue does not know the name a site moving from cASO keeps the same record
+/// identity (site, VM, model, month) and a re-sent month replaces cASO's record instead of adding
+/// to it. A model that already starts with its vendor's name is not prefixed twice.
 fn record_model(vm: &VmUsage) -> GpuModel {
-    if vm.gpu.convention == Convention::Egi {
-        GpuModel::new(vm.apel_model()).unwrap_or_else(|_| vm.gpu.spec.model.clone())
+    let model = &vm.gpu.spec.model;
+    let vendor = vm.gpu.spec.vendor.as_str();
+    let named_with_vendor = model
+        .as_str()
+        .get(..vendor.len())
+        .is_some_and(|head| head.eq_ignore_ascii_case(vendor));
+    if vm.gpu.convention == Convention::Egi && !named_with_vendor {
+        GpuModel::canonical(&vm.apel_model()).unwrap_or_else(|_| model.clone())
     } else {
-        vm.gpu.spec.model.clone()
+        GpuModel::canonical(model.as_str()).unwrap_or_else(|_| model.clone())
     }
 }
 
 /// Pure: the VMs of `usage` that held GPUs in `[since, now)` as observations, with a warning for
 /// each VM that cannot be one (its id is not a usable record id). A VM's VO becomes its FQAN
 /// `/<vo>`; its Keystone user id is the GlobalUserName.
+///
+/// The count is in physical GPUs ([`FlavorGpu::physical_count`]): a passthrough GPU is one
+/// (`Sharing::Whole`), a vGPU of a type that one GPU holds 4 of is 0.25 (`Sharing::Vgpu`), a
+/// fractional EGI flavor counts as written (`Sharing::Fraction`).
 ///
 /// The model, FQAN and user are built once per flavor, VO and user and cloned per VM: a large
 /// cloud has 100,000 VMs of a few hundred flavors, 50 VOs and a few thousand users.
@@ -103,8 +115,8 @@ pub fn observations(
             resource,
             model,
             accelerator_type: vm.gpu.spec.kind,
-            count: vm.gpu.count,
-            sharing: Sharing::Whole,
+            count: vm.gpu.physical_count(),
+            sharing: vm.gpu.sharing.clone(),
             fqan,
             vo: vm.vo.as_deref().cloned(),
             user,

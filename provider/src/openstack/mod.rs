@@ -6,8 +6,8 @@
 //! read servers compactly); the rest is pure: `conventions.rs`
 //! and `detect.rs` read GPUs from flavor extra specs, `capacity.rs` reads them from Placement,
 //! `vo.rs` maps projects to VOs, `server_pass.rs` reads each server's GPUs and usage once, `map.rs`
-//! assembles the service, `usage.rs` turns servers into
-//! GPU usage intervals and `meter.rs` those into usage observations.
+//! assembles the service, `vgpu.rs` reads how many vGPUs
+//! one physical GPU holds, `usage.rs` turns servers into GPU usage intervals and `meter.rs` those into usage observations.
 
 pub mod api;
 pub mod auth;
@@ -26,6 +26,7 @@ mod server;
 mod server_pass;
 mod server_specs;
 pub mod usage;
+mod vgpu;
 pub mod vo;
 
 pub use capacity::{KindCapacity, ProviderState};

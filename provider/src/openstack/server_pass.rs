@@ -16,6 +16,7 @@ use super::conventions::{FlavorGpu, Specs};
 use super::detect::Detector;
 use super::map::CloudState;
 use super::usage::{VmUsage, holds_no_gpu, observe};
+use super::vgpu::{placement_density, resolve};
 
 /// A flavor's GPUs with the capacity kind they count under, both shared: cloning one per server
 /// costs no allocation.
@@ -31,13 +32,29 @@ struct ServerGpus<'a> {
     embedded: HashMap<&'a str, Vec<(&'a str, KnownGpu)>>,
     /// By flavor id, for clouds older than 2.47.
     listed: HashMap<&'a str, KnownGpu>,
+    /// vGPUs per physical GPU by vGPU type, from Placement ([`placement_density`]).
+    density: BTreeMap<String, u32>,
 }
 
 impl<'a> ServerGpus<'a> {
     fn detect(&self, name: &str, specs: &Specs, warnings: &mut BTreeSet<String>) -> KnownGpu {
         let detection = self.detector.detect(name, specs);
         warnings.extend(detection.warnings);
-        known_gpu(detection.gpu)
+        self.known_gpu(detection.gpu, name, warnings)
+    }
+
+    /// A detected flavor's GPUs, shared, with a vGPU's share of a physical GPU filled in.
+    fn known_gpu(
+        &self,
+        gpu: Option<FlavorGpu>,
+        flavor: &str,
+        warnings: &mut BTreeSet<String>,
+    ) -> KnownGpu {
+        gpu.map(|mut gpu| {
+            warnings.extend(resolve(&mut gpu, &self.density, flavor));
+            let kind = kind_id(&gpu.spec);
+            (Arc::new(gpu), Arc::new(kind))
+        })
     }
 
     /// The GPUs of a server: its embedded flavor (2.47+) wins, as it is what the server was built
@@ -46,16 +63,13 @@ impl<'a> ServerGpus<'a> {
         match (server.flavor_specs(), server.flavor_id()) {
             (Some(raw), _) => {
                 let name = server.flavor_name().unwrap_or_default();
-                let seen = self.embedded.entry(name).or_default();
-                if let Some((_, known)) = seen.iter().find(|(text, _)| *text == raw) {
+                if let Some(seen) = self.embedded.get(name)
+                    && let Some((_, known)) = seen.iter().find(|(text, _)| *text == raw)
+                {
                     return known.clone();
                 }
                 let known = match serde_json::from_str::<Specs>(raw) {
-                    Ok(specs) => {
-                        let detection = self.detector.detect(name, &specs);
-                        warnings.extend(detection.warnings);
-                        known_gpu(detection.gpu)
-                    }
+                    Ok(specs) => self.detect(name, &specs, warnings),
                     Err(err) => {
                         warnings.insert(format!(
                             "flavor {name:?} (embedded in server {}): extra_specs unreadable, not counted: {err}",
@@ -64,7 +78,10 @@ impl<'a> ServerGpus<'a> {
                         None
                     }
                 };
-                seen.push((raw, known.clone()));
+                self.embedded
+                    .entry(name)
+                    .or_default()
+                    .push((raw, known.clone()));
                 known
             }
             (None, Some(id)) => {
@@ -91,13 +108,6 @@ impl<'a> ServerGpus<'a> {
             (None, None) => None,
         }
     }
-}
-
-fn known_gpu(gpu: Option<FlavorGpu>) -> KnownGpu {
-    gpu.map(|gpu| {
-        let kind = kind_id(&gpu.spec);
-        (Arc::new(gpu), Arc::new(kind))
-    })
 }
 
 /// One project's servers, as counted in the pass over them.
@@ -128,11 +138,14 @@ pub(super) fn server_pass<'a>(
     vos: &BTreeMap<&str, Arc<VoName>>,
     warnings: &mut BTreeSet<String>,
 ) -> ServerPass<'a> {
+    let (density, density_warnings) = placement_density(&state.providers, detector.devices());
+    warnings.extend(density_warnings);
     let mut server_gpus = ServerGpus {
         flavors: state.flavors.iter().map(|f| (f.id.as_str(), f)).collect(),
         detector,
         embedded: HashMap::new(),
         listed: HashMap::new(),
+        density,
     };
     let mut usage = Vec::with_capacity(state.servers.len());
     let mut tallies: HashMap<&str, Tally> = HashMap::new();

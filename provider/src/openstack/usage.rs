@@ -69,7 +69,8 @@ impl VmUsage {
         (end - start).num_seconds().max(0)
     }
 
-    /// GPU-seconds within `[from, to)`: count x seconds.
+    /// Unit-seconds within `[from, to)`: the flavor's units (vGPUs, GPUs) x seconds; the meter's
+    /// physical GPU-seconds use [`FlavorGpu::physical_count`] instead.
     pub fn gpu_seconds_within(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> f64 {
         self.gpu.count.get() * self.seconds_within(from, to) as f64
     }
@@ -79,7 +80,8 @@ impl VmUsage {
         format!("{} {}", self.gpu.spec.vendor, self.gpu.spec.model)
     }
 
-    /// APEL's `Count`.
+    /// The units the flavor gives (vGPUs, GPUs, a fraction), as published per flavor; a record's
+    /// Count is the physical share, [`FlavorGpu::physical_count`].
     pub fn count(&self) -> GpuCount {
         self.gpu.count
     }
@@ -161,6 +163,7 @@ mod tests {
             convention: Convention::Egi,
             resource_class: None,
             version: None,
+            sharing: accelfed_schemas::gpu::Sharing::Whole,
         })
     }
 

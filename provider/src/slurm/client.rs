@@ -13,9 +13,10 @@ use super::config::{CliConfig, RestConfig, SlurmConfig};
 use super::documents::{is_sinfo_list, parse_nodes, parse_partitions};
 use super::error::SlurmError;
 use super::jobs::{JobProblem, JobsError, JobsSummary, SlurmJob, read_jobs};
+use super::negotiate::{self, Api};
 use super::nodes::{NodeProblem, SlurmNode};
 use super::partitions::{SlurmPartition, parse_scontrol_text};
-use super::version::DataVersion;
+use super::version::{DataVersion, KNOWN_MINORS};
 
 /// What the cluster looks like now.
 #[derive(Debug, Clone)]
@@ -86,8 +87,41 @@ impl SlurmClient {
         })
     }
 
+    /// The data version to ask for: the configured one, else the newest one both slurmrestd's
+    /// OpenAPI document and accelfed know for `api`.
+    async fn rest_version(&self, rest: &RestConfig, api: Api) -> Result<String, SlurmError> {
+        if let Some(version) = &rest.api_version {
+            return Ok(version.get_ref().as_str().to_owned());
+        }
+        let (source, bytes) = self.get(rest, "openapi/v3").await.map_err(|err| match err {
+            SlurmError::Http {
+                endpoint,
+                message,
+                retryable,
+            } => SlurmError::Http {
+                endpoint,
+                message: format!(
+                    "{message}; the data versions slurmrestd serves could not be read (accelfed reads v0.0.{} to v0.0.{}: set rest.api_version to one the server serves)",
+                    KNOWN_MINORS.start(),
+                    KNOWN_MINORS.end()
+                ),
+                retryable,
+            },
+            other => other,
+        })?;
+        negotiate::offered(&bytes)
+            .and_then(|offered| negotiate::pick(&offered, api))
+            .map(DataVersion::name)
+            .map_err(|message| SlurmError::Http {
+                endpoint: source,
+                message,
+                retryable: false,
+            })
+    }
+
     async fn inventory_rest(&self, rest: &RestConfig) -> Result<Inventory, SlurmError> {
-        let version = rest.api_version.get_ref().as_str();
+        let version = self.rest_version(rest, Api::Slurm).await?;
+        let version = version.as_str();
         let (nodes_source, nodes_bytes) = self.get(rest, &format!("slurm/{version}/nodes")).await?;
         let nodes = parse_nodes(&nodes_bytes).map_err(|error| SlurmError::Document {
             source_name: nodes_source,
@@ -244,10 +278,19 @@ impl SlurmClient {
         let status = response.status();
         if !status.is_success() {
             let body = response.text().await.unwrap_or_default();
+            // A 404 on a versioned path is nearly always a data version this slurmrestd does not
+            // serve (current releases dropped v0.0.38): say so rather than a bare 404.
+            let hint = match (status.as_u16(), &rest.api_version) {
+                (404, Some(version)) if path.contains("/v0.0.") => format!(
+                    " (slurmrestd may not serve data version {}, set in rest.api_version: its /openapi/v3 lists what it serves; leave rest.api_version unset to pick the newest both sides know)",
+                    version.get_ref()
+                ),
+                _ => String::new(),
+            };
             return Err(SlurmError::Http {
                 endpoint: format!("GET {endpoint}"),
                 message: format!(
-                    "HTTP {status}: {}",
+                    "HTTP {status}: {}{hint}",
                     body.chars().take(500).collect::<String>()
                 ),
                 retryable: status.is_server_error() || status.as_u16() == 429,
@@ -350,8 +393,9 @@ impl SlurmClient {
         end: DateTime<Utc>,
         on_job: &mut dyn FnMut(Result<SlurmJob, JobProblem>),
     ) -> Result<JobsSummary, SlurmError> {
-        let version = rest.api_version.get_ref().as_str().to_owned();
-        let path = format!("slurmdb/{version}/jobs");
+        // The version is picked in the download thread (an async request); it reports it here
+        // so errors name the endpoint.
+        let (version_sender, version_receiver) = mpsc::channel::<String>();
         // Slurm's own time syntax, which every API version parses (v0.0.38 refuses epoch
         // seconds). slurmrestd reads it in its host's zone: pad windows on hosts not in UTC.
         let time = |t: DateTime<Utc>| t.format("%Y-%m-%dT%H:%M:%S").to_string();
@@ -370,7 +414,7 @@ impl SlurmClient {
                 Ok(runtime) => runtime,
                 Err(err) => {
                     let _ = sender.send(Err(SlurmError::Http {
-                        endpoint: path,
+                        endpoint: format!("GET {}/slurmdb/", rest_config.url.get_ref()),
                         message: format!("cannot start the HTTP runtime: {err}"),
                         retryable: false,
                     }));
@@ -378,6 +422,15 @@ impl SlurmClient {
                 }
             };
             runtime.block_on(async move {
+                let version = match this.rest_version(&rest_config, Api::Slurmdb).await {
+                    Ok(version) => version,
+                    Err(err) => {
+                        let _ = sender.send(Err(err));
+                        return;
+                    }
+                };
+                let _ = version_sender.send(version.clone());
+                let path = format!("slurmdb/{version}/jobs");
                 let query: Vec<(&str, String)> =
                     query.iter().map(|(k, v)| (*k, v.clone())).collect();
                 let mut response = match this.request(&rest_config, &path, &query).await {
@@ -416,6 +469,9 @@ impl SlurmClient {
         if let Some(error) = reader.error {
             return Err(error);
         }
+        let version = version_receiver
+            .try_recv()
+            .unwrap_or_else(|_| "<version>".to_owned());
         parsed.map_err(|error| SlurmError::Jobs {
             source_name: format!("GET {}/slurmdb/{version}/jobs", rest.url.get_ref()),
             error,

@@ -85,9 +85,10 @@ pub struct RestConfig {
     /// File holding the JWT (from `scontrol token`), sent as `X-SLURM-USER-TOKEN`. Read on every
     /// run, so a cron job that refreshes it needs no restart.
     pub token_file: PathBuf,
-    /// The API version in the paths (`v0.0.38` for Slurm 22.05, `v0.0.40` for 23.11...).
-    #[serde(default = "v0038")]
-    pub api_version: Spanned<Text>,
+    /// The data version in the paths (`v0.0.38` for Slurm 22.05, `v0.0.40` for 23.11...). Unset
+    /// (the default): the newest version both slurmrestd (its `/openapi/v3`) and accelfed know.
+    #[serde(default)]
+    pub api_version: Option<Spanned<Text>>,
     /// Seconds one request may take.
     #[serde(default = "sixty")]
     pub timeout_s: u64,
@@ -108,6 +109,14 @@ pub struct GpuTypeConfig {
     pub compute_capability: Option<Text>,
 }
 
+impl GpuTypeConfig {
+    /// The configured model in the one vocabulary ([`GpuModel::canonical`]), so a Slurm type maps
+    /// to the name every other source of the same GPU gives.
+    pub fn canonical_model(&self) -> GpuModel {
+        GpuModel::canonical(self.model.as_str()).unwrap_or_else(|_| self.model.clone())
+    }
+}
+
 fn production() -> Text {
     Text::literal("production")
 }
@@ -116,9 +125,6 @@ fn nvidia() -> Text {
 }
 fn sixty() -> u64 {
     60
-}
-fn v0038() -> Spanned<Text> {
-    Spanned::new(0..0, Text::literal("v0.0.38"))
 }
 
 impl SlurmConfig {
@@ -136,8 +142,10 @@ impl SlurmConfig {
                     format!("{url:?} is not an http:// or https:// URL"),
                 ));
             }
-            DataVersion::parse(rest.api_version.get_ref().as_str())
-                .map_err(|message| located(&rest.api_version, "rest.api_version", message))?;
+            if let Some(version) = &rest.api_version {
+                DataVersion::parse(version.get_ref().as_str())
+                    .map_err(|message| located(version, "rest.api_version", message))?;
+            }
             if rest.timeout_s == 0 {
                 return Err(unlocated("rest.timeout_s", "must be at least 1 second"));
             }

@@ -32,7 +32,10 @@ pub struct SlurmJob {
     pub start: Option<DateTime<Utc>>,
     /// `None` while it runs.
     pub end: Option<DateTime<Utc>>,
+    /// `time.elapsed`: Slurm's run time, suspended time excluded (so far, for a running job).
     pub elapsed_s: u64,
+    /// `time.suspended`: seconds the job spent suspended.
+    pub suspended_s: u64,
     /// Allocated GPUs (`gres/gpu`); 0 for CPU jobs.
     pub gpus: u64,
     /// The GPU type when the allocation names exactly one (`gres/gpu:a100`).
@@ -221,6 +224,8 @@ struct RawTime {
     start: Num,
     #[serde(default)]
     end: Num,
+    #[serde(default)]
+    suspended: Num,
 }
 
 #[derive(Deserialize)]
@@ -282,6 +287,7 @@ impl RawJob {
             start,
             end,
             elapsed_s: self.time.elapsed.as_u64().unwrap_or(0),
+            suspended_s: self.time.suspended.as_u64().unwrap_or(0),
             gpus: allocated.gpus.count.unwrap_or(0),
             gpu_type: allocated.gpus.gpu_type,
             gpuutil,

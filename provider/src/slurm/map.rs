@@ -16,7 +16,7 @@ use accelfed_schemas::names::{LocalId, Text};
 
 use super::client::Inventory;
 use super::config::SlurmConfig;
-use super::nodes::{NodeGpus, SlurmNode};
+use super::nodes::{NodeGpus, SlurmNode, untracked_gpus_warning};
 use super::partitions::{Allow, SlurmPartition};
 
 /// The service, and warnings worth a log line (unknown GPU types, skipped nodes).
@@ -33,6 +33,13 @@ pub fn service(config: &SlurmConfig, inventory: &Inventory) -> Mapped {
         .iter()
         .map(|p| format!("skipped {p}"))
         .collect();
+    warnings.extend(
+        inventory
+            .nodes
+            .iter()
+            .flat_map(|n| n.warnings.iter().cloned()),
+    );
+    warnings.extend(untracked_gpus_warning(&inventory.nodes));
     let gpu_nodes: Vec<&SlurmNode> = inventory
         .nodes
         .iter()
@@ -140,7 +147,7 @@ impl Specs<'_> {
         let mig_profile = mig_profile(key);
         let mut spec = match self.config.gpu_types.get(key) {
             Some(known) => {
-                let mut spec = GpuSpec::new(known.vendor.clone(), known.model.clone());
+                let mut spec = GpuSpec::new(known.vendor.clone(), known.canonical_model());
                 spec.memory = known.memory_mb;
                 spec.compute_capability = known.compute_capability.clone();
                 spec
@@ -151,8 +158,8 @@ impl Specs<'_> {
                         "GPU type {key:?} is not in [slurm.gpu_types]: published with its Slurm name as the model, no vendor or memory"
                     ));
                 }
-                let model =
-                    GpuModel::new(key).unwrap_or_else(|_| unreachable!("type keys are non-empty"));
+                let model = GpuModel::canonical(key)
+                    .unwrap_or_else(|_| unreachable!("type keys are non-empty"));
                 let mut spec = GpuSpec::new(Text::literal("unknown"), model);
                 // `1g.10gb`: the profile names the slice's memory in GB.
                 spec.memory = mig_profile.as_deref().and_then(mig_memory);
@@ -168,7 +175,7 @@ impl Specs<'_> {
 }
 
 /// `1g.10gb`, `a100_3g.40gb`, `nvidia_a100_1g.10gb` name MIG slices; the profile is the tail.
-fn mig_profile(key: &str) -> Option<String> {
+pub(super) fn mig_profile(key: &str) -> Option<String> {
     let tail = key.rsplit(['_', '-']).next()?;
     let (compute, memory) = tail.split_once('.')?;
     let is_units = |s: &str, unit: &str| {

@@ -2,7 +2,7 @@
 //! the jobs the GPU-hours meter reads from its accounting.
 //!
 //! `config.rs` is `[[slurm]]`; `client.rs` is the only IO; the rest is pure: `version.rs` picks the
-//! data format from each response's `meta`, `json.rs` reads the shapes that changed between formats,
+//! data format from each response's `meta`, `negotiate.rs` the one to ask slurmrestd for, `json.rs` reads the shapes that changed between formats,
 //! `gres.rs` and `tres.rs` read GPU strings, `nodes.rs`, `partitions.rs`, `documents.rs` and
 //! `jobs.rs` read the responses, and `map.rs` builds GLUE2.
 
@@ -14,6 +14,7 @@ mod gres;
 mod jobs;
 mod json;
 mod map;
+mod negotiate;
 mod nodes;
 mod observe;
 mod partitions;
@@ -29,7 +30,7 @@ pub use error::SlurmError;
 pub use gres::{GpuGres, GresError, parse_gpu_gres};
 pub use jobs::{JobProblem, JobsError, JobsSummary, SlurmJob, read_jobs};
 pub use map::{Mapped, admitted, service};
-pub use nodes::{NodeGpus, NodeProblem, SlurmNode};
+pub use nodes::{NodeGpus, NodeProblem, SlurmNode, untracked_gpus_warning};
 pub use observe::{observation, observe};
 pub use partitions::{Allow, SlurmPartition, parse_scontrol_text};
 pub use stream::FrameError;

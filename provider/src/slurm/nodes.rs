@@ -3,8 +3,9 @@
 
 use serde::Deserialize;
 
-use super::gres::{GresError, parse_gpu_gres};
+use super::gres::{GpuGres, GresError, parse_gpu_gres};
 use super::json::{Names, Num, States, opt_string};
+use super::tres::parse_tres_string;
 
 /// A node as the JSON carries it; fields of every format version, all optional.
 #[derive(Debug, Clone, Deserialize)]
@@ -19,6 +20,10 @@ pub struct RawNode {
     pub gres: String,
     #[serde(default, deserialize_with = "opt_string")]
     pub gres_used: String,
+    /// The node's trackable resources (`cpu=64,mem=512000M,billing=64,gres/gpu=4`): lists GPUs
+    /// only when slurm.conf's `AccountingStorageTRES` tracks `gres/gpu`.
+    #[serde(default, deserialize_with = "opt_string")]
+    pub tres: String,
     #[serde(default)]
     pub partitions: Names,
     #[serde(default)]
@@ -49,6 +54,11 @@ pub struct SlurmNode {
     pub partitions: Vec<String>,
     pub cpus: Option<u64>,
     pub memory_mib: Option<u64>,
+    /// Whether the node's `tres` lists `gres/gpu` (the cluster's accounting tracks GPUs); `None`
+    /// where Slurm printed no `tres`.
+    pub tres_tracks_gpus: Option<bool>,
+    /// What was odd but still read (GPUs taken from `tres` because `gres` was unreadable).
+    pub warnings: Vec<String>,
 }
 
 /// States in which a node takes no new jobs. A draining node still runs its jobs (their GPUs are
@@ -87,14 +97,61 @@ pub enum NodeProblem {
     },
 }
 
+/// The warning for a cluster whose accounting does not track GPUs: nodes have GPUs but no node's
+/// `tres` lists `gres/gpu`, so `sacct` and slurmrestd carry no GPUs for any job and every GPU job
+/// would be metered as zero GPUs. `None` when the nodes say nothing about it (no `tres` printed).
+pub fn untracked_gpus_warning(nodes: &[SlurmNode]) -> Option<String> {
+    let gpus: u64 = nodes.iter().flat_map(|n| &n.gpus).map(|g| g.total).sum();
+    let tracked = nodes.iter().any(|n| n.tres_tracks_gpus == Some(true));
+    let reported = nodes.iter().any(|n| n.tres_tracks_gpus.is_some());
+    (gpus > 0 && reported && !tracked).then(|| {
+        format!(
+            "the cluster's nodes have {gpus} GPUs but its accounting tracks no gres/gpu TRES (no node's tres lists it): jobs' GPUs are not recorded and GPU jobs are metered as 0 GPUs; add gres/gpu (and gres/gpu:<type> per type) to AccountingStorageTRES in slurm.conf and restart slurmctld and slurmdbd"
+        )
+    })
+}
+
 impl RawNode {
     /// Reads the node's GPUs and state; a GRES we cannot read skips the node with the reason.
+    ///
+    /// A `gres` that says nothing (`(null)`) or cannot be read while the node's `tres` names GPUs
+    /// (`gres/gpu=8`) is read from `tres`, with a warning naming the node: its GPUs exist.
     pub fn read(self) -> Result<SlurmNode, NodeProblem> {
         let node = self.name.clone();
-        let total = parse_gpu_gres(&self.gres).map_err(|source| NodeProblem::Gres {
-            node: node.clone(),
-            source,
-        })?;
+        let tres = parse_tres_string(&self.tres).ok();
+        let tres_gpus = tres.as_ref().and_then(|t| t.count).filter(|n| *n > 0);
+        let mut warnings = Vec::new();
+        let total = match (parse_gpu_gres(&self.gres), tres_gpus) {
+            (Ok(gres), Some(count)) if gres.is_empty() => {
+                warnings.push(format!(
+                    "node {node}: gres {:?} names no GPUs but its tres {:?} names {count}; counting {count} GPUs from tres (check gres.conf and slurm.conf's Gres= for the node)",
+                    self.gres, self.tres
+                ));
+                vec![GpuGres {
+                    gpu_type: tres.and_then(|t| t.gpu_type),
+                    count,
+                }]
+            }
+            (Err(source), Some(count)) => {
+                warnings.push(format!(
+                    "node {node}: gres unreadable ({source}) but its tres {:?} names {count} GPUs; counting {count} GPUs from tres",
+                    self.tres
+                ));
+                vec![GpuGres {
+                    gpu_type: tres.and_then(|t| t.gpu_type),
+                    count,
+                }]
+            }
+            (gres, _) => gres.map_err(|source| NodeProblem::Gres {
+                node: node.clone(),
+                source,
+            })?,
+        };
+        let tres_tracks_gpus = (!self.tres.trim().is_empty()).then(|| {
+            self.tres
+                .split(',')
+                .any(|item| item.trim_start().starts_with("gres/gpu"))
+        });
         let used = parse_gpu_gres(&self.gres_used).map_err(|source| NodeProblem::GresUsed {
             node: node.clone(),
             source,
@@ -154,6 +211,8 @@ impl RawNode {
             partitions: self.partitions.0,
             cpus: self.cpus.as_u64(),
             memory_mib: self.real_memory.as_u64(),
+            tres_tracks_gpus,
+            warnings,
         })
     }
 }

@@ -19,6 +19,8 @@ use super::client::SlurmClient;
 use super::config::SlurmConfig;
 use super::error::SlurmError;
 use super::jobs::{JobProblem, SlurmJob};
+use super::map::mig_profile;
+use super::nodes::untracked_gpus_warning;
 
 /// The GPU allocations of the jobs that ran in `[since, now)`, one observation per job (its whole
 /// run, not only the part inside the window: records carry absolute values per month, so a job
@@ -38,11 +40,36 @@ pub async fn observe(
 ) -> Result<Vec<Observation>, SlurmError> {
     let config = config.clone();
     let site = site.clone();
-    let read = tokio::task::spawn_blocking(move || observe_blocking(&config, &site, since, now));
-    match read.await {
-        Ok(result) => result,
+    let (config_read, site) = (config.clone(), site.clone());
+    let read =
+        tokio::task::spawn_blocking(move || observe_blocking(&config_read, &site, since, now));
+    let (observations, jobs) = match read.await {
+        Ok(result) => result?,
         Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
-        Err(err) => Err(SlurmError::Worker(err.to_string())),
+        Err(err) => return Err(SlurmError::Worker(err.to_string())),
+    };
+    if observations.is_empty() && jobs > 0 {
+        check_gpu_accounting(&config).await;
+    }
+    Ok(observations)
+}
+
+/// Jobs ran but none held GPUs: either no GPU job ran, or the cluster's accounting does not track
+/// GPUs (`AccountingStorageTRES` without `gres/gpu`) and every GPU job reads as a CPU job. The
+/// nodes tell which; a warning at the default level names the setting.
+async fn check_gpu_accounting(config: &SlurmConfig) {
+    let service = config.id.get_ref().as_str();
+    match SlurmClient::new(config).inventory().await {
+        Ok(inventory) => {
+            if let Some(warning) = untracked_gpus_warning(&inventory.nodes) {
+                tracing::warn!(provider = "slurm", service, "{warning}");
+            }
+        }
+        Err(err) => tracing::debug!(
+            provider = "slurm",
+            service,
+            "could not read the nodes to check that accounting tracks GPUs: {err}"
+        ),
     }
 }
 
@@ -51,7 +78,7 @@ fn observe_blocking(
     site: &SiteName,
     since: DateTime<Utc>,
     now: DateTime<Utc>,
-) -> Result<Vec<Observation>, SlurmError> {
+) -> Result<(Vec<Observation>, u64), SlurmError> {
     let service = config.id.get_ref().as_str();
     let mut observations = Vec::new();
     let mut problems = Vec::new();
@@ -99,10 +126,16 @@ fn observe_blocking(
         skipped = problems.len(),
         "read the jobs of {since} to {now}"
     );
-    Ok(observations)
+    Ok((observations, summary.jobs))
 }
 
 /// The observation of one job, or `None` for a job that held no GPU or never started.
+///
+/// The job is charged its `time.elapsed` (Slurm's run time, suspended time excluded), not end -
+/// start: the observed interval ends when the job ended and is `elapsed` long, its start moved
+/// forward by the time the job was suspended. A running job's start moves forward by its
+/// `time.suspended` so far. An `elapsed` longer than end - start (a record that does not add up)
+/// is ignored for end - start.
 ///
 /// The model comes from `[slurm.gpu_types]` by the job's GPU type (untyped jobs: the `gpu` entry,
 /// or the only configured type); a type not configured is metered with its Slurm name as the
@@ -123,9 +156,13 @@ pub fn observation(
     };
     let resource = LocalId::new(format!("{}:{}", job.cluster, job.job_id))
         .map_err(|err| problem(format!("no usable record name: {err}")))?;
-    let count = u32::try_from(job.gpus)
-        .map(GpuCount::whole)
+    let units = u32::try_from(job.gpus)
         .map_err(|_| problem(format!("{} GPUs is not a plausible count", job.gpus)))?;
+    let model = model(config, job.gpu_type.as_deref());
+    let sharing = sharing(job.gpu_type.as_deref(), &model);
+    // Physical GPUs: a MIG slice counts its share of the parent GPU.
+    let count = GpuCount::new(f64::from(units) * sharing.physical_share())
+        .map_err(|err| problem(format!("{units} GPUs: {err}")))?;
     let vo = config.vo_of(&job.account, &job.qos, &job.partition);
     let utilisation = job
         .gpuutil
@@ -134,10 +171,10 @@ pub fn observation(
         site: site.clone(),
         record_type: RecordType::Job,
         resource,
-        model: model(config, job.gpu_type.as_deref()),
+        model,
         accelerator_type: AcceleratorType::Gpu,
         count,
-        sharing: Sharing::Whole,
+        sharing,
         vo: vo.map(|v| v.vo.clone()),
         fqan: vo.and_then(|v| v.fqan.clone()),
         user: Text::new(job.user.clone()).ok(),
@@ -145,9 +182,55 @@ pub fn observation(
         cores: None,
         benchmark: None,
         utilisation,
-        start,
+        start: charged_start(job, start),
         end: job.end,
     }))
+}
+
+/// The start of the interval a job is charged for (see [`observation`]).
+fn charged_start(job: &SlurmJob, start: DateTime<Utc>) -> DateTime<Utc> {
+    let seconds = |s: u64| chrono::Duration::seconds(i64::try_from(s).unwrap_or(i64::MAX));
+    match job.end {
+        Some(end) => {
+            let wall = (end - start).num_seconds();
+            match i64::try_from(job.elapsed_s) {
+                // sacct and slurmrestd always carry elapsed; 0 for a job that ran is a record
+                // without it, charged end - start.
+                Ok(elapsed @ 1..) if elapsed < wall => end - seconds(job.elapsed_s),
+                _ => start,
+            }
+        }
+        None if job.suspended_s > 0 => start
+            .checked_add_signed(seconds(job.suspended_s))
+            .unwrap_or(start),
+        None => start,
+    }
+}
+
+/// Whole GPUs, or a MIG slice where the GRES type names a profile (`1g.10gb`, `a100_3g.40gb`):
+/// `N` of the parent's compute slices, 7 on the A100, H100, H200 and their variants, 4 on an A30
+/// (NVIDIA's MIG user guide, "Supported MIG profiles").
+fn sharing(gpu_type: Option<&str>, model: &GpuModel) -> Sharing {
+    let Some(profile) = gpu_type.and_then(mig_profile) else {
+        return Sharing::Whole;
+    };
+    let slices = profile
+        .split_once('g')
+        .and_then(|(n, _)| n.parse::<u32>().ok())
+        .unwrap_or(1);
+    let of = if model.as_str().to_ascii_uppercase().contains("A30") {
+        4
+    } else {
+        7
+    };
+    match Text::new(profile) {
+        Ok(profile) if slices <= of => Sharing::Mig {
+            profile,
+            slices,
+            of,
+        },
+        _ => Sharing::Whole,
+    }
 }
 
 fn model(config: &SlurmConfig, gpu_type: Option<&str>) -> GpuModel {
@@ -162,8 +245,8 @@ fn model(config: &SlurmConfig, gpu_type: Option<&str>) -> GpuModel {
         }),
     };
     match known {
-        Some(known) => known.model.clone(),
-        None => GpuModel::new(gpu_type.unwrap_or("GPU"))
+        Some(known) => known.canonical_model(),
+        None => GpuModel::canonical(gpu_type.unwrap_or("GPU"))
             .unwrap_or_else(|_| unreachable!("type names are non-empty")),
     }
 }

@@ -7,6 +7,9 @@
 
 use serde::Deserialize;
 
+/// The minor numbers of the `v0.0.NN` data versions the parsers know, oldest first.
+pub const KNOWN_MINORS: std::ops::RangeInclusive<u8> = 38..=44;
+
 /// The data formats this crate reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum DataVersion {
@@ -27,12 +30,20 @@ impl DataVersion {
             .take_while(char::is_ascii_digit)
             .collect();
         match digits.parse::<u8>() {
-            Ok(38) => Ok(Self::V0038),
-            Ok(minor @ 39..=44) => Ok(Self::Modern(minor)),
+            Ok(minor) if KNOWN_MINORS.contains(&minor) => Ok(Self::from_minor(minor)),
             _ => Err(format!(
                 "data version {} is not one accelfed knows (v0.0.38 to v0.0.44)",
                 &text[start..]
             )),
+        }
+    }
+
+    /// The version of a known minor number (see [`KNOWN_MINORS`]).
+    pub fn from_minor(minor: u8) -> Self {
+        if minor == 38 {
+            Self::V0038
+        } else {
+            Self::Modern(minor)
         }
     }
 

@@ -275,7 +275,9 @@ async fn placement_failing_leaves_capacity_out_and_publishes_the_rest() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_meter_reads_only_flavors_projects_and_servers() {
     // Placement, Glance and quotas all down: they describe the service, not its usage, so the
-    // meter neither asks them nor fails because of them.
+    // meter neither asks Glance and quotas nor fails because of any of them. Placement it asks
+    // only because this cloud has vGPU flavors (each physical GPU's VGPU inventory says what one
+    // vGPU is of a GPU); down, the vGPUs are metered as whole GPUs with a warning.
     let down = |path: &str| (path.to_owned(), Fault::Status(503));
     let cloud = fake(Behaviour {
         faults: vec![
@@ -297,9 +299,13 @@ async fn the_meter_reads_only_flavors_projects_and_servers() {
     )
     .await
     .unwrap();
-    for service in ["/placement", "/image", "/limits", "os-flavor-access"] {
+    for service in ["/image", "/limits", "os-flavor-access"] {
         assert_eq!(cloud.count(service), 0, "the meter asked {service}");
     }
+    assert!(
+        cloud.count("/placement") > 0,
+        "vGPU flavors: Placement asked"
+    );
     assert_eq!(
         cloud.count("changes-since"),
         1,
@@ -509,4 +515,33 @@ async fn malformed_extra_specs_are_named_and_never_counted() {
     // the VM on the unreadable flavor holds no counted GPU; Placement's truth is untouched
     assert_eq!(gpu_vms(&provided), (5, 6.0));
     assert_eq!(capacity(&provided), recorded_capacity());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_meter_reads_vgpu_density_from_placement() {
+    // the recorded cloud's A100s each hold 8 vGPUs of type CUSTOM_NVIDIA_A100_4C (their VGPU
+    // inventories): each vGPU VM is 1/8 of a physical GPU, each passthrough VM whole GPUs
+    let cloud = fake(Behaviour::default()).await;
+    let setup = setup(&cloud, 5);
+    let site_name = SiteName::new("TEST-SITE").unwrap();
+    let observations = observe(
+        &setup.config,
+        &site_name,
+        at("2026-11-01T00:00:00Z"),
+        at("2026-11-22T06:00:00Z"),
+    )
+    .await
+    .unwrap();
+    let counts: Vec<(String, f64)> = observations
+        .iter()
+        .map(|o| (o.sharing.mode().to_owned(), o.count.get()))
+        .collect();
+    assert!(counts.iter().any(|(mode, _)| mode == "vgpu"), "{counts:?}");
+    for (mode, count) in &counts {
+        match mode.as_str() {
+            "vgpu" => assert_eq!(*count, 0.125, "{counts:?}"),
+            "whole" => assert!(*count >= 1.0, "{counts:?}"),
+            other => panic!("unexpected sharing {other}: {counts:?}"),
+        }
+    }
 }
