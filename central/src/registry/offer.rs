@@ -6,9 +6,12 @@
 //!   those of the shares it names (their MappingPolicy `VO:<name>` rules; a flavor that names no
 //!   share is open to every share of its service), free/total from the manager's accelerators of
 //!   the same model and virtualization.
-//! * Batch: an `ExecutionEnvironment` and each of its `AcceleratorEnvironment`s (GPUs each is what a
-//!   job can ask for on one node, the logical count), VOs from the shares that list the
-//!   environment, free/total from the accelerator environment's slots.
+//! * Batch: an `ExecutionEnvironment` and each of its `AcceleratorEnvironment`s (slots each is what
+//!   a job can ask for on one node, the logical count; physical GPUs beside them), VOs from the
+//!   shares that list the environment, free/total from the accelerator environment's slots.
+//!
+//! Counts are physical GPUs beside slots ([`unit`]): `gpus_each` is whole GPUs, zero for an offer of
+//! MIG slices, replicas or vGPUs, whose slots and physical GPUs are `slots_each`/`physical_each`.
 
 use std::collections::HashMap;
 
@@ -17,7 +20,12 @@ use serde::{Deserialize, Serialize};
 
 use accelfed_schemas::glue::entity::{Class, Entity, Value};
 use accelfed_schemas::glue::from_json::Stamp;
-use accelfed_schemas::gpu::GpuModel;
+
+mod filter;
+pub mod unit;
+
+pub use filter::{Filter, Sharing};
+use unit::{Facts, Unit};
 
 /// A cloud flavor or a batch node type with GPUs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -31,8 +39,22 @@ pub struct Offer {
     pub resource_id: String,
     /// The flavor name or the node type's name (its local id when it has no name).
     pub resource_name: String,
-    /// GPUs in one instance or on one node (fractions for shared GPUs).
+    /// Whole physical GPUs in one instance or on one node (a fractional flavor as written); zero
+    /// when what it gives is slices, replicas or vGPUs of shared GPUs. What `min_gpus` counts.
     pub gpus_each: f64,
+    /// Units one instance or node gives: MIG slices, replicas, vGPUs, or GPUs when whole.
+    #[serde(default)]
+    pub slots_each: f64,
+    /// The physical GPUs behind `slots_each`.
+    #[serde(default)]
+    pub physical_each: f64,
+    /// What one slot is of a physical GPU (`1/7`), when slots are parts of shared GPUs.
+    #[serde(default)]
+    pub slot_share: Option<String>,
+    /// What a user gets, in words: `1g.10gb slice of NVIDIA H100 80GB HBM3, 7 per GPU, 56 slices
+    /// on 8 GPUs`.
+    #[serde(default)]
+    pub gets: String,
     pub vendor: String,
     pub model: String,
     pub memory_mb: Option<u64>,
@@ -44,9 +66,14 @@ pub struct Offer {
     pub cpus: Option<u64>,
     /// RAM of a flavor or a node in MB, where published.
     pub ram_mb: Option<u64>,
-    /// GPUs free now and in total for this kind of GPU, where the site publishes capacity.
+    /// Slots free now and in total for this kind of GPU, where the site publishes capacity.
     pub free: Option<f64>,
     pub total: Option<f64>,
+    /// The same in physical GPUs.
+    #[serde(default)]
+    pub free_physical: Option<f64>,
+    #[serde(default)]
+    pub total_physical: Option<f64>,
     pub vos: Vec<String>,
     /// When the site's information about this offer stops being fresh.
     pub expires: DateTime<Utc>,
@@ -76,132 +103,6 @@ impl Offer {
         self.fresh = now <= self.expires;
         self
     }
-}
-
-/// How a GPU reaches the workload, as a filter names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Sharing {
-    Passthrough,
-    Vgpu,
-    Mig,
-    TimeSlicing,
-}
-
-impl Sharing {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Sharing::Passthrough => "passthrough",
-            Sharing::Vgpu => "vgpu",
-            Sharing::Mig => "mig",
-            Sharing::TimeSlicing => "time-slicing",
-        }
-    }
-}
-
-impl std::str::FromStr for Sharing {
-    type Err = String;
-    fn from_str(text: &str) -> Result<Self, String> {
-        match text.to_ascii_lowercase().as_str() {
-            "passthrough" => Ok(Sharing::Passthrough),
-            "vgpu" => Ok(Sharing::Vgpu),
-            "mig" => Ok(Sharing::Mig),
-            "time-slicing" | "timeslicing" | "time_slicing" => Ok(Sharing::TimeSlicing),
-            _ => Err(format!(
-                "unknown sharing mode {text:?} (expected passthrough, vgpu, mig or time-slicing)"
-            )),
-        }
-    }
-}
-
-/// What a user asks for; every field that is set must hold.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Filter {
-    /// Vendor, case-insensitive (`nvidia` matches `NVIDIA`, `NVIDIA Corporation`).
-    pub vendor: Option<String>,
-    /// Model, matched by tokens with vendor and product-line words dropped: `A100` matches
-    /// `NVIDIA A100-SXM4-80GB` and `Tesla A100`.
-    pub model: Option<String>,
-    pub min_gpus: Option<f64>,
-    pub min_memory_mb: Option<u64>,
-    /// At least this compute capability (`8.0` matches 8.0, 8.6, 9.0).
-    pub compute_capability: Option<String>,
-    pub sharing: Option<Sharing>,
-    pub vo: Option<String>,
-    pub site: Option<String>,
-    pub min_free: Option<f64>,
-    /// Leave out offers whose information is stale.
-    pub fresh: bool,
-}
-
-impl Filter {
-    pub fn matches(&self, offer: &Offer) -> bool {
-        if let Some(vendor) = &self.vendor {
-            let have = offer.vendor.to_lowercase();
-            let vendor = vendor.to_lowercase();
-            if have != vendor && !have.split_whitespace().any(|word| word == vendor) {
-                return false;
-            }
-        }
-        if let Some(model) = &self.model {
-            let Ok(name) = GpuModel::new(offer.model.clone()) else {
-                return false;
-            };
-            if !name.matches(model) {
-                return false;
-            }
-        }
-        if self
-            .min_gpus
-            .is_some_and(|min| offer.gpus_each + 1e-9 < min)
-        {
-            return false;
-        }
-        if let Some(min) = self.min_memory_mb
-            && offer.memory_mb.is_none_or(|memory| memory < min)
-        {
-            return false;
-        }
-        if let Some(wanted) = &self.compute_capability {
-            match (
-                version(wanted),
-                offer.compute_capability.as_deref().and_then(version),
-            ) {
-                (Some(wanted), Some(have)) if have >= wanted => {}
-                _ => return false,
-            }
-        }
-        if let Some(sharing) = self.sharing
-            && !offer.sharing.eq_ignore_ascii_case(sharing.as_str())
-        {
-            return false;
-        }
-        if let Some(vo) = &self.vo
-            && !offer.vos.iter().any(|have| have.eq_ignore_ascii_case(vo))
-        {
-            return false;
-        }
-        if let Some(site) = &self.site
-            && !offer.site.eq_ignore_ascii_case(site)
-        {
-            return false;
-        }
-        if let Some(min) = self.min_free
-            && offer.free.is_none_or(|free| free + 1e-9 < min)
-        {
-            return false;
-        }
-        offer.fresh || !self.fresh
-    }
-}
-
-/// `8.6` as (8, 6), for ordering compute capabilities.
-fn version(text: &str) -> Option<(u32, u32)> {
-    let mut parts = text.trim().split('.');
-    let major = parts.next()?.parse().ok()?;
-    let minor = parts.next().map_or(Some(0), |minor| minor.parse().ok())?;
-    Some((major, minor))
 }
 
 /// The offers of one site's entities. `stamps` are at the entities' positions (an empty slice means
@@ -324,10 +225,18 @@ impl<'e, 'a> View<'e, 'a> {
             self.share_vos(share, &mut vos);
         }
         let gpu = &self.entities[accelerator];
-        let (free, total) = self.capacity(
-            self.children_of(manager, Class::CloudComputingManagerAccelerator),
+        let unit = unit_of(
             gpu,
-            ["FreeAccelerators", "TotalAccelerators"],
+            count(gpu, "Number").unwrap_or(0.0),
+            "PhysicalAccelerators",
+        );
+        let managers = || self.children_of(manager, Class::CloudComputingManagerAccelerator);
+        let (free, total) =
+            self.capacity(managers(), gpu, ["FreeAccelerators", "TotalAccelerators"]);
+        let (free_physical, total_physical) = self.capacity(
+            managers(),
+            gpu,
+            ["FreePhysicalAccelerators", "TotalPhysicalAccelerators"],
         );
         let entity = &self.entities[flavor];
         out.push(Offer {
@@ -336,7 +245,10 @@ impl<'e, 'a> View<'e, 'a> {
             service_kind: ServiceKind::Cloud,
             resource_id: entity.id.clone(),
             resource_name: text(entity, "Name").unwrap_or_else(|| entity.id.clone()),
-            gpus_each: count(gpu, "Number").unwrap_or(0.0),
+            gpus_each: unit.gpus_each,
+            slots_each: unit.slots_each,
+            physical_each: unit.physical_each,
+            gets: unit.gets.clone(),
             vendor: text(gpu, "Vendor").unwrap_or_default(),
             model: text(gpu, "Model").unwrap_or_default(),
             memory_mb: int(gpu, "Memory"),
@@ -347,6 +259,9 @@ impl<'e, 'a> View<'e, 'a> {
             ram_mb: int(entity, "RAM"),
             free,
             total,
+            free_physical: free_physical.or_else(|| free.map(|free| unit.physical(free))),
+            total_physical: total_physical.or_else(|| total.map(|total| unit.physical(total))),
+            slot_share: unit.slot_share,
             vos,
             expires: self.expires(&[flavor, accelerator]),
             fresh: true,
@@ -367,15 +282,22 @@ impl<'e, 'a> View<'e, 'a> {
         let entity = &self.entities[environment];
         for accelerator in self.children_of(environment, Class::AcceleratorEnvironment) {
             let gpu = &self.entities[accelerator];
+            let slots = count(gpu, "LogicalAccelerators")
+                .or_else(|| count(gpu, "PhysicalAccelerators"))
+                .unwrap_or(0.0);
+            let unit = unit_of(gpu, slots, "PhysicalAccelerators");
+            let free = count(gpu, "FreeAcceleratorSlots");
+            let total = count(gpu, "TotalAcceleratorSlots");
             out.push(Offer {
                 site: self.site.clone(),
                 service_id: self.entities[service].id.clone(),
                 service_kind: ServiceKind::Batch,
                 resource_id: entity.id.clone(),
                 resource_name: text(entity, "Name").unwrap_or_else(|| local_part(&entity.id)),
-                gpus_each: count(gpu, "LogicalAccelerators")
-                    .or_else(|| count(gpu, "PhysicalAccelerators"))
-                    .unwrap_or(0.0),
+                gpus_each: unit.gpus_each,
+                slots_each: unit.slots_each,
+                physical_each: unit.physical_each,
+                gets: unit.gets.clone(),
                 vendor: text(gpu, "Vendor").unwrap_or_default(),
                 model: text(gpu, "Model").unwrap_or_default(),
                 memory_mb: int(gpu, "Memory"),
@@ -384,8 +306,11 @@ impl<'e, 'a> View<'e, 'a> {
                 mig_profile: text(gpu, "MIGProfile"),
                 cpus: int(entity, "LogicalCPUs"),
                 ram_mb: int(entity, "MainMemorySize"),
-                free: count(gpu, "FreeAcceleratorSlots"),
-                total: count(gpu, "TotalAcceleratorSlots"),
+                free,
+                total,
+                free_physical: free.map(|free| unit.physical(free)),
+                total_physical: total.map(|total| unit.physical(total)),
+                slot_share: unit.slot_share,
                 vos: vos.clone(),
                 expires: self.expires(&[environment, accelerator]),
                 fresh: true,
@@ -420,6 +345,23 @@ impl<'e, 'a> View<'e, 'a> {
         }
         (free, total)
     }
+}
+
+/// What one instance or node of `gpu` gives: `slots` units, with the physical count under
+/// `physical_name` where published.
+fn unit_of(gpu: &Entity, slots: f64, physical_name: &str) -> Unit {
+    let model = text(gpu, "Model").unwrap_or_default();
+    let virtualization = text(gpu, "VirtualizationType").unwrap_or_default();
+    let mig_profile = text(gpu, "MIGProfile");
+    let slot_share = text(gpu, "SlotShare");
+    Unit::of(Facts {
+        model: &model,
+        virtualization: &virtualization,
+        mig_profile: mig_profile.as_deref(),
+        slot_share: slot_share.as_deref(),
+        slots,
+        physical: count(gpu, physical_name),
+    })
 }
 
 /// The last segment of an accelfed ID (`urn:accelfed:S:ee:hpc/a100` -> `a100`).
