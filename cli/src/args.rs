@@ -199,7 +199,7 @@ pub struct QueryArgs {
     pub compute_capability: Option<String>,
     /// passthrough, vgpu, mig, time-slicing or mps.
     #[arg(long)]
-    pub sharing: Option<accelfed_central::registry::offer::Sharing>,
+    pub sharing: Option<accelfed_schemas::offer::Sharing>,
     /// Offered to this VO.
     #[arg(long)]
     pub vo: Option<String>,

@@ -14,12 +14,12 @@ use accelfed_central::registry::ldap::config::{
     DEFAULT_BASE, GroupBase, LdapSyncConfig, LdapUrl, ModeName,
 };
 use accelfed_central::registry::ldap::{LdapSync, PlanCounts, query};
-use accelfed_central::registry::offer::{Filter, Offer, offers};
 use accelfed_schemas::glue::SiteSnapshot;
 use accelfed_schemas::glue::from_json::{ParsedDocument, parse};
 use accelfed_schemas::glue::sample::snapshot;
 use accelfed_schemas::gpu::GpuCount;
 use accelfed_schemas::names::Text;
+use accelfed_schemas::offer::{Filter, Offer, offers};
 use accelfed_schemas::render::json;
 use accelfed_tests::slapd::{ROOT_DN, ROOT_PW, Slapd};
 

@@ -14,8 +14,8 @@ use accelfed_schemas::gpu::{GpuCount, GpuModel};
 use super::answer::{OffersAnswer, RenderedOffers, wrap};
 use super::broker_cache::{BrokerCache, BrokerKey, KeptOffers};
 use super::federation::{self, FederationPostings};
-use super::offer::{self, Filter, Offer, ServiceKind};
 use super::postings::{Narrowing, Postings};
+use accelfed_schemas::offer::{self, Filter, Offer, ServiceKind};
 
 /// One site as the registry holds it.
 #[derive(Debug)]

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use accelfed_central::registry::offer::{Filter, Offer};
+use accelfed_schemas::offer::{Filter, Offer};
 use serde::Deserialize;
 
 use crate::args::{QueryArgs, QueryFormat};

@@ -30,12 +30,12 @@ use accelfed_central::auth::{TokenHash, Tokens};
 use accelfed_central::registry::check::Checker;
 use accelfed_central::registry::http::{ApiState, router};
 use accelfed_central::registry::index::{BrokerRequest, Index, SiteView, answer};
-use accelfed_central::registry::offer::Filter;
 use accelfed_central::registry::registry::Registry;
 use accelfed_central::registry::store::DocumentStore;
 use accelfed_schemas::glue::{Service, sample};
 use accelfed_schemas::gpu::{GpuCount, GpuModel};
 use accelfed_schemas::names::{LocalId, SiteName, Text};
+use accelfed_schemas::offer::Filter;
 use accelfed_schemas::render::json;
 
 const SITES: usize = 1_000;

@@ -18,8 +18,8 @@ use chrono::{DateTime, Utc};
 use accelfed_schemas::render::ldif::dn::unescape_value;
 
 use super::entry::{DirEntry, dn_key, rdns};
-use crate::registry::offer::unit::{Facts, Unit};
-use crate::registry::offer::{Offer, ServiceKind};
+use accelfed_schemas::offer::unit::{Facts, Unit};
+use accelfed_schemas::offer::{Offer, ServiceKind};
 
 /// Offers from the environments, with VOs from `policies` and `shares` (all as searched).
 pub fn offers(environments: &[DirEntry], policies: &[DirEntry], shares: &[DirEntry]) -> Vec<Offer> {

@@ -1,6 +1,5 @@
-use chrono::TimeZone;
+use chrono::{TimeZone, Utc};
 
-use super::*;
 use crate::registry::test_support::example_site;
 use accelfed_schemas::glue::SiteSnapshot;
 use accelfed_schemas::glue::from_json;
@@ -10,6 +9,7 @@ use accelfed_schemas::gpu::{
     Capacity, GpuCount, GpuModel, GpuSpec, Sharing as Held, Virtualization,
 };
 use accelfed_schemas::names::{LocalId, Text};
+use accelfed_schemas::offer::{Filter, Offer, ServiceKind, Sharing, offers};
 use accelfed_schemas::render::json;
 
 /// The offers of a snapshot as the registry sees them: rendered, then read back.

@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use accelfed_schemas::gpu::GpuCount;
 
-use crate::registry::offer::{Filter, Sharing};
+use accelfed_schemas::offer::{Filter, Sharing};
 
 /// The form's fields, as typed.
 #[derive(Debug, Clone, Default, Deserialize)]

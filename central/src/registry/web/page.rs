@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use super::form::FormParams;
 use super::html::{escape, page};
 use crate::registry::index::SiteStatus;
-use crate::registry::offer::Offer;
+use accelfed_schemas::offer::Offer;
 
 /// The accounting part of the page.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -206,7 +206,7 @@ fn charts(out: &mut String, charts: &Charts) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::offer::ServiceKind;
+    use accelfed_schemas::offer::ServiceKind;
 
     fn offer(site: &str, name: &str) -> Offer {
         Offer {

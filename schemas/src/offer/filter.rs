@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use accelfed_schemas::gpu::{GpuCount, GpuModel};
+use crate::gpu::{GpuCount, GpuModel};
 
 use super::Offer;
 
