@@ -207,27 +207,35 @@ pub struct QueryArgs {
     /// GPU model; matched by words, so A100 matches NVIDIA A100-SXM4-80GB and Tesla A100.
     #[arg(long)]
     pub model: Option<String>,
-    /// At least this many GPUs in one instance or on one node.
+    /// At least this many whole physical GPUs in one instance or on one node (MIG slices,
+    /// replicas and vGPUs are not whole GPUs: see --min-slices).
     #[arg(long)]
-    pub min_gpus: Option<f64>,
+    pub min_gpus: Option<accelfed_schemas::gpu::GpuCount>,
+    /// At least this many MIG slices, time-slicing or MPS replicas or vGPUs in one instance or on
+    /// one node.
+    #[arg(long)]
+    pub min_slices: Option<accelfed_schemas::gpu::GpuCount>,
+    /// Slices of this MIG profile (1g.10gb).
+    #[arg(long)]
+    pub mig_profile: Option<String>,
     /// At least this much memory per GPU, in MB.
     #[arg(long = "min-memory")]
     pub min_memory_mb: Option<u64>,
     /// At least this compute capability (8.0 matches 8.0, 8.6, 9.0).
     #[arg(long)]
     pub compute_capability: Option<String>,
-    /// passthrough, vgpu, mig or time-slicing.
+    /// passthrough, vgpu, mig, time-slicing or mps.
     #[arg(long)]
-    pub sharing: Option<accelfed_central::registry::offer::Sharing>,
+    pub sharing: Option<accelfed_schemas::offer::Sharing>,
     /// Offered to this VO.
     #[arg(long)]
     pub vo: Option<String>,
     /// Only this site.
     #[arg(long)]
     pub site: Option<String>,
-    /// At least this many GPUs free now.
+    /// At least this many physical GPUs free now.
     #[arg(long)]
-    pub min_free: Option<f64>,
+    pub min_free: Option<accelfed_schemas::gpu::GpuCount>,
     /// Leave out sites whose information is stale (CreationTime + Validity passed).
     #[arg(long)]
     pub fresh: bool,

@@ -14,11 +14,12 @@ use accelfed_central::registry::ldap::config::{
     DEFAULT_BASE, GroupBase, LdapSyncConfig, LdapUrl, ModeName,
 };
 use accelfed_central::registry::ldap::{LdapSync, PlanCounts, query};
-use accelfed_central::registry::offer::{Filter, Offer, offers};
 use accelfed_schemas::glue::SiteSnapshot;
 use accelfed_schemas::glue::from_json::{ParsedDocument, parse};
 use accelfed_schemas::glue::sample::snapshot;
+use accelfed_schemas::gpu::GpuCount;
 use accelfed_schemas::names::Text;
+use accelfed_schemas::offer::{Filter, Offer, offers};
 use accelfed_schemas::render::json;
 use accelfed_tests::slapd::{ROOT_DN, ROOT_PW, Slapd};
 
@@ -290,7 +291,7 @@ fn query_ldap_answers_like_the_registry_for_the_same_filter() {
         },
         Filter {
             model: Some("a100".into()),
-            min_gpus: Some(4.0),
+            min_gpus: Some(GpuCount::whole(4)),
             vo: Some("atlas".into()),
             ..Filter::default()
         },

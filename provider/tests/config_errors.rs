@@ -185,3 +185,27 @@ fn a_cloud_without_a_gocdb_id_is_refused_at_the_cloud() {
     // A batch-only site needs none.
     Config::parse(Path::new("site.toml"), GOOD).unwrap();
 }
+
+#[test]
+fn a_sharing_of_zero_replicas_or_more_slices_than_the_gpu_has_is_refused() {
+    for sharing in [
+        r#"{ mode = "time-slicing", replicas = 0 }"#,
+        r#"{ mode = "mig", profile = "1g.10gb", slices = 8, of = 7 }"#,
+        r#"{ mode = "vgpu", vgpu_type = "GRID A100-10C", per_gpu = 0 }"#,
+    ] {
+        let message = error_after(
+            "memory = \"80 GB\"\n",
+            &format!("memory = \"80 GB\"\nsharing = {sharing}\n"),
+        );
+        assert_mentions(
+            &message,
+            &["site.toml:", "static.batch[0].node_type[0].gpu[0].sharing"],
+        );
+    }
+    let fine = GOOD.replacen(
+        "memory = \"80 GB\"\n",
+        "memory = \"80 GB\"\nsharing = { mode = \"mps\", replicas = 4 }\n",
+        1,
+    );
+    Config::parse(Path::new("site.toml"), &fine).unwrap();
+}

@@ -78,6 +78,14 @@ fn the_example_site_has_the_gpus_its_comments_describe() {
         .find(|s| s.local_id.as_str() == "gpu-small")
         .unwrap();
     assert_eq!(mig_share.accelerators[0].capacity.free, GpuCount::whole(36));
+    // The 56 slices are 1 of 7 each: 8 physical GPUs, 36 free slices are 36/7 of them.
+    let mig = &hpc.manager.accelerators[1];
+    assert_eq!(mig.physical().total, GpuCount::whole(8));
+    assert!((mig.physical().free.get() - 36.0 / 7.0).abs() < 1e-9);
+    assert_eq!(
+        snapshot.physical_totals().get("NVIDIA H100 80GB HBM3"),
+        Some(&GpuCount::whole(40))
+    );
     assert_eq!(
         mig_share.accelerators[0].max_per_job,
         Some(GpuCount::whole(2))

@@ -9,7 +9,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::offer::Offer;
+use accelfed_schemas::offer::Offer;
 
 const FRESH_TRUE: &[u8] = b"true}";
 const FRESH_FALSE: &[u8] = b"false}";
@@ -133,8 +133,8 @@ mod tests {
     use chrono::TimeZone;
 
     use super::*;
-    use crate::registry::offer::offers;
     use accelfed_schemas::glue::{from_json, sample};
+    use accelfed_schemas::offer::offers;
     use accelfed_schemas::render::json;
 
     #[derive(serde::Serialize)]

@@ -27,10 +27,10 @@ use serde::Serialize;
 
 use super::check::Rejection;
 use super::index::{BrokerRequest, answer};
-use super::offer::Filter;
 use super::registry::{PushError, Registry};
 use super::store::HistoryEntry;
 use crate::auth::Tokens;
+use accelfed_schemas::offer::Filter;
 
 /// What the handlers share.
 #[derive(Debug, Clone)]

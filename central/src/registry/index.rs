@@ -9,13 +9,13 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use accelfed_schemas::glue::from_json::ParsedDocument;
-use accelfed_schemas::gpu::GpuModel;
+use accelfed_schemas::gpu::{GpuCount, GpuModel};
 
 use super::answer::{OffersAnswer, RenderedOffers, wrap};
 use super::broker_cache::{BrokerCache, BrokerKey, KeptOffers};
 use super::federation::{self, FederationPostings};
-use super::offer::{self, Filter, Offer, ServiceKind};
 use super::postings::{Narrowing, Postings};
+use accelfed_schemas::offer::{self, Filter, Offer, ServiceKind};
 
 /// One site as the registry holds it.
 #[derive(Debug)]
@@ -264,7 +264,8 @@ impl Index {
         let filter = Filter {
             vendor: request.gpu_vendor.clone(),
             model: request.gpu_model.clone(),
-            min_gpus: Some(request.num_gpus),
+            // The HTTP handler refuses a count that is not a finite positive number.
+            min_gpus: GpuCount::new(request.num_gpus).ok(),
             vo: request.vo.clone(),
             fresh: request.fresh,
             ..Filter::default()
@@ -303,7 +304,7 @@ impl Index {
             tokens: wanted.as_deref(),
             vo: vo.as_deref(),
             cloud_only,
-            min_gpus: filter.min_gpus,
+            min_gpus: filter.min_gpus.map(GpuCount::get),
         };
         // The posting lists select exactly the model words and the VO; freshness is checked
         // here; the rest of the filter on the stored offer.
@@ -328,7 +329,7 @@ impl Index {
         };
         // Checked first from the site's column of GPU counts, which most candidates fail in the
         // broker form, without reading the offer itself.
-        let min_gpus = filter.min_gpus;
+        let min_gpus = filter.min_gpus.map(GpuCount::get);
         let check = |site: &'i Arc<SiteView>, position: usize| -> Option<Hit<'i>> {
             let offer = &site.offers[position];
             if min_gpus.is_some_and(|min| site.gpus_each[position] + 1e-9 < min) {

@@ -1,8 +1,9 @@
 //! The federation registry: sites push their GLUE 2.1 JSON document, users and brokers ask which
 //! GPUs the federation offers.
 //!
-//! * [`offer`]: the offers (cloud flavors and batch node types with GPUs) read from a site's
-//!   entities, and the [`offer::Filter`] every query form shares.
+//! * `accelfed_schemas::offer`: the offers (cloud flavors and batch node types with GPUs) read from
+//!   a site's entities, and the `Filter` every query form shares (pure, so they live with the
+//!   model); `offer`'s tests hold them against documents the registry reads.
 //! * [`check`]: what a pushed document must pass (size, JSON, entities, schema, site).
 //! * [`store`]: the latest document per site and a history, SQLite or PostgreSQL.
 //! * [`index`]: the in-memory view queries read, rebuilt on push and swapped in whole; each site's
@@ -20,7 +21,8 @@ pub mod https;
 pub mod index;
 mod intersect;
 pub mod ldap;
-pub mod offer;
+#[cfg(test)]
+mod offer;
 pub mod postings;
 // The registry service itself: `registry::registry::Registry` reads as what it is.
 #[allow(clippy::module_inception)]

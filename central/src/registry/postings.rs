@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use super::intersect::intersect;
-use super::offer::{Offer, ServiceKind};
+use accelfed_schemas::offer::{Offer, ServiceKind};
 
 /// Posting lists of one site, built with its view and never changed.
 #[derive(Debug, Default)]

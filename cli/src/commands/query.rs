@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use accelfed_central::registry::offer::{Filter, Offer};
+use accelfed_schemas::offer::{Filter, Offer};
 use serde::Deserialize;
 
 use crate::args::{QueryArgs, QueryFormat};
@@ -20,6 +20,8 @@ pub fn filter(args: &QueryArgs) -> Filter {
         vendor: args.vendor.clone(),
         model: args.model.clone(),
         min_gpus: args.min_gpus,
+        min_slices: args.min_slices,
+        mig_profile: args.mig_profile.clone(),
         min_memory_mb: args.min_memory_mb,
         compute_capability: args.compute_capability.clone(),
         sharing: args.sharing,
@@ -43,8 +45,13 @@ fn parameters(filter: &Filter) -> Vec<(&'static str, String)> {
     text("compute_capability", &filter.compute_capability);
     text("vo", &filter.vo);
     text("site", &filter.site);
+    text("mig_profile", &filter.mig_profile);
+    // Counts as the model writes them (at most three decimals), which the API reads back.
     if let Some(value) = filter.min_gpus {
         out.push(("min_gpus", value.to_string()));
+    }
+    if let Some(value) = filter.min_slices {
+        out.push(("min_slices", value.to_string()));
     }
     if let Some(value) = filter.min_memory_mb {
         out.push(("min_memory_mb", value.to_string()));
@@ -138,6 +145,25 @@ fn print(offers: &[Offer], format: QueryFormat) -> Outcome {
     Outcome::Ok
 }
 
+/// Free and total physical GPUs, with the slots beside them where a slot is part of a GPU:
+/// `2/8 (14/56 slots)`.
+fn capacity(offer: &Offer, number: impl Fn(f64) -> String) -> String {
+    let count = |value: Option<f64>| value.map_or("-".to_owned(), &number);
+    let gpus = format!(
+        "{}/{}",
+        count(offer.free_physical.or(offer.free)),
+        count(offer.total_physical.or(offer.total))
+    );
+    if offer.slot_share.is_none() {
+        return gpus;
+    }
+    format!(
+        "{gpus} ({}/{} slots)",
+        count(offer.free),
+        count(offer.total)
+    )
+}
+
 /// Offers as aligned columns, one per line, stale ones marked.
 pub fn table(offers: &[Offer]) -> String {
     let header = [
@@ -145,15 +171,16 @@ pub fn table(offers: &[Offer]) -> String {
         "KIND",
         "RESOURCE",
         "GPUS",
+        "OFFERS",
         "MODEL",
         "MEMORY_MB",
         "SHARING",
-        "FREE/TOTAL",
+        "FREE/TOTAL_GPUS",
         "VOS",
         "FRESH",
     ];
     let number = |value: f64| format!("{}", (value * 1000.0).round() / 1000.0);
-    let rows: Vec<[String; 10]> = offers
+    let rows: Vec<[String; 11]> = offers
         .iter()
         .map(|offer| {
             [
@@ -161,14 +188,11 @@ pub fn table(offers: &[Offer]) -> String {
                 offer.service_kind.as_str().to_owned(),
                 offer.resource_name.clone(),
                 number(offer.gpus_each),
+                offer.gets.clone(),
                 offer.model.clone(),
                 offer.memory_mb.map_or("-".to_owned(), |m| m.to_string()),
                 offer.sharing.clone(),
-                format!(
-                    "{}/{}",
-                    offer.free.map_or("-".to_owned(), number),
-                    offer.total.map_or("-".to_owned(), number)
-                ),
+                capacity(offer, number),
                 offer.vos.join(","),
                 if offer.fresh { "yes" } else { "STALE" }.to_owned(),
             ]

@@ -30,12 +30,12 @@ use accelfed_central::auth::{TokenHash, Tokens};
 use accelfed_central::registry::check::Checker;
 use accelfed_central::registry::http::{ApiState, router};
 use accelfed_central::registry::index::{BrokerRequest, Index, SiteView, answer};
-use accelfed_central::registry::offer::Filter;
 use accelfed_central::registry::registry::Registry;
 use accelfed_central::registry::store::DocumentStore;
 use accelfed_schemas::glue::{Service, sample};
 use accelfed_schemas::gpu::{GpuCount, GpuModel};
 use accelfed_schemas::names::{LocalId, SiteName, Text};
+use accelfed_schemas::offer::Filter;
 use accelfed_schemas::render::json;
 
 const SITES: usize = 1_000;
@@ -104,15 +104,15 @@ fn direct_costs(index: &Index) {
     let site_scoped = Filter {
         site: Some("SITE-0500".into()),
         model: Some("A100".into()),
-        min_gpus: Some(4.0),
+        min_gpus: Some(GpuCount::whole(4)),
         vo: Some("atlas".into()),
         ..Filter::default()
     };
     let federation = Filter {
         model: Some("L40S".into()),
-        min_gpus: Some(8.0),
+        min_gpus: Some(GpuCount::whole(8)),
         vo: Some("biomed".into()),
-        min_free: Some(1000.0),
+        min_free: Some(GpuCount::whole(1000)),
         ..Filter::default()
     };
     let broker = BrokerRequest {

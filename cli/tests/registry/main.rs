@@ -317,3 +317,175 @@ fn two_sites_push_and_a_query_finds_their_a100s() {
     assert!(error.contains("401"), "{error}");
     assert_eq!(summary(&query(&server, &pki, &wanted)), offers);
 }
+
+/// A node type of 2 nodes with 2 T4s each, time-sliced into 4 replicas per GPU, for the batch site.
+const T4_TIME_SLICED: &str = r#"
+[[static.batch.node_type]]
+id = "t4-shared"
+name = "T4 time-sliced nodes"
+count = 2
+busy = 1
+sockets = 1
+cpus = 32
+memory = "256 GB"
+
+[[static.batch.node_type.gpu]]
+id = "t4"
+vendor = "NVIDIA"
+model = "Tesla T4"
+memory = "15360 MiB"
+compute_capability = "7.5"
+virtualization = "time-slicing"
+count = 2
+slices = 8
+used = 6
+sharing = { mode = "time-slicing", replicas = 4 }
+
+[[static.batch.share]]
+id = "t4"
+queue = "t4"
+vos = ["biomed"]
+node_types = ["t4-shared"]
+"#;
+
+#[test]
+fn min_gpus_counts_whole_gpus_and_slices_have_their_own_filter() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = pki(dir.path());
+    let server = Server::start(&central_config(dir.path(), &pki));
+    let (_, batch) = sites(dir.path());
+    let mut text = std::fs::read_to_string(&batch).unwrap();
+    text.push_str(T4_TIME_SLICED);
+    std::fs::write(&batch, text).unwrap();
+
+    // The document: physical GPUs beside slots, and the site's physical GPUs per model.
+    let output = accelfed()
+        .args(["provide", "--config"])
+        .arg(&batch)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let managers = document["ComputingManagerAccelerator"].as_array().unwrap();
+    let mig = managers
+        .iter()
+        .find(|m| m["MIGProfile"] == "1g.10gb")
+        .unwrap();
+    assert_eq!(
+        (
+            &mig["TotalAcceleratorSlots"],
+            &mig["TotalPhysicalAccelerators"],
+            &mig["SlotShare"]
+        ),
+        (
+            &serde_json::json!(56),
+            &serde_json::json!(8),
+            &serde_json::json!("1/7")
+        )
+    );
+    let t4 = managers.iter().find(|m| m["Model"] == "Tesla T4").unwrap();
+    assert_eq!(
+        (
+            &t4["TotalAcceleratorSlots"],
+            &t4["TotalPhysicalAccelerators"]
+        ),
+        (&serde_json::json!(16), &serde_json::json!(4))
+    );
+    let site = &document["AdminDomain"][0]["OtherInfo"];
+    // 4 nodes x 8 H100s, plus the MIG node's 8; 8 nodes x 4 A100s; 2 nodes x 2 T4s.
+    assert_eq!(
+        site["TotalPhysicalAccelerators:NVIDIA H100 80GB HBM3"],
+        "40"
+    );
+    assert_eq!(
+        site["TotalPhysicalAccelerators:NVIDIA A100-SXM4-80GB"],
+        "32"
+    );
+    assert_eq!(site["TotalPhysicalAccelerators:Tesla T4"], "4");
+
+    let token = dir.path().join("b.token");
+    std::fs::write(&token, format!("{TOKEN_B}\n")).unwrap();
+    let pushed = push(&server, &pki, &batch, &token);
+    assert!(pushed.status.success(), "{}", stderr(&pushed));
+
+    let names = |offers: &[serde_json::Value]| -> Vec<String> {
+        offers
+            .iter()
+            .map(|o| o["resource_name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // 56 MIG slices and 8 replicas per node are no whole GPUs.
+    let four = query(&server, &pki, &["--min-gpus", "4"]);
+    assert_eq!(names(&four), ["A100 nodes", "H100 nodes"]);
+    let slices = query(&server, &pki, &["--min-slices", "8"]);
+    assert_eq!(names(&slices), ["H100 MIG node", "T4 time-sliced nodes"]);
+    let profile = query(
+        &server,
+        &pki,
+        &["--sharing", "mig", "--mig-profile", "1g.10gb"],
+    );
+    assert_eq!(names(&profile), ["H100 MIG node"]);
+    let mig = &profile[0];
+    assert_eq!(
+        mig["gets"],
+        "1g.10gb slice of NVIDIA H100 80GB HBM3, 7 per GPU, 56 slices on 8 GPUs"
+    );
+    assert_eq!(mig["gpus_each"], 0.0);
+    // 20 of 56 slices used: 36 free, 36/7 GPUs' worth.
+    assert_eq!(mig["free"], 36.0);
+    assert!((mig["free_physical"].as_f64().unwrap() - 36.0 / 7.0).abs() < 1e-9);
+    assert_eq!(mig["total_physical"], 8.0);
+    let t4 = &slices[1];
+    assert_eq!(
+        t4["gets"],
+        "time-slicing replica of Tesla T4, 4 per GPU, 8 replicas on 2 GPUs"
+    );
+
+    // The table says the same.
+    let table = accelfed()
+        .args(["query", "--url", &server.url, "--ca"])
+        .arg(&pki.ca)
+        .args(["--min-slices", "8"])
+        .output()
+        .unwrap();
+    assert!(table.status.success(), "{}", stderr(&table));
+    let table = String::from_utf8(table.stdout).unwrap();
+    assert!(
+        table.contains("1g.10gb slice of NVIDIA H100 80GB HBM3, 7 per GPU, 56 slices on 8 GPUs"),
+        "{table}"
+    );
+    assert!(table.contains("36/56 slots"), "{table}");
+
+    // Counts that are not finite numbers are refused, by the CLI and by the API.
+    let nan = accelfed()
+        .args(["query", "--url", &server.url, "--min-gpus", "nan"])
+        .output()
+        .unwrap();
+    assert_eq!(nan.status.code(), Some(2), "{}", stderr(&nan));
+    let ca = std::fs::read(&pki.ca).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for (name, value) in [
+        ("min_gpus", "nan"),
+        ("min_free", "-inf"),
+        ("min_slices", "inf"),
+    ] {
+        let answer = runtime.block_on(async {
+            let client = accelfed_publishers::registry::client(Some(&ca)).unwrap();
+            let query = [(name, value.to_owned())];
+            accelfed_publishers::registry::get(&client, &server.url, "/registry/v1/offers", &query)
+                .await
+        });
+        match answer {
+            Err(accelfed_publishers::registry::RegistryError::Refused {
+                status, reason, ..
+            }) => {
+                assert_eq!(status, 400, "{name}={value}: {reason}");
+                assert!(reason.contains(name), "{name}={value}: {reason}");
+            }
+            other => panic!("{name}={value} was not refused: {other:?}"),
+        }
+    }
+}

@@ -5,7 +5,9 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use accelfed_schemas::gpu::{AcceleratorType, GpuCount, GpuModel, MemoryMb, Virtualization};
+use accelfed_schemas::gpu::{
+    AcceleratorType, GpuCount, GpuModel, MemoryMb, Sharing, Virtualization,
+};
 use accelfed_schemas::names::{Fqan, LocalId, Text, VoName};
 
 /// A static provider: batch systems and clouds.
@@ -159,6 +161,11 @@ pub struct GpuConfig {
     pub cuda_version: Option<Text>,
     /// Clock speed in MHz.
     pub clock_speed: Option<u32>,
+    /// What one slot (node GPUs) or one device (pools) is of a physical GPU, so the document
+    /// publishes physical GPUs beside slots: `{ mode = "mig", profile = "1g.10gb", slices = 1,
+    /// of = 7 }`, `{ mode = "time-slicing", replicas = 4 }`, `{ mode = "mps", replicas = 4 }`,
+    /// `{ mode = "vgpu", vgpu_type = "GRID A100-10C", per_gpu = 4 }`. Default: whole GPUs.
+    pub sharing: Option<Sharing>,
     /// Node GPUs: physical devices per node.
     pub count: Option<Spanned<GpuCount>>,
     /// Node GPUs: schedulable devices per node (MIG slices, time-slicing replicas). Default: `count`.

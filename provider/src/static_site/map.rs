@@ -38,6 +38,7 @@ fn spec(gpu: &GpuConfig) -> GpuSpec {
         driver_version: gpu.driver_version.clone(),
         cuda_version: gpu.cuda_version.clone(),
         clock_speed_mhz: gpu.clock_speed,
+        sharing: gpu.sharing.clone().unwrap_or_default(),
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use toml::Spanned;
 
-use accelfed_schemas::gpu::{Capacity, GpuCount, Virtualization};
+use accelfed_schemas::gpu::{Capacity, GpuCount, Sharing, Virtualization};
 use accelfed_schemas::names::LocalId;
 
 use super::config::{BatchConfig, CloudConfig, GpuConfig, StaticConfig};
@@ -197,6 +197,22 @@ fn validate_gpu_spec(gpu: &GpuConfig, field: &str) -> Checked {
             format!("{field}.mig_profile"),
             "a MIG profile needs `virtualization = \"mig\"`",
         ));
+    }
+    if let Some(sharing) = &gpu.sharing {
+        // A zero would make a slot infinitely many GPUs, or more than one.
+        let bad = match sharing {
+            Sharing::Mig { slices, of, .. } => *slices == 0 || *of == 0 || slices > of,
+            Sharing::TimeSlicing { replicas } | Sharing::Mps { replicas } => *replicas == 0,
+            Sharing::Vgpu { per_gpu, .. } => *per_gpu == 0,
+            Sharing::Whole | Sharing::Fraction => false,
+        };
+        if bad {
+            return Err(Problem::new(
+                &gpu.id,
+                format!("{field}.sharing"),
+                "replicas, per_gpu, slices and of must be at least 1, and slices at most of",
+            ));
+        }
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
+use super::capacity::{SITE_TOTAL_PREFIX, physical, share_text};
 use super::entity::{Class, Entity, Value};
 use super::ids::{Ids, Kind};
 use super::{
@@ -21,7 +22,7 @@ impl SiteSnapshot {
             ids: Ids::new(&self.domain.name),
             out: Vec::new(),
         };
-        let site = builder.domain(&self.domain);
+        let site = builder.domain(&self.domain, physical_totals(self));
         for service in &self.services {
             match service {
                 Service::Computing(service) => builder.computing(site, service),
@@ -42,8 +43,8 @@ struct Attrs<'a>(Vec<(&'static str, Value<'a>)>);
 
 impl Default for Attrs<'_> {
     fn default() -> Self {
-        // Room for the largest class (an accelerator environment has 15), so it never grows.
-        Self(Vec::with_capacity(16))
+        // Room for the largest class (a manager accelerator has 19), so it never grows.
+        Self(Vec::with_capacity(20))
     }
 }
 
@@ -94,6 +95,14 @@ impl<'a> Attrs<'a> {
             .opt_text("MIGProfile", gpu.mig_profile.as_ref())
             .opt_text("DriverVersion", gpu.driver_version.as_ref())
             .opt_text("CUDAVersion", gpu.cuda_version.as_ref())
+            .slot_share(gpu)
+    }
+    /// What one slot (or one device of a flavor) is of a physical GPU, where it is not a whole one.
+    fn slot_share(self, gpu: &GpuSpec) -> Self {
+        match share_text(&gpu.sharing) {
+            Some(share) => self.value("SlotShare", Value::Text(Cow::Owned(share))),
+            None => self,
+        }
     }
     /// Capacity under the names a class family uses (`AcceleratorSlots` in batch, `Accelerators` in
     /// clouds).
@@ -110,6 +119,12 @@ const BATCH_CAPACITY: [&str; 3] = [
     "FreeAcceleratorSlots",
 ];
 const CLOUD_CAPACITY: [&str; 3] = ["TotalAccelerators", "UsedAccelerators", "FreeAccelerators"];
+/// The same capacity in physical GPUs, beside the slots, in every family.
+const PHYSICAL_CAPACITY: [&str; 3] = [
+    "TotalPhysicalAccelerators",
+    "UsedPhysicalAccelerators",
+    "FreePhysicalAccelerators",
+];
 
 fn sorted(map: &BTreeMap<String, String>) -> Vec<(String, String)> {
     map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
@@ -140,12 +155,13 @@ impl<'a> Builder<'a> {
         self.out[index].id.clone()
     }
 
-    fn domain(&mut self, domain: &'a AdminDomain) -> usize {
+    fn domain(&mut self, domain: &'a AdminDomain, totals: Vec<(String, String)>) -> usize {
         let mut other = sorted(&domain.other_info);
         if let Some(gocdb) = &domain.gocdb_id {
             other.push(("gocdb_id".into(), gocdb.to_string()));
-            other.sort();
         }
+        other.extend(totals);
+        other.sort();
         let attrs = Attrs::default()
             .text("Name", &domain.name)
             .opt_text("Description", domain.description.as_ref())
@@ -306,7 +322,8 @@ impl<'a> Builder<'a> {
         let id = self.ids.id(kind, &parts);
         let mut attrs = Attrs::default()
             .gpu(&accelerator.gpu)
-            .capacity(names, &accelerator.capacity);
+            .capacity(names, &accelerator.capacity)
+            .capacity(PHYSICAL_CAPACITY, &accelerator.physical());
         if let Some(max) = accelerator.max_per_job {
             let key = if names == BATCH_CAPACITY {
                 "MaxAcceleratorSlotsPerJob"
@@ -630,6 +647,10 @@ impl<'a> Builder<'a> {
                         ))),
                     )
                     .value("Number", Value::Count(accelerator.count))
+                    .value(
+                        "PhysicalAccelerators",
+                        Value::Count(physical(accelerator.count, &accelerator.gpu.sharing)),
+                    )
                     .gpu(&accelerator.gpu);
                 let flavor_id = self.id_of(flavor_index);
                 self.push(
@@ -695,6 +716,16 @@ fn shares_by_environment(service: &ComputingService) -> HashMap<&str, Vec<usize>
         }
     }
     shares_of
+}
+
+/// The site's physical GPUs per model as AdminDomain OtherInfo pairs,
+/// `TotalPhysicalAccelerators:<model>=<count>` (docs/formats-json.md "Physical GPU counts").
+fn physical_totals(snapshot: &SiteSnapshot) -> Vec<(String, String)> {
+    snapshot
+        .physical_totals()
+        .into_iter()
+        .map(|(model, total)| (format!("{SITE_TOTAL_PREFIX}{model}"), total.to_string()))
+        .collect()
 }
 
 /// `items` without repeats, in the order they first appear.

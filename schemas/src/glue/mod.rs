@@ -16,7 +16,9 @@ pub mod sample;
 mod site;
 mod validate;
 
-pub use capacity::AcceleratorCapacity;
+pub use capacity::{
+    AcceleratorCapacity, SITE_TOTAL_PREFIX, physical, physical_capacity, share, share_text,
+};
 pub use cloud::{CloudManager, CloudService, CloudShare, Image, InstanceType, VirtualAccelerator};
 pub use computing::{
     AcceleratorEnvironment, ComputingManager, ComputingService, ComputingShare,

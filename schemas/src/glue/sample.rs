@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use chrono::{TimeZone, Utc};
 
 use super::*;
-use crate::gpu::{Capacity, GpuCount, GpuModel, GpuSpec, MemoryMb, Virtualization};
+use crate::gpu::{Capacity, GpuCount, GpuModel, GpuSpec, MemoryMb, Sharing, Virtualization};
 use crate::names::{Fqan, LocalId, SiteName, Text, VoName};
 
 fn text(value: &str) -> Text {
@@ -69,6 +69,12 @@ pub fn snapshot(site: &str) -> SiteSnapshot {
     mig.virtualization = Virtualization::Mig;
     mig.mig_profile = Some(text("3g.40gb"));
     mig.memory = Some(MemoryMb::new(40_960));
+    // A 3g.40gb slice is 3 of an A100's 7 compute slices.
+    mig.sharing = Sharing::Mig {
+        profile: text("3g.40gb"),
+        slices: 3,
+        of: 7,
+    };
 
     let batch = ComputingService {
         local_id: id("hpc"),

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{GpuModel, MemoryMb};
+use super::{GpuModel, MemoryMb, Sharing};
 use crate::names::Text;
 
 /// GLUE 2.1 `AcceleratorType_t`.
@@ -84,6 +84,10 @@ pub struct GpuSpec {
     pub driver_version: Option<Text>,
     pub cuda_version: Option<Text>,
     pub clock_speed_mhz: Option<u32>,
+    /// What one unit of this kind (a slot a scheduler hands out, a VM's device) is of a physical
+    /// GPU, so documents publish physical GPUs beside slots (DESIGN.md "Physical units"). Whole by
+    /// default: a provider that does not say counts every slot as one physical GPU.
+    pub sharing: Sharing,
 }
 
 impl GpuSpec {
@@ -100,6 +104,7 @@ impl GpuSpec {
             driver_version: None,
             cuda_version: None,
             clock_speed_mhz: None,
+            sharing: Sharing::Whole,
         }
     }
 }

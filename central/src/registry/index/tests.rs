@@ -107,7 +107,7 @@ fn scan_broker(index: &Index, request: &BrokerRequest, now: DateTime<Utc>) -> Ve
     let filter = Filter {
         vendor: request.gpu_vendor.clone(),
         model: request.gpu_model.clone(),
-        min_gpus: Some(request.num_gpus),
+        min_gpus: GpuCount::new(request.num_gpus).ok(),
         vo: request.vo.clone(),
         fresh: request.fresh,
         ..Filter::default()
@@ -187,7 +187,7 @@ fn posting_lists_select_what_a_scan_selects() {
                                 model: model.map(str::to_owned),
                                 vo: vo.map(str::to_owned),
                                 site: site.map(str::to_owned),
-                                min_gpus,
+                                min_gpus: min_gpus.map(|n| GpuCount::new(n).unwrap()),
                                 fresh,
                                 ..Filter::default()
                             };
@@ -201,8 +201,9 @@ fn posting_lists_select_what_a_scan_selects() {
             }
         }
     }
-    // The comparison is only worth something if many filters select offers.
-    assert!(nonempty * 6 > compared, "{nonempty} of {compared}");
+    // The comparison is only worth something if many filters select offers (about one in six:
+    // the sample's MIG node type has no whole GPUs, so every `min_gpus` leaves it out).
+    assert!(nonempty * 7 > compared, "{nonempty} of {compared}");
 }
 
 #[test]

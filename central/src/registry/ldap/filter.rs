@@ -12,7 +12,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 
-use crate::registry::offer::Filter;
+use accelfed_schemas::offer::Filter;
 
 /// `value` escaped for use as an assertion value or a substring in a filter (RFC 4515, section 3).
 pub fn escape(value: &str) -> Cow<'_, str> {

@@ -5,7 +5,7 @@ use chrono::Utc;
 use super::client::Connection;
 use super::error::LdapError;
 use super::{filter, read};
-use crate::registry::offer::{Filter, Offer};
+use accelfed_schemas::offer::{Filter, Offer};
 
 /// The base a top-level BDII publishes under.
 pub const DEFAULT_BASE: &str = "o=glue";

@@ -18,7 +18,8 @@ use chrono::{DateTime, Utc};
 use accelfed_schemas::render::ldif::dn::unescape_value;
 
 use super::entry::{DirEntry, dn_key, rdns};
-use crate::registry::offer::{Offer, ServiceKind};
+use accelfed_schemas::offer::unit::{Facts, Unit};
+use accelfed_schemas::offer::{Offer, ServiceKind};
 
 /// Offers from the environments, with VOs from `policies` and `shares` (all as searched).
 pub fn offers(environments: &[DirEntry], policies: &[DirEntry], shares: &[DirEntry]) -> Vec<Offer> {
@@ -45,11 +46,27 @@ pub fn offers(environments: &[DirEntry], policies: &[DirEntry], shares: &[DirEnt
             let Some(model) = facts.get("Model") else {
                 continue;
             };
-            let number = |key: &str| facts.get(key).and_then(|v| v.parse::<f64>().ok());
-            let gpus_each = number("Number")
+            let number = |key: &str| {
+                facts
+                    .get(key)
+                    .and_then(|v| v.parse::<f64>().ok())
+                    .filter(|v| v.is_finite() && *v >= 0.0)
+            };
+            // A flavor's devices (`Number`) or a node type's slots; physical GPUs beside them.
+            let slots = number("Number")
                 .or_else(|| number("LogicalAccelerators"))
                 .or_else(|| number("PhysicalAccelerators"))
                 .unwrap_or(0.0);
+            let unit = Unit::of(Facts {
+                model,
+                virtualization: facts.get("VirtualizationType").map_or("", String::as_str),
+                mig_profile: facts.get("MIGProfile").map(String::as_str),
+                slot_share: facts.get("SlotShare").map(String::as_str),
+                slots,
+                physical: number("PhysicalAccelerators"),
+            });
+            let free = number("FreeAcceleratorSlots");
+            let total = number("TotalAcceleratorSlots");
             out.push(Offer {
                 site: site.clone(),
                 service_id: service_id.clone(),
@@ -58,7 +75,10 @@ pub fn offers(environments: &[DirEntry], policies: &[DirEntry], shares: &[DirEnt
                 resource_name: first(entry, "GLUE2EntityName")
                     .unwrap_or(&resource_id)
                     .to_owned(),
-                gpus_each,
+                gpus_each: unit.gpus_each,
+                slots_each: unit.slots_each,
+                physical_each: unit.physical_each,
+                gets: unit.gets.clone(),
                 vendor: facts.get("Vendor").cloned().unwrap_or_default(),
                 model: model.clone(),
                 memory_mb: facts.get("Memory").and_then(|v| v.parse().ok()),
@@ -72,8 +92,11 @@ pub fn offers(environments: &[DirEntry], policies: &[DirEntry], shares: &[DirEnt
                     .and_then(|v| v.parse().ok()),
                 ram_mb: first(entry, "GLUE2ExecutionEnvironmentMainMemorySize")
                     .and_then(|v| v.parse().ok()),
-                free: number("FreeAcceleratorSlots"),
-                total: number("TotalAcceleratorSlots"),
+                free,
+                total,
+                free_physical: free.map(|free| unit.physical(free)),
+                total_physical: total.map(|total| unit.physical(total)),
+                slot_share: unit.slot_share,
                 vos: resource_vos.clone(),
                 expires,
                 fresh: false,

@@ -4,7 +4,9 @@
 
 use serde::Deserialize;
 
-use crate::registry::offer::{Filter, Sharing};
+use accelfed_schemas::gpu::GpuCount;
+
+use accelfed_schemas::offer::{Filter, Sharing};
 
 /// The form's fields, as typed.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -13,6 +15,8 @@ pub struct FormParams {
     pub vendor: Option<String>,
     pub model: Option<String>,
     pub min_gpus: Option<String>,
+    pub min_slices: Option<String>,
+    pub mig_profile: Option<String>,
     pub min_memory_mb: Option<String>,
     pub compute_capability: Option<String>,
     pub sharing: Option<String>,
@@ -31,6 +35,11 @@ fn given(field: &Option<String>) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// A number already checked finite and not negative, as a GPU count.
+fn count(value: f64) -> Option<GpuCount> {
+    GpuCount::new(value).ok()
+}
+
 impl FormParams {
     /// The filter, and one sentence per field that did not read (that field is then ignored).
     pub fn filter(&self) -> (Filter, Vec<String>) {
@@ -45,8 +54,9 @@ impl FormParams {
                 }
             }
         };
-        let min_gpus = number("minimum GPUs", &self.min_gpus);
-        let min_free = number("minimum free GPUs", &self.min_free);
+        let min_gpus = number("minimum GPUs", &self.min_gpus).and_then(count);
+        let min_slices = number("minimum slices", &self.min_slices).and_then(count);
+        let min_free = number("minimum free GPUs", &self.min_free).and_then(count);
         let min_memory_mb =
             number("minimum GPU memory (MB)", &self.min_memory_mb).map(|value| value.ceil() as u64);
         let sharing = given(&self.sharing).and_then(|text| match text.parse::<Sharing>() {
@@ -60,6 +70,8 @@ impl FormParams {
             vendor: given(&self.vendor),
             model: given(&self.model),
             min_gpus,
+            min_slices,
+            mig_profile: given(&self.mig_profile),
             min_memory_mb,
             compute_capability: given(&self.compute_capability),
             sharing,
@@ -91,7 +103,7 @@ mod tests {
         assert!(problems.is_empty(), "{problems:?}");
         assert_eq!(filter.model.as_deref(), Some("A100"));
         assert_eq!(filter.vendor, None);
-        assert_eq!(filter.min_gpus, Some(4.0));
+        assert_eq!(filter.min_gpus, Some(GpuCount::whole(4)));
         assert_eq!(filter.min_memory_mb, Some(40_001));
         assert!(filter.fresh);
     }

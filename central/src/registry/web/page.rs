@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use super::form::FormParams;
 use super::html::{escape, page};
 use crate::registry::index::SiteStatus;
-use crate::registry::offer::Offer;
+use accelfed_schemas::offer::Offer;
 
 /// The accounting part of the page.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,7 +58,9 @@ fn form(out: &mut String, params: &FormParams) {
     out.push_str("<form method=\"get\" action=\"\" id=\"filters\">");
     input(out, "model", "GPU model", &params.model);
     input(out, "vendor", "vendor", &params.vendor);
-    input(out, "min_gpus", "min GPUs each", &params.min_gpus);
+    input(out, "min_gpus", "min whole GPUs each", &params.min_gpus);
+    input(out, "min_slices", "min slices each", &params.min_slices);
+    input(out, "mig_profile", "MIG profile", &params.mig_profile);
     input(
         out,
         "min_memory_mb",
@@ -74,7 +76,12 @@ fn form(out: &mut String, params: &FormParams) {
     input(out, "sharing", "sharing", &params.sharing);
     input(out, "vo", "VO", &params.vo);
     input(out, "site", "site", &params.site);
-    input(out, "min_free", "min free GPUs", &params.min_free);
+    input(
+        out,
+        "min_free",
+        "min free GPUs (physical)",
+        &params.min_free,
+    );
     let checked = if params.fresh.as_deref().is_some_and(|v| !v.is_empty()) {
         " checked"
     } else {
@@ -103,13 +110,20 @@ fn offers(out: &mut String, offers: &[Offer]) {
     );
     out.push_str(
         "<table id=\"offers\"><thead><tr><th>site</th><th>kind</th><th>flavor / node type</th>\
-         <th>GPUs each</th><th>model</th><th>memory (MB)</th><th>sharing</th><th>free / total</th>\
-         <th>VOs</th><th>information</th></tr></thead><tbody>\n",
+         <th>GPUs each</th><th>what one gets</th><th>model</th><th>memory (MB)</th><th>sharing</th>\
+         <th>free / total GPUs (slots)</th><th>VOs</th><th>information</th></tr></thead><tbody>\n",
     );
     for offer in offers {
-        let capacity = match (offer.free, offer.total) {
+        // Physical GPUs, with the slots beside them where a slot is part of a GPU.
+        let capacity = match (offer.free_physical, offer.total_physical) {
             (Some(free), Some(total)) => format!("{} / {}", number(free), number(total)),
             _ => "unknown".to_owned(),
+        };
+        let capacity = match (offer.slot_share.is_some(), offer.free, offer.total) {
+            (true, Some(free), Some(total)) => {
+                format!("{capacity} ({} / {} slots)", number(free), number(total))
+            }
+            _ => capacity,
         };
         let (class, state) = if offer.fresh {
             ("fresh", "fresh")
@@ -119,13 +133,14 @@ fn offers(out: &mut String, offers: &[Offer]) {
         let _ = writeln!(
             out,
             "<tr class=\"offer\"><td class=\"site\">{}</td><td>{}</td><td title=\"{}\">{}</td>\
-             <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{capacity}</td><td>{}</td>\
-             <td class=\"{class}\">{state}</td></tr>",
+             <td>{}</td><td class=\"gets\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{capacity}</td>\
+             <td>{}</td><td class=\"{class}\">{state}</td></tr>",
             escape(&offer.site),
             offer.service_kind.as_str(),
             escape(&offer.resource_id),
             escape(&offer.resource_name),
             number(offer.gpus_each),
+            escape(&offer.gets),
             escape(&offer.model),
             offer.memory_mb.map(|m| m.to_string()).unwrap_or_default(),
             escape(&offer.sharing),
@@ -191,7 +206,7 @@ fn charts(out: &mut String, charts: &Charts) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::offer::ServiceKind;
+    use accelfed_schemas::offer::ServiceKind;
 
     fn offer(site: &str, name: &str) -> Offer {
         Offer {
@@ -201,6 +216,10 @@ mod tests {
             resource_id: "id\"><script>x</script>".into(),
             resource_name: name.into(),
             gpus_each: 0.5,
+            slots_each: 0.5,
+            physical_each: 0.5,
+            slot_share: None,
+            gets: "0.5 x NVIDIA A100".into(),
             vendor: "NVIDIA".into(),
             model: "NVIDIA A100".into(),
             memory_mb: Some(40_960),
@@ -211,6 +230,8 @@ mod tests {
             ram_mb: None,
             free: Some(3.0),
             total: Some(8.0),
+            free_physical: Some(3.0),
+            total_physical: Some(8.0),
             vos: vec!["atlas".into()],
             expires: DateTime::<Utc>::MAX_UTC,
             fresh: true,

@@ -56,7 +56,7 @@ pub struct ClassDef {
 
 use Syntax::{Integer, Text};
 
-const GPU: [(&str, Syntax); 10] = [
+const GPU: [(&str, Syntax); 11] = [
     ("Type", Text),
     ("Vendor", Text),
     ("Model", Text),
@@ -67,11 +67,12 @@ const GPU: [(&str, Syntax); 10] = [
     ("MIGProfile", Text),
     ("DriverVersion", Text),
     ("CUDAVersion", Text),
+    ("SlotShare", Text),
 ];
 
 macro_rules! with_gpu {
     ($($before:expr),* ; $($after:expr),*) => {
-        &[$($before,)* GPU[0], GPU[1], GPU[2], GPU[3], GPU[4], GPU[5], GPU[6], GPU[7], GPU[8], GPU[9], $($after),*]
+        &[$($before,)* GPU[0], GPU[1], GPU[2], GPU[3], GPU[4], GPU[5], GPU[6], GPU[7], GPU[8], GPU[9], GPU[10], $($after),*]
     };
 }
 
@@ -90,7 +91,9 @@ pub const CLASSES: [ClassDef; 12] = [
         number: 2,
         sup: Sup::Entity,
         attributes: with_gpu!(; ("TotalAcceleratorSlots", Integer), ("UsedAcceleratorSlots", Integer),
-            ("FreeAcceleratorSlots", Integer), ("MaxAcceleratorSlotsPerJob", Integer)),
+            ("FreeAcceleratorSlots", Integer), ("MaxAcceleratorSlotsPerJob", Integer),
+            ("TotalPhysicalAccelerators", Integer), ("UsedPhysicalAccelerators", Integer),
+            ("FreePhysicalAccelerators", Integer)),
         foreign_keys: &[Class::ComputingManager],
     },
     ClassDef {
@@ -98,7 +101,9 @@ pub const CLASSES: [ClassDef; 12] = [
         number: 3,
         sup: Sup::Entity,
         attributes: with_gpu!(; ("TotalAcceleratorSlots", Integer), ("UsedAcceleratorSlots", Integer),
-            ("FreeAcceleratorSlots", Integer), ("MaxAcceleratorSlotsPerJob", Integer)),
+            ("FreeAcceleratorSlots", Integer), ("MaxAcceleratorSlotsPerJob", Integer),
+            ("TotalPhysicalAccelerators", Integer), ("UsedPhysicalAccelerators", Integer),
+            ("FreePhysicalAccelerators", Integer)),
         foreign_keys: &[Class::ComputingShare],
     },
     ClassDef {
@@ -158,7 +163,7 @@ pub const CLASSES: [ClassDef; 12] = [
         class: Class::CloudComputingVirtualAccelerator,
         number: 9,
         sup: Sup::Entity,
-        attributes: with_gpu!(("Number", Integer);),
+        attributes: with_gpu!(("Number", Integer), ("PhysicalAccelerators", Integer);),
         foreign_keys: &[Class::CloudComputingInstanceType],
     },
     ClassDef {
@@ -180,7 +185,9 @@ pub const CLASSES: [ClassDef; 12] = [
         number: 11,
         sup: Sup::Entity,
         attributes: with_gpu!(; ("TotalAccelerators", Integer), ("UsedAccelerators", Integer),
-            ("FreeAccelerators", Integer), ("MaxAccelerators", Integer)),
+            ("FreeAccelerators", Integer), ("MaxAccelerators", Integer),
+            ("TotalPhysicalAccelerators", Integer), ("UsedPhysicalAccelerators", Integer),
+            ("FreePhysicalAccelerators", Integer)),
         foreign_keys: &[Class::CloudComputingManager],
     },
     ClassDef {
@@ -188,14 +195,16 @@ pub const CLASSES: [ClassDef; 12] = [
         number: 12,
         sup: Sup::Entity,
         attributes: with_gpu!(; ("TotalAccelerators", Integer), ("UsedAccelerators", Integer),
-            ("FreeAccelerators", Integer), ("MaxAccelerators", Integer)),
+            ("FreeAccelerators", Integer), ("MaxAccelerators", Integer),
+            ("TotalPhysicalAccelerators", Integer), ("UsedPhysicalAccelerators", Integer),
+            ("FreePhysicalAccelerators", Integer)),
         foreign_keys: &[Class::CloudComputingShare],
     },
 ];
 
 /// Fixed OID numbers of attribute suffixes (`<arc>.1.<class>.<number>`). Foreign keys are
 /// `100 + ` the number of their target class ([`class_number`]).
-const ATTRIBUTE_NUMBERS: [(&str, u32); 39] = [
+const ATTRIBUTE_NUMBERS: [(&str, u32); 43] = [
     ("ID", 1),
     ("Type", 2),
     ("Vendor", 3),
@@ -235,6 +244,10 @@ const ATTRIBUTE_NUMBERS: [(&str, u32); 39] = [
     ("Description", 37),
     ("AccessInfo", 38),
     ("Name", 39),
+    ("TotalPhysicalAccelerators", 40),
+    ("UsedPhysicalAccelerators", 41),
+    ("FreePhysicalAccelerators", 42),
+    ("SlotShare", 43),
 ];
 
 /// The OID number of a class: its [`ClassDef::number`], or 50+ for GLUE 2.0 classes (only used as
