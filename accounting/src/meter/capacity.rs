@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use accelfed_schemas::glue::{AcceleratorCapacity, Service, SiteSnapshot};
-use accelfed_schemas::gpu::{GpuModel, Virtualization};
+use accelfed_schemas::gpu::{GpuModel, Sharing, Virtualization};
 use accelfed_schemas::usage::{Month, UsageRecord};
 
 /// Physical GPUs installed at one site, per model.
@@ -34,9 +34,11 @@ impl Installed {
         self.per_model.get(model.as_str()).copied()
     }
 
-    /// The site's GPUs per model from its snapshot: the totals of every manager accelerator (batch
-    /// systems, Kubernetes clusters and clouds). A model published as MIG slices, replicas or vGPUs
-    /// is left out (no bound): those totals count what a scheduler hands out, not physical GPUs.
+    /// The site's GPUs per model from its snapshot: the physical totals of every manager
+    /// accelerator (batch systems, Kubernetes clusters and clouds). Slots of a known sharing (a MIG
+    /// profile's slices, replicas, vGPUs per GPU) count as the physical GPUs they are; a model
+    /// published as shared whose share the provider did not state is left out (no bound), since
+    /// its total counts what a scheduler hands out, not GPUs.
     pub fn from_snapshot(snapshot: &SiteSnapshot) -> Self {
         let mut installed = Self::default();
         for service in &snapshot.services {
@@ -46,16 +48,14 @@ impl Installed {
             };
             for accelerator in accelerators {
                 let model = &accelerator.gpu.model;
-                match accelerator.gpu.virtualization {
-                    Virtualization::None | Virtualization::Passthrough => {
-                        installed.add(model, accelerator.capacity.total.get());
-                    }
-                    Virtualization::Vgpu
-                    | Virtualization::Mig
-                    | Virtualization::TimeSlicing
-                    | Virtualization::Mps => {
-                        installed.unknown.insert(model.as_str().to_owned());
-                    }
+                let shared = !matches!(
+                    accelerator.gpu.virtualization,
+                    Virtualization::None | Virtualization::Passthrough
+                );
+                if shared && accelerator.gpu.sharing == Sharing::Whole {
+                    installed.unknown.insert(model.as_str().to_owned());
+                } else {
+                    installed.add(model, accelerator.physical().total.get());
                 }
             }
         }
@@ -157,7 +157,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn installed_gpus_come_from_the_managers_and_shared_models_stay_unbounded() {
+    fn installed_gpus_come_from_the_managers_and_shares_of_unstated_size_stay_unbounded() {
         let mut snapshot = sample::snapshot("SITE-A");
         let a100 = |s: &SiteSnapshot| match &s.services[0] {
             Service::Computing(service) => service.manager.accelerators[0].gpu.model.clone(),
@@ -175,7 +175,22 @@ mod tests {
         assert_eq!(
             Installed::from_snapshot(&snapshot).get(&model),
             None,
-            "a total of MIG slices is no count of physical GPUs"
+            "a total of MIG slices of unstated share is no count of physical GPUs"
+        );
+        // Once the provider says what a slot is, the slices count as the GPUs they are.
+        let Service::Computing(batch) = &mut snapshot.services[0] else {
+            panic!("the sample's first service is the batch cluster")
+        };
+        let slices = batch.manager.accelerators.last_mut().unwrap();
+        slices.gpu.sharing = Sharing::Mig {
+            profile: accelfed_schemas::names::Text::new("1g.10gb").unwrap(),
+            slices: 1,
+            of: 8,
+        };
+        let slots = slices.capacity.total.get();
+        assert_eq!(
+            Installed::from_snapshot(&snapshot).get(&model),
+            Some(24.0 + slots / 8.0)
         );
     }
 }

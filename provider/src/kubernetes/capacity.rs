@@ -141,7 +141,7 @@ pub fn tally(
                 .kinds
                 .entry(id.clone())
                 .or_insert_with(|| empty(nodes, &id));
-            let share = resource.sharing.physical_share();
+            let share = resource.gpu.sharing.physical_share();
             let physical = Physical {
                 total: resource.capacity as f64 * share,
                 used: node_used as f64 * share,

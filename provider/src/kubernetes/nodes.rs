@@ -51,11 +51,9 @@ pub struct NodeResource {
     /// What pods may request (`status.allocatable`; less than capacity when devices are unhealthy
     /// or reserved).
     pub allocatable: u64,
-    /// Physical GPUs the resource's devices are worth: capacity x `sharing.physical_share()` (7
-    /// `1g.10gb` slices of an H100 are 1; 8 time-slicing replicas of one T4 are 1).
+    /// Physical GPUs the resource's devices are worth: capacity x `gpu.sharing.physical_share()`
+    /// (7 `1g.10gb` slices of an H100 are 1; 8 time-slicing replicas of one T4 are 1).
     pub physical: GpuCount,
-    /// What one device of the resource is of a physical GPU.
-    pub sharing: Sharing,
 }
 
 /// Reads a node; `None` when it advertises no GPU resource. `tolerated` are taint keys that do not
@@ -99,14 +97,16 @@ pub fn read_node(
         if capacity == 0 {
             continue;
         }
-        if let Some((gpu, sharing, physical)) = kind.read(resource, capacity, &mut labels) {
+        if let Some((mut gpu, sharing, physical)) = kind.read(resource, capacity, &mut labels) {
+            // What one device is of a physical GPU travels with the GPU's description, so the
+            // published capacity carries physical counts beside the slots.
+            gpu.sharing = sharing;
             resources.push(NodeResource {
                 resource: resource.clone(),
                 gpu,
                 capacity,
                 allocatable,
                 physical,
-                sharing,
             });
         }
     }
@@ -158,7 +158,7 @@ fn installed(resources: &[NodeResource], labels: &mut Labels<'_>) -> Vec<(GpuMod
         for (model, sum) in &mut out {
             let is_mig = resources
                 .iter()
-                .any(|r| r.gpu.model == *model && matches!(r.sharing, Sharing::Mig { .. }));
+                .any(|r| r.gpu.model == *model && matches!(r.gpu.sharing, Sharing::Mig { .. }));
             // A small tolerance: the slices' shares are sevenths, summed in floating point.
             if is_mig && parents as f64 + 1e-9 >= *sum {
                 *sum = parents as f64;
@@ -566,7 +566,7 @@ mod tests {
         assert_eq!(resource.capacity, 14);
         // 14 slices of 1/7: two physical GPUs.
         assert_eq!(
-            resource.sharing,
+            resource.gpu.sharing,
             Sharing::Mig {
                 profile: Text::new("1g.5gb").unwrap(),
                 slices: 1,
@@ -598,7 +598,7 @@ mod tests {
                 .unwrap();
             (
                 r.gpu.model.as_str().to_owned(),
-                r.sharing.physical_share(),
+                r.gpu.sharing.physical_share(),
                 r.physical.get(),
             )
         };
@@ -637,7 +637,7 @@ mod tests {
         let resource = &read.resources[0];
         assert_eq!(resource.gpu.model.as_str(), "NVIDIA L4");
         assert_eq!(resource.gpu.virtualization, Virtualization::Mps);
-        assert_eq!(resource.sharing, Sharing::Mps { replicas: 4 });
+        assert_eq!(resource.gpu.sharing, Sharing::Mps { replicas: 4 });
         assert_eq!(resource.physical, GpuCount::whole(1));
     }
 

@@ -41,7 +41,7 @@ pub fn observations(
             node.resources.iter().map(move |r| {
                 (
                     (node.name.as_str(), r.resource.as_str()),
-                    (&r.gpu.model, &r.sharing),
+                    (&r.gpu.model, &r.gpu.sharing),
                 )
             })
         })

@@ -162,6 +162,18 @@ async fn capacity_counts_physical_gpus_bytes_memory_and_not_ready_nodes() {
         kind("nvidia-l4.mps").gpu.virtualization,
         Virtualization::Mps
     );
+    // Published capacity carries what a slot is, so its physical count is GPUs, not slots: the
+    // T4's 8 replicas are one GPU, the H100's 7 single-strategy slices one GPU.
+    assert_eq!(t4.gpu.sharing, Sharing::TimeSlicing { replicas: 8 });
+    assert_eq!(t4.physical().total, GpuCount::whole(1));
+    let h100 = service
+        .manager
+        .accelerators
+        .iter()
+        .find(|a| a.gpu.model.as_str() == "NVIDIA H100 80GB HBM3")
+        .unwrap();
+    assert_eq!(h100.capacity.total, GpuCount::whole(7));
+    assert_eq!(h100.physical().total, GpuCount::whole(1));
     // The NotReady node's A100 is not free.
     let lost = kind("nvidia-a100-sxm4-40gb");
     assert_eq!(
