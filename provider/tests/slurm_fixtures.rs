@@ -408,9 +408,10 @@ fn jobs_become_observations_named_cluster_colon_job_id() {
         observations[2].end.is_none(),
         "running job metered up to now"
     );
-    // Untyped job with two configured types: published as "GPU"; l40s is not configured.
+    // Untyped job with two configured types: published as "GPU". l40s is not configured, but the
+    // model catalogue knows the one product of that family by the name nvidia-smi prints.
     assert_eq!(observations[1].model.as_str(), "GPU");
-    assert_eq!(observations[4].model.as_str(), "l40s");
+    assert_eq!(observations[4].model.as_str(), "NVIDIA L40S");
 }
 
 #[test]

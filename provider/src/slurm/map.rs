@@ -168,6 +168,8 @@ impl Specs<'_> {
         };
         if let Some(profile) = mig_profile {
             spec.virtualization = Virtualization::Mig;
+            // What one slot is of the parent GPU, so the published capacity has physical counts.
+            spec.sharing = accelfed_schemas::gpu::mig_sharing(spec.model.as_str(), &profile).0;
             spec.mig_profile = Text::new(profile).ok();
         }
         spec

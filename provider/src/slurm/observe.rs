@@ -208,28 +208,11 @@ fn charged_start(job: &SlurmJob, start: DateTime<Utc>) -> DateTime<Utc> {
 }
 
 /// Whole GPUs, or a MIG slice where the GRES type names a profile (`1g.10gb`, `a100_3g.40gb`):
-/// `N` of the parent's compute slices, 7 on the A100, H100, H200 and their variants, 4 on an A30
-/// (NVIDIA's MIG user guide, "Supported MIG profiles").
+/// its share of the parent GPU from the one MIG table ([`accelfed_schemas::gpu::mig_sharing`]).
 fn sharing(gpu_type: Option<&str>, model: &GpuModel) -> Sharing {
-    let Some(profile) = gpu_type.and_then(mig_profile) else {
-        return Sharing::Whole;
-    };
-    let slices = profile
-        .split_once('g')
-        .and_then(|(n, _)| n.parse::<u32>().ok())
-        .unwrap_or(1);
-    let of = if model.as_str().to_ascii_uppercase().contains("A30") {
-        4
-    } else {
-        7
-    };
-    match Text::new(profile) {
-        Ok(profile) if slices <= of => Sharing::Mig {
-            profile,
-            slices,
-            of,
-        },
-        _ => Sharing::Whole,
+    match gpu_type.and_then(mig_profile) {
+        Some(profile) => accelfed_schemas::gpu::mig_sharing(model.as_str(), &profile).0,
+        None => Sharing::Whole,
     }
 }
 
