@@ -198,10 +198,11 @@ fn v0040_nodes_states_mig_and_unknown_types() {
     assert_eq!(mig.capacity, capacity(7, 3, 4));
     assert_eq!(mig.gpu.virtualization, Virtualization::Mig);
     assert_eq!(mig.gpu.mig_profile.as_ref().unwrap().as_str(), "1g.10gb");
-    // Unknown type: published with its Slurm name, and a warning.
+    // Unknown type: not in [slurm.gpu_types], so a warning; its name goes through the model
+    // catalogue, which knows the one product of the l40s family.
     let l40s = by_id(manager, "l40s");
     assert_eq!(l40s.capacity, capacity(8, 8, 0));
-    assert_eq!(l40s.gpu.model.as_str(), "l40s");
+    assert_eq!(l40s.gpu.model.as_str(), "NVIDIA L40S");
     assert!(
         mapped.warnings.iter().any(|w| w.contains("\"l40s\"")),
         "{:?}",
