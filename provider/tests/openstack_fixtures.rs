@@ -127,7 +127,7 @@ fn captured_cloud_publishes_placement_truth_per_vo() {
         (v100.total, v100.used, v100.free),
         (GpuCount::whole(4), GpuCount::whole(3), GpuCount::whole(1))
     );
-    let vgpu = manager["a100-sxm4-40gb.vgpu"];
+    let vgpu = manager["nvidia-a100-sxm4-40gb.vgpu"];
     assert_eq!(
         (vgpu.total, vgpu.used, vgpu.free),
         (GpuCount::whole(16), GpuCount::whole(3), GpuCount::whole(13))
@@ -153,12 +153,18 @@ fn captured_cloud_publishes_placement_truth_per_vo() {
         used("atlas", "tesla-v100-pcie-16gb.passthrough"),
         GpuCount::whole(2)
     );
-    assert_eq!(used("atlas", "a100-sxm4-40gb.vgpu"), GpuCount::whole(1));
+    assert_eq!(
+        used("atlas", "nvidia-a100-sxm4-40gb.vgpu"),
+        GpuCount::whole(1)
+    );
     assert_eq!(
         used("cms", "tesla-v100-pcie-16gb.passthrough"),
         GpuCount::whole(1)
     );
-    assert_eq!(used("cms", "a100-sxm4-40gb.vgpu"), GpuCount::whole(2));
+    assert_eq!(
+        used("cms", "nvidia-a100-sxm4-40gb.vgpu"),
+        GpuCount::whole(2)
+    );
     assert_eq!(shares["atlas"].running_vm, Some(3));
 
     let gpu_flavors: BTreeMap<&str, _> = service

@@ -105,7 +105,8 @@ fn the_recorded_clouds_gpu_vms_become_observations_per_vo() {
     assert!(atlas_gpu.user.is_some());
 
     let cms_vgpu = by_id["bb2c5020-f02c-46d1-8e14-ba1ebbf628e4"];
-    assert_eq!(cms_vgpu.model.as_str(), "A100-SXM4-40GB");
+    // The trait's `A100-SXM4-40GB`, in the model catalogue's canonical spelling.
+    assert_eq!(cms_vgpu.model.as_str(), "NVIDIA A100-SXM4-40GB");
     assert_eq!(cms_vgpu.vo.as_ref().unwrap().as_str(), "cms");
 
     // GPU-seconds per VO up to now: atlas 2 x V100 + 1 vGPU, cms 1 x V100 + 2 vGPUs

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use accelfed_schemas::gpu::{
-    AcceleratorType, GpuCount, GpuModel, GpuSpec, MemoryMb, Sharing, Virtualization,
+    AcceleratorType, GpuCount, GpuModel, GpuSpec, MemoryMb, PciId, Sharing, Virtualization, catalog,
 };
 use accelfed_schemas::names::Text;
 
@@ -397,11 +397,17 @@ pub fn class_spec(class: &str, devices: &Devices) -> Result<GpuSpec, String> {
     let (vendor, product) = pci_ids::split_class(class).ok_or_else(|| {
         format!("resource class {class} is not described under [openstack.resource_class]")
     })?;
-    let vendor_name = pci_ids::vendor_name(&vendor).map_or_else(|| vendor.clone(), str::to_owned);
-    let (name, memory) = pci_ids::product(&vendor, &product).map_or_else(
-        || (format!("PCI {vendor}:{product}"), None),
-        |(n, m)| (n.to_owned(), m),
-    );
+    // The one PCI table (schemas::gpu::PciId, sources there): canonical model names, memory from
+    // the model catalogue. Unknown ids keep a name made of the ids, so they are still counted.
+    let id = PciId::from_hex(&vendor, &product);
+    let vendor_name = id
+        .and_then(PciId::vendor_name)
+        .map_or_else(|| vendor.clone(), str::to_owned);
+    let known = id.and_then(PciId::model);
+    let name = known.map_or_else(|| format!("PCI {vendor}:{product}"), str::to_owned);
+    let memory = known
+        .and_then(catalog::by_name)
+        .map(|entry| u64::from(entry.memory_gb) * 1000);
     let mut spec = GpuSpec::new(text(&vendor_name, "vendor")?, model(&name, "model")?);
     spec.memory = memory.map(MemoryMb::new);
     spec.virtualization = Virtualization::Passthrough;

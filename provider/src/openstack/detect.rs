@@ -255,7 +255,8 @@ mod tests {
         assert_eq!(d.gpu.unwrap().count, GpuCount::whole(4));
         let d = detector(CONFIG).detect("pci", &specs(&[("resources1:CUSTOM_PCI_10DE_20B5", "2")]));
         let gpu = d.gpu.unwrap();
-        assert_eq!(gpu.spec.model.as_str(), "A100 80GB PCIe");
+        // Named by the PCI table, in the canonical spelling nvidia-smi prints.
+        assert_eq!(gpu.spec.model.as_str(), "NVIDIA A100 80GB PCIe");
         assert_eq!(gpu.spec.vendor.as_str(), "NVIDIA");
         assert_eq!(gpu.resource_class.as_deref(), Some("CUSTOM_PCI_10DE_20B5"));
         assert!(d.warnings.is_empty());
@@ -395,7 +396,8 @@ mod tests {
         assert!(d.warnings.is_empty(), "{:?}", d.warnings);
         let gpu = d.gpu.unwrap();
         assert_eq!(gpu.count, GpuCount::whole(1));
-        assert_eq!(gpu.spec.model.as_str(), "A100-SXM4-40GB");
+        // The configured `A100-SXM4-40GB`, in the model catalogue's canonical spelling.
+        assert_eq!(gpu.spec.model.as_str(), "NVIDIA A100-SXM4-40GB");
         assert_eq!(gpu.sharing, Sharing::Whole);
 
         let nic_only = detector.detect(

@@ -47,7 +47,10 @@ fn capacity(provided: &Provided) -> BTreeMap<String, (GpuCount, GpuCount, GpuCou
 fn recorded_capacity() -> BTreeMap<String, (GpuCount, GpuCount, GpuCount)> {
     let n = GpuCount::whole;
     BTreeMap::from([
-        ("a100-sxm4-40gb.vgpu".to_owned(), (n(16), n(3), n(13))),
+        (
+            "nvidia-a100-sxm4-40gb.vgpu".to_owned(),
+            (n(16), n(3), n(13)),
+        ),
         (
             "tesla-v100-pcie-16gb.passthrough".to_owned(),
             (n(4), n(3), n(1)),
