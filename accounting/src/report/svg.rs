@@ -48,7 +48,12 @@ pub fn render(
     for ((month, _), hours) in &cells {
         *month_totals.entry(*month).or_default() += hours;
     }
-    let max = month_totals.values().copied().fold(0.0, f64::max);
+    // Over the months shown: a month left off the axis must not scale it.
+    let max = months
+        .iter()
+        .filter_map(|month| month_totals.get(month))
+        .copied()
+        .fold(0.0, f64::max);
     let (step, top) = ticks(max);
 
     let mut out = String::new();
@@ -170,7 +175,9 @@ pub fn render(
 }
 
 /// Every month from the first to the last (bounded by `from`/`to`), gaps included, so the time axis
-/// is not distorted by months without usage.
+/// is not distorted by months without usage. At most the last 240 months: a span longer than that
+/// (one record from 1970, which any site may send) keeps the recent months on the chart instead of
+/// stopping the axis before them.
 fn month_axis(
     cells: &BTreeMap<(Period, String), f64>,
     from: Option<Period>,
@@ -181,15 +188,21 @@ fn month_axis(
     let (Some(first), Some(last)) = (first, last) else {
         return Vec::new();
     };
-    let mut months = Vec::new();
+    let mut months = std::collections::VecDeque::new();
     let mut month = first;
-    // A report over centuries would be unreadable anyway; cap the bars.
-    while month <= last && months.len() < 240 {
-        months.push(month);
+    // A report over centuries would be unreadable anyway; cap the bars, keeping the newest.
+    while month <= last {
+        months.push_back(month);
+        if months.len() > MAX_MONTHS {
+            months.pop_front();
+        }
         month = month.next();
     }
-    months
+    months.into()
 }
+
+/// The most months one chart shows.
+const MAX_MONTHS: usize = 240;
 
 /// A tick step of 1, 2 or 5 times a power of ten giving about five grid lines, and the axis top.
 fn ticks(max: f64) -> (f64, f64) {
@@ -263,6 +276,19 @@ mod tests {
         assert!(
             svg.find(">cms (900)</text>").unwrap() < svg.find(">atlas (4,500)</text>").unwrap()
         );
+    }
+
+    #[test]
+    fn one_record_from_1970_leaves_the_recent_months_on_the_chart() {
+        let mut cells = BTreeMap::new();
+        let old = Period::new(1970, 1).unwrap();
+        let recent = Period::new(2026, 10).unwrap();
+        cells.insert((old, "atlas".to_owned()), 1.0);
+        cells.insert((recent, "atlas".to_owned()), 100.0);
+        let months = month_axis(&cells, None, None);
+        assert_eq!(months.len(), MAX_MONTHS);
+        assert_eq!(months.last(), Some(&recent));
+        assert!(!months.contains(&old));
     }
 
     #[test]
