@@ -24,6 +24,22 @@ pub fn create_with_mode(path: &Path, mode: u32) {
         .open(path);
 }
 
+/// Creates the folder `path` lives in, and any missing above it, with mode 0750 (less the umask)
+/// when it does not exist: a site's first `meter` should not fail on `/var/spool/accelfed`
+/// missing. Failures are left to SQLite's open, which names them.
+pub fn create_folder(path: &Path) {
+    use std::os::unix::fs::DirBuilderExt;
+    if let Some(folder) = path.parent()
+        && !folder.as_os_str().is_empty()
+        && !folder.exists()
+    {
+        let _ = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o750)
+            .create(folder);
+    }
+}
+
 /// The spool's mode.
 pub const SPOOL_MODE: u32 = 0o600;
 /// The central repository's and registry's mode.
@@ -34,6 +50,17 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     use super::*;
+
+    #[test]
+    fn a_missing_folder_is_created_private_to_its_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = dir.path().join("var/spool/accelfed/spool.sqlite");
+        create_folder(&spool);
+        let folder = spool.parent().unwrap();
+        assert!(folder.is_dir());
+        let mode = std::fs::metadata(folder).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode & 0o007, 0, "no access for others: {mode:o}");
+    }
 
     #[test]
     fn a_new_file_gets_the_mode_and_an_existing_one_keeps_its_own() {

@@ -131,6 +131,7 @@ impl Spool {
     /// Opens (creating if needed) the spool at `path` and brings its schema up to date.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, SpoolError> {
         let path = path.as_ref().to_path_buf();
+        crate::private_file::create_folder(&path);
         crate::private_file::create_with_mode(&path, crate::private_file::SPOOL_MODE);
         let conn = Connection::open(&path).map_err(|source| SpoolError::Sqlite {
             path: path.clone(),
