@@ -77,12 +77,10 @@ pub enum RunError {
     Serve(#[from] ServeError),
 }
 
-/// Runs the central service until `shutdown` completes, then lets calls in flight finish.
-pub async fn run(
-    loaded: &LoadedCentral,
-    listeners: Listeners,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), RunError> {
+/// What `accelfed validate --central` checks, with no network and no database: the configuration
+/// (already parsed), the TLS certificate and key (readable, PEM, a pair rustls accepts), and that
+/// `[ldap]` has the registry it syncs. Returns the PEM certificate and key.
+pub fn check(loaded: &LoadedCentral) -> Result<(Vec<u8>, Vec<u8>), RunError> {
     let config = &loaded.config;
     let read = |what: &str, path: &std::path::Path| {
         let path = loaded.resolve(path);
@@ -91,11 +89,29 @@ pub async fn run(
     };
     let certificate_pem = read("certificate", &config.tls.certificate)?;
     let key_pem = read("key", &config.tls.key)?;
-    if listeners.https.is_none() && config.ldap.is_some() {
+    tls::acceptor(&certificate_pem, &key_pem, b"h2").map_err(|err| {
+        RunError::Config(format!(
+            "tls ({} and {}): {err}",
+            loaded.resolve(&config.tls.certificate).display(),
+            loaded.resolve(&config.tls.key).display()
+        ))
+    })?;
+    if config.listen.https.is_none() && config.ldap.is_some() {
         return Err(RunError::Config(
             "[ldap] syncs the registry's view, and the registry needs [listen] https".to_owned(),
         ));
     }
+    Ok((certificate_pem, key_pem))
+}
+
+/// Runs the central service until `shutdown` completes, then lets calls in flight finish.
+pub async fn run(
+    loaded: &LoadedCentral,
+    listeners: Listeners,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), RunError> {
+    let config = &loaded.config;
+    let (certificate_pem, key_pem) = check(loaded)?;
     if config.sites.is_empty() {
         tracing::warn!("no [sites.*] in the configuration: every submission will be refused");
     }

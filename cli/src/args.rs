@@ -254,8 +254,17 @@ pub enum QueryFormat {
 #[derive(Debug, clap::Args)]
 pub struct ValidateArgs {
     /// The site configuration file (TOML).
-    #[arg(short, long, env = "ACCELFED_CONFIG")]
-    pub config: PathBuf,
+    #[arg(
+        short,
+        long,
+        env = "ACCELFED_CONFIG",
+        required_unless_present = "central"
+    )]
+    pub config: Option<PathBuf>,
+    /// The central service's file instead (`central.toml`): its keys, token lines, TLS
+    /// certificate and key (read and paired) and [ldap]; nothing is contacted or opened.
+    #[arg(long)]
+    pub central: Option<PathBuf>,
 }
 
 /// The default repository: the SQLite file `accelfed serve` keeps unless configured otherwise.

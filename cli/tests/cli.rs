@@ -127,3 +127,50 @@ fn every_command_has_help() {
         assert!(text(&out.stdout).contains("Usage: accelfed"), "{args:?}");
     }
 }
+
+#[test]
+fn validate_central_checks_the_file_its_certificate_and_key_and_its_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let certificate = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
+        .unwrap()
+        .self_signed(&key)
+        .unwrap();
+    std::fs::write(dir.path().join("cert.pem"), certificate.pem()).unwrap();
+    std::fs::write(dir.path().join("key.pem"), key.serialize_pem()).unwrap();
+    let other = rcgen::KeyPair::generate().unwrap();
+    std::fs::write(dir.path().join("other.pem"), other.serialize_pem()).unwrap();
+    let central = |key_file: &str, hash: &str| {
+        let path = dir.path().join("central.toml");
+        std::fs::write(
+            &path,
+            format!(
+                "[listen]\ngrpc = \"127.0.0.1:9443\"\n[tls]\ncertificate = \"cert.pem\"\n\
+                 key = \"{key_file}\"\n[sites.SITE-A]\ntoken_sha256 = \"{hash}\"\n"
+            ),
+        )
+        .unwrap();
+        accelfed(&["validate", "--central", path.to_str().unwrap()])
+    };
+    let good = central("key.pem", &"ab".repeat(32));
+    assert_eq!(good.status.code(), Some(0), "{}", text(&good.stderr));
+    assert!(
+        text(&good.stderr).contains("valid (sites: 1"),
+        "{}",
+        text(&good.stderr)
+    );
+    let mismatched = central("other.pem", &"ab".repeat(32));
+    assert_eq!(mismatched.status.code(), Some(2));
+    assert!(
+        text(&mismatched.stderr).contains("tls"),
+        "{}",
+        text(&mismatched.stderr)
+    );
+    let placeholder = central("key.pem", "<run: accelfed token --site SITE-A>");
+    assert_eq!(placeholder.status.code(), Some(2));
+    assert!(
+        text(&placeholder.stderr).contains("central.toml:7:"),
+        "{}",
+        text(&placeholder.stderr)
+    );
+}

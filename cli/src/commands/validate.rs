@@ -6,12 +6,19 @@ use crate::args::ValidateArgs;
 use crate::exit::Outcome;
 
 pub fn run(args: &ValidateArgs) -> Outcome {
-    match Config::load(&args.config) {
+    if let Some(central) = &args.central {
+        return validate_central(central);
+    }
+    let Some(config) = &args.config else {
+        eprintln!("error: give --config (a site) or --central (the central service)");
+        return Outcome::Config;
+    };
+    match Config::load(config) {
         Ok(loaded) => {
             let providers: Vec<&str> = loaded.config.providers().iter().map(|p| p.name()).collect();
             eprintln!(
                 "{}: valid (site {}, providers: {})",
-                args.config.display(),
+                config.display(),
                 loaded.config.site.name,
                 if providers.is_empty() {
                     "none".to_owned()
@@ -26,4 +33,35 @@ pub fn run(args: &ValidateArgs) -> Outcome {
             Outcome::Config
         }
     }
+}
+
+/// `validate --central`: the file, its certificate and key, its token lines.
+fn validate_central(path: &std::path::Path) -> Outcome {
+    let loaded = match accelfed_central::CentralConfig::load(path) {
+        Ok(loaded) => loaded,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return Outcome::Config;
+        }
+    };
+    if let Err(err) = accelfed_central::run::check(&loaded) {
+        eprintln!("error: {}: {err}", path.display());
+        return Outcome::Config;
+    }
+    eprintln!(
+        "{}: valid (sites: {}, registry: {}, database: {})",
+        path.display(),
+        loaded.config.sites.len(),
+        if loaded.config.listen.https.is_some() {
+            "yes"
+        } else {
+            "no"
+        },
+        if loaded.config.database.url.is_some() {
+            "PostgreSQL"
+        } else {
+            "SQLite"
+        },
+    );
+    Outcome::Ok
 }
