@@ -174,3 +174,21 @@ fn validate_central_checks_the_file_its_certificate_and_key_and_its_tokens() {
         text(&placeholder.stderr)
     );
 }
+
+#[test]
+fn an_endless_or_huge_configuration_is_refused_without_reading_it_all() {
+    let out = accelfed(&["validate", "--config", "/dev/zero"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("larger than 1048576 bytes"),
+        "{}",
+        text(&out.stderr)
+    );
+    let central = accelfed(&["validate", "--central", "/dev/zero"]);
+    assert_eq!(central.status.code(), Some(2));
+    assert!(
+        text(&central.stderr).contains("larger than"),
+        "{}",
+        text(&central.stderr)
+    );
+}

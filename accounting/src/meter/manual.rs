@@ -24,7 +24,7 @@ use accelfed_schemas::usage::{Observation, RecordType, Source};
 
 /// A manual-usage file that cannot be used; nothing of it is metered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{path}:{line}: {message}")]
+#[error("{path}{}: {message}", if *line > 0 { format!(":{line}") } else { String::new() })]
 pub struct ManualError {
     pub path: String,
     /// 1-based; 0 when the file could not be read.
@@ -61,13 +61,26 @@ fn cloud() -> RecordType {
     RecordType::Cloud
 }
 
-/// Reads a manual-usage file (all or nothing).
+/// The largest manual-usage file read (64 MiB, some hundred thousand lines).
+pub const MAX_MANUAL_BYTES: u64 = 64 << 20;
+
+/// Reads a manual-usage file (all or nothing) of at most [`MAX_MANUAL_BYTES`].
 pub fn read_manual(path: &Path, site: &SiteName) -> Result<Vec<Observation>, ManualError> {
-    let text = std::fs::read_to_string(path).map_err(|err| ManualError {
+    let error = |message: String| ManualError {
         path: path.display().to_string(),
         line: 0,
-        message: format!("cannot read: {err}"),
-    })?;
+        message,
+    };
+    let file = std::fs::File::open(path).map_err(|err| error(format!("cannot read: {err}")))?;
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut std::io::Read::take(file, MAX_MANUAL_BYTES + 1),
+        &mut text,
+    )
+    .map_err(|err| error(format!("cannot read: {err}")))?;
+    if text.len() as u64 > MAX_MANUAL_BYTES {
+        return Err(error(format!("larger than {MAX_MANUAL_BYTES} bytes")));
+    }
     parse_manual(&path.display().to_string(), &text, site)
 }
 
@@ -164,6 +177,22 @@ mod tests {
         assert_eq!(found[0].source, Source::Static);
         assert_eq!(found[1].end, None);
         assert_eq!(found[1].record_type, RecordType::Job);
+    }
+
+    #[test]
+    fn a_missing_or_endless_file_is_named_without_a_line() {
+        let site = SiteName::new("SITE-A").unwrap();
+        let missing = read_manual(Path::new("/nonexistent/usage.jsonl"), &site)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            missing.starts_with("/nonexistent/usage.jsonl: cannot read"),
+            "{missing}"
+        );
+        let endless = read_manual(Path::new("/dev/zero"), &site)
+            .unwrap_err()
+            .to_string();
+        assert!(endless.starts_with("/dev/zero: larger than"), "{endless}");
     }
 
     #[test]

@@ -171,12 +171,21 @@ impl LoadedCentral {
 }
 
 impl CentralConfig {
-    /// Reads and checks a configuration file.
+    /// Reads and checks a configuration file of at most 1 MiB (a larger or endless one is refused
+    /// after reading one byte past it).
     pub fn load(path: &Path) -> Result<LoadedCentral, CentralConfigError> {
-        let source = std::fs::read_to_string(path).map_err(|err| CentralConfigError::Read {
+        const LIMIT: u64 = 1 << 20;
+        let error = |message: String| CentralConfigError::Read {
             path: path.to_owned(),
-            message: err.to_string(),
-        })?;
+            message,
+        };
+        let file = std::fs::File::open(path).map_err(|err| error(err.to_string()))?;
+        let mut source = String::new();
+        std::io::Read::read_to_string(&mut std::io::Read::take(file, LIMIT + 1), &mut source)
+            .map_err(|err| error(err.to_string()))?;
+        if source.len() as u64 > LIMIT {
+            return Err(error(format!("larger than {LIMIT} bytes")));
+        }
         let config = Self::parse(path, &source)?;
         Ok(LoadedCentral {
             path: path.to_owned(),

@@ -88,13 +88,31 @@ pub struct LoadedConfig {
     pub config: Config,
 }
 
+/// The largest configuration file read (1 MiB: a site's file is a few kilobytes).
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
 impl Config {
-    /// Reads, parses and validates a configuration file.
+    /// Reads, parses and validates a configuration file of at most [`MAX_CONFIG_BYTES`]; a larger
+    /// one (or an endless one, such as `/dev/zero`) is refused after reading one byte past it.
     pub fn load(path: &Path) -> Result<LoadedConfig, ConfigError> {
-        let source = std::fs::read_to_string(path).map_err(|err| ConfigError::Read {
+        let error = |message: String| ConfigError::Read {
             path: path.to_owned(),
-            message: err.to_string(),
-        })?;
+            message,
+        };
+        let mut source = String::new();
+        std::io::Read::read_to_string(
+            &mut std::io::Read::take(
+                std::fs::File::open(path).map_err(|err| error(err.to_string()))?,
+                MAX_CONFIG_BYTES + 1,
+            ),
+            &mut source,
+        )
+        .map_err(|err| error(err.to_string()))?;
+        if source.len() as u64 > MAX_CONFIG_BYTES {
+            return Err(error(format!(
+                "larger than {MAX_CONFIG_BYTES} bytes; a configuration is a few kilobytes"
+            )));
+        }
         let config = Self::parse(path, &source)?;
         Ok(LoadedConfig {
             path: path.to_owned(),
