@@ -209,3 +209,25 @@ fn a_sharing_of_zero_replicas_or_more_slices_than_the_gpu_has_is_refused() {
     );
     Config::parse(Path::new("site.toml"), &fine).unwrap();
 }
+
+#[test]
+fn a_count_beyond_any_site_is_refused_where_it_is_written() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/site.toml");
+    let source = std::fs::read_to_string(&example).unwrap();
+    let line = source
+        .lines()
+        .position(|line| line == "max_gpus_per_job = 16")
+        .expect("examples/site.toml limits a share")
+        + 1;
+    let huge = source.replacen("max_gpus_per_job = 16", "max_gpus_per_job = 1e308", 1);
+    let message = Config::parse(Path::new("site.toml"), &huge)
+        .unwrap_err()
+        .to_string();
+    assert_mentions(
+        &message,
+        &[
+            &format!("site.toml:{line}:20:"),
+            "more GPUs than any site holds",
+        ],
+    );
+}

@@ -15,6 +15,8 @@ pub enum CountError {
     Negative(f64),
     #[error("GPU count must be a number, got {0:?}")]
     NotANumber(String),
+    #[error("GPU count {0} is more GPUs than any site holds (at most {max})", max = GpuCount::MAX)]
+    TooLarge(f64),
 }
 
 /// A non-negative, finite number of GPUs. Whole counts render as integers (`4`), fractions with up
@@ -24,6 +26,11 @@ pub struct GpuCount(f64);
 
 impl GpuCount {
     pub const ZERO: GpuCount = GpuCount(0.0);
+    /// The largest count accepted where counts enter (configuration, manual usage, records,
+    /// documents): ten million GPUs, far above any site, and far below where `u64` renderings
+    /// of integer attributes or the repository's integer columns would overflow (a count of 1e300
+    /// rendered as 18446744073709551615).
+    pub const MAX: f64 = 1e7;
 
     pub fn new(value: f64) -> Result<Self, CountError> {
         if !value.is_finite() {
@@ -31,6 +38,9 @@ impl GpuCount {
         }
         if value < 0.0 {
             return Err(CountError::Negative(value));
+        }
+        if value > Self::MAX {
+            return Err(CountError::TooLarge(value));
         }
         // Normalise -0.0 so it renders as 0.
         Ok(Self(value + 0.0))
@@ -178,6 +188,11 @@ mod tests {
             Err(CountError::NotANumber(_))
         ));
         assert_eq!(GpuCount::new(-0.0).unwrap().to_string(), "0");
+        // Accepted once, these became `null` in JSON and 18446744073709551615 in LDIF and XML.
+        for huge in [1e308, 1e300, 18_446_744_073_709_551_616.0] {
+            assert_eq!(GpuCount::new(huge), Err(CountError::TooLarge(huge)));
+        }
+        assert!(GpuCount::new(GpuCount::MAX).is_ok());
     }
 
     #[test]
