@@ -28,10 +28,6 @@ impl<S> IdleTimeout<S> {
         }
     }
 
-    pub fn get_ref(&self) -> &S {
-        &self.inner
-    }
-
     fn moved(&mut self) {
         self.deadline.as_mut().reset(Instant::now() + self.timeout);
     }
