@@ -3,6 +3,7 @@
 //! closes idle keep-alive connections and clients that send half a request and stop, on both
 //! ports, whatever the protocol above does with its own timers.
 
+use std::future::Future as _;
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -43,8 +44,6 @@ impl<S> IdleTimeout<S> {
         }
     }
 }
-
-use std::future::Future as _;
 
 impl<S: AsyncRead + Unpin> AsyncRead for IdleTimeout<S> {
     fn poll_read(
