@@ -207,6 +207,26 @@ fn captured_cloud_publishes_placement_truth_per_vo() {
             .len(),
         3
     );
+
+    // Physical GPUs beside the vGPUs: Placement's two A100s each hold 8 vGPUs of the 4C type,
+    // so 16 vGPUs are 2 GPUs, and the flavor's one vGPU is 1/8 of a GPU.
+    let vgpu_manager = doc["CloudComputingManagerAccelerator"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["Virtualization"] == "vgpu" || a["VirtualizationType"] == "vgpu")
+        .unwrap_or_else(|| panic!("no vGPU manager accelerator in {doc:#}"));
+    assert_eq!(vgpu_manager["TotalAccelerators"], 16);
+    assert_eq!(vgpu_manager["TotalPhysicalAccelerators"], 2);
+    assert_eq!(vgpu_manager["SlotShare"], "1/8");
+    let vgpu_flavor = doc["CloudComputingVirtualAccelerator"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["SlotShare"] == "1/8")
+        .unwrap_or_else(|| panic!("no 1/8 vGPU flavor in {doc:#}"));
+    assert_eq!(vgpu_flavor["Number"], 1);
+    assert_eq!(vgpu_flavor["PhysicalAccelerators"], 0.125);
 }
 
 #[test]

@@ -6,11 +6,12 @@
 
 use std::collections::BTreeMap;
 
-use accelfed_schemas::gpu::{Capacity, GpuCount, GpuSpec};
+use accelfed_schemas::gpu::{Capacity, GpuCount, GpuSpec, Sharing};
 use accelfed_schemas::names::LocalId;
 
 use super::api::{Inventory, ResourceProvider};
 use super::conventions::{self, Devices};
+use super::vgpu::resolve_sharing;
 
 /// What Placement says about one resource provider.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -33,9 +34,15 @@ pub struct KindCapacity {
 
 /// Capacity per GPU kind (see [`kind_id`]), with a warning per provider whose numbers do not add
 /// up (more used than exist), which is then counted as full rather than dropped.
+///
+/// A vGPU kind's spec says what one vGPU is of a physical GPU (`density`, from
+/// [`super::vgpu::placement_density`], or the configuration), so the document publishes physical
+/// GPUs beside the vGPUs. Two types of one model with different densities in one kind keep the
+/// larger (each vGPU then counts the smaller share), with a warning.
 pub fn gpu_capacity(
     providers: &[(ResourceProvider, ProviderState)],
     devices: &Devices,
+    density: &BTreeMap<String, u32>,
 ) -> (BTreeMap<LocalId, KindCapacity>, Vec<String>) {
     let mut kinds: BTreeMap<LocalId, KindCapacity> = BTreeMap::new();
     let mut warnings = Vec::new();
@@ -49,13 +56,18 @@ pub fn gpu_capacity(
             } else {
                 conventions::class_spec(class, devices)
             };
-            let spec = match spec {
+            let mut spec = match spec {
                 Ok(spec) => spec,
                 Err(why) => {
                     warnings.push(format!("resource provider {:?}: {why}", provider.name));
                     continue;
                 }
             };
+            if class == "VGPU" {
+                spec.sharing = conventions::vgpu_sharing(&state.traits, devices);
+                let whose = format!("resource provider {:?}", provider.name);
+                warnings.extend(resolve_sharing(&mut spec.sharing, density, &whose));
+            }
             let ratio =
                 if inventory.allocation_ratio.is_finite() && inventory.allocation_ratio > 0.0 {
                     inventory.allocation_ratio
@@ -76,12 +88,14 @@ pub fn gpu_capacity(
                 ));
                 Capacity { total, used: total.checked_sub(unavailable).unwrap_or(GpuCount::ZERO), free: GpuCount::ZERO }
             });
+            let sharing = spec.sharing.clone();
             let entry = kinds.entry(kind_id(&spec)).or_insert_with(|| KindCapacity {
                 spec,
                 capacity: Capacity::default(),
                 classes: Vec::new(),
                 providers: 0,
             });
+            keep_smaller_share(&mut entry.spec.sharing, sharing, &mut warnings);
             entry.capacity = entry.capacity + capacity;
             entry.providers += 1;
             if !entry.classes.contains(class) {
@@ -90,6 +104,26 @@ pub fn gpu_capacity(
         }
     }
     (kinds, warnings)
+}
+
+/// Where two vGPU types meet in one kind with different densities, the larger density wins, so
+/// physical counts are never above what the GPUs hold.
+fn keep_smaller_share(kept: &mut Sharing, other: Sharing, warnings: &mut Vec<String>) {
+    if let (
+        Sharing::Vgpu { vgpu_type, per_gpu },
+        Sharing::Vgpu {
+            vgpu_type: other_type,
+            per_gpu: other_per_gpu,
+        },
+    ) = (&mut *kept, &other)
+        && per_gpu != other_per_gpu
+    {
+        warnings.push(format!(
+            "vGPU types {vgpu_type} ({per_gpu} per GPU) and {other_type} ({other_per_gpu} per GPU) are one GPU kind; counting each vGPU as 1/{} of a GPU",
+            (*per_gpu).max(*other_per_gpu)
+        ));
+        *per_gpu = (*per_gpu).max(*other_per_gpu);
+    }
 }
 
 /// The id of a GPU kind: the model's words and the virtualization, so a flavor and the providers
@@ -114,6 +148,8 @@ mod tests {
     use crate::openstack::api::{Inventories, Traits, Usages};
     use crate::openstack::config::OpenstackConfig;
     use crate::openstack::detect::Detector;
+    use crate::openstack::vgpu::placement_density;
+    use accelfed_schemas::glue::physical_capacity;
 
     fn fixture<T: for<'de> Deserialize<'de>>(name: &str) -> T {
         let path = format!(
@@ -156,10 +192,9 @@ mod tests {
 
     #[test]
     fn captured_cloud_has_four_v100s_and_sixteen_vgpus() {
-        let (kinds, warnings) = gpu_capacity(
-            &captured_providers(),
-            &devices("[[openstack]]\nid = \"c\"\n"),
-        );
+        let devices = devices("[[openstack]]\nid = \"c\"\n");
+        let (density, _) = placement_density(&captured_providers(), &devices);
+        let (kinds, warnings) = gpu_capacity(&captured_providers(), &devices, &density);
         assert!(warnings.is_empty(), "{warnings:?}");
         let ids: Vec<&str> = kinds.keys().map(LocalId::as_str).collect();
         assert_eq!(
@@ -177,6 +212,30 @@ mod tests {
         assert_eq!(vgpu.capacity.total, GpuCount::whole(16));
         assert_eq!(vgpu.capacity.used, GpuCount::whole(3));
         assert_eq!(vgpu.capacity.free, GpuCount::whole(13));
+        // Two A100s, each a child provider with a VGPU inventory of 8: the kind says so, and its
+        // physical capacity is 2 GPUs of which 3/8 are used.
+        let physical = physical_capacity(vgpu.capacity, &vgpu.spec.sharing);
+        assert_eq!(physical.total, GpuCount::whole(2));
+        assert_eq!(physical.used.get(), 3.0 / 8.0);
+    }
+
+    #[test]
+    fn a_vgpu_kind_without_a_density_counts_whole_with_a_warning() {
+        let devices = devices("[[openstack]]\nid = \"c\"\n");
+        let (kinds, warnings) = gpu_capacity(&captured_providers(), &devices, &BTreeMap::new());
+        let vgpu = &kinds[&LocalId::new("nvidia-a100-4c.vgpu").unwrap()];
+        assert_eq!(
+            physical_capacity(vgpu.capacity, &vgpu.spec.sharing).total,
+            GpuCount::whole(16)
+        );
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("gpu-a100-01_pci_0000_81_00_0")
+                    && w.contains("NVIDIA_A100_4C")
+                    && w.contains("counted as whole GPUs")),
+            "{warnings:?}"
+        );
     }
 
     #[test]
@@ -184,7 +243,7 @@ mod tests {
         let devices = devices(
             "[[openstack]]\nid = \"c\"\n[openstack.pci_alias.nvidia-v100]\nvendor = \"NVIDIA\"\nmodel = \"Tesla V100-PCIE-32GB\"\nvendor_id = \"10de\"\nproduct_id = \"1db4\"\n",
         );
-        let (kinds, _) = gpu_capacity(&captured_providers(), &devices);
+        let (kinds, _) = gpu_capacity(&captured_providers(), &devices, &BTreeMap::new());
         assert!(kinds.contains_key(&LocalId::new("tesla-v100-pcie-32gb.passthrough").unwrap()));
     }
 
@@ -207,14 +266,21 @@ mod tests {
             traits: vec![],
         };
         let devices = devices("[[openstack]]\nid = \"c\"\n");
-        let (kinds, warnings) = gpu_capacity(&[(rp.clone(), state(8, 2, 3))], &devices);
+        let of = |providers: &[(ResourceProvider, ProviderState)]| {
+            gpu_capacity(
+                providers,
+                &devices,
+                &placement_density(providers, &devices).0,
+            )
+        };
+        let (kinds, warnings) = of(&[(rp.clone(), state(8, 2, 3))]);
         let capacity = kinds.values().next().unwrap().capacity;
         assert_eq!(
             (capacity.total, capacity.used, capacity.free),
             (GpuCount::whole(8), GpuCount::whole(3), GpuCount::whole(3))
         );
         assert!(warnings.is_empty());
-        let (kinds, warnings) = gpu_capacity(&[(rp, state(2, 0, 5))], &devices);
+        let (kinds, warnings) = of(&[(rp, state(2, 0, 5))]);
         assert_eq!(kinds.values().next().unwrap().capacity.free, GpuCount::ZERO);
         assert!(
             warnings[0].contains("node_pci_0000_81_00_0"),

@@ -29,20 +29,18 @@ pub struct FlavorGpu {
     pub resource_class: Option<String>,
     /// EGI's `Accelerator:Version`, published as OtherInfo.
     pub version: Option<String>,
-    /// What one unit of `count` is of a physical GPU: whole (passthrough), a vGPU of a type (its
-    /// `per_gpu` 0 until configuration or Placement says how many one GPU holds), or a fraction
-    /// written in the flavor (`Accelerator:Number = 0.5`), which is physical as written.
-    pub sharing: Sharing,
 }
 
 impl FlavorGpu {
-    /// Physical GPUs one instance holds: `count` x the sharing's share of one GPU (DESIGN.md
-    /// "Physical units"). A vGPU whose `per_gpu` is still unknown counts whole (never more than
-    /// it can be).
+    /// Physical GPUs one instance holds: `count` x the share of one GPU that `spec.sharing` says
+    /// one unit is (DESIGN.md "Physical units"): whole for passthrough, a vGPU of a type (its
+    /// `per_gpu` 0 until configuration or Placement says how many one GPU holds, and then counted
+    /// whole: never more than it can be), or a fraction written in the flavor
+    /// (`Accelerator:Number = 0.5`), physical as written.
     pub fn physical_count(&self) -> GpuCount {
-        match self.sharing {
+        match self.spec.sharing {
             Sharing::Whole | Sharing::Fraction => self.count,
-            _ => GpuCount::new(self.count.get() * self.sharing.physical_share())
+            _ => GpuCount::new(self.count.get() * self.spec.sharing.physical_share())
                 .unwrap_or(self.count),
         }
     }
@@ -146,7 +144,6 @@ fn gpu(spec: GpuSpec, count: GpuCount, convention: Convention) -> FlavorGpu {
         convention,
         resource_class: None,
         version: None,
-        sharing: Sharing::Whole,
     }
 }
 
@@ -185,7 +182,7 @@ pub fn egi(specs: &Specs) -> Read {
         found.version = get("Version").cloned();
         if !number.is_whole() {
             // `Accelerator:Number = 0.5`: the site wrote the physical share itself.
-            found.sharing = Sharing::Fraction;
+            found.spec.sharing = Sharing::Fraction;
         }
         Ok(found)
     })())
@@ -316,7 +313,7 @@ pub fn vgpu(specs: &Specs, devices: &Devices) -> Read {
         let spec = vgpu_spec(&traits, devices)?;
         let mut found = gpu(spec, GpuCount::whole(total), Convention::Vgpu);
         found.resource_class = Some("VGPU".to_owned());
-        found.sharing = vgpu_sharing(&traits, devices);
+        found.spec.sharing = vgpu_sharing(&traits, devices);
         Ok(found)
     })())
 }

@@ -78,10 +78,10 @@ impl Detector {
                             if winner.resource_class.is_none() {
                                 winner.resource_class = found.resource_class;
                             }
-                            if winner.sharing == Sharing::Whole
-                                && matches!(found.sharing, Sharing::Vgpu { .. })
+                            if winner.spec.sharing == Sharing::Whole
+                                && matches!(found.spec.sharing, Sharing::Vgpu { .. })
                             {
-                                winner.sharing = found.sharing;
+                                winner.spec.sharing = found.spec.sharing;
                             }
                         }
                     }
@@ -398,7 +398,7 @@ mod tests {
         assert_eq!(gpu.count, GpuCount::whole(1));
         // The configured `A100-SXM4-40GB`, in the model catalogue's canonical spelling.
         assert_eq!(gpu.spec.model.as_str(), "NVIDIA A100-SXM4-40GB");
-        assert_eq!(gpu.sharing, Sharing::Whole);
+        assert_eq!(gpu.spec.sharing, Sharing::Whole);
 
         let nic_only = detector.detect(
             "n.sriov",

@@ -19,6 +19,7 @@ use super::conventions::FlavorGpu;
 use super::detect::Detector;
 use super::server_pass::{ServerPass, server_pass};
 use super::usage::VmUsage;
+use super::vgpu::{placement_density, resolve};
 use super::vo::project_vo;
 
 /// Everything listed from one cloud.
@@ -66,7 +67,9 @@ pub fn map(config: &OpenstackConfig, state: &CloudState) -> Mapped {
 
     let vos = project_vos(config, state, &mut warnings);
 
-    let (kinds, capacity_warnings) = gpu_capacity(&state.providers, detector.devices());
+    let (density, density_warnings) = placement_density(&state.providers, detector.devices());
+    warnings.extend(density_warnings);
+    let (kinds, capacity_warnings) = gpu_capacity(&state.providers, detector.devices(), &density);
     warnings.extend(capacity_warnings);
 
     let mut flavor_gpus: BTreeMap<&str, FlavorGpu> = BTreeMap::new();
@@ -76,7 +79,8 @@ pub fn map(config: &OpenstackConfig, state: &CloudState) -> Mapped {
             flavor.extra_specs.as_ref().unwrap_or(&BTreeMap::new()),
         );
         warnings.extend(detection.warnings);
-        if let Some(gpu) = detection.gpu {
+        if let Some(mut gpu) = detection.gpu {
+            warnings.extend(resolve(&mut gpu, &density, &flavor.name));
             flavor_gpus.insert(flavor.id.as_str(), gpu);
         }
     }
@@ -85,7 +89,7 @@ pub fn map(config: &OpenstackConfig, state: &CloudState) -> Mapped {
         usage,
         running,
         used,
-    } = server_pass(state, &detector, &vos, &mut warnings);
+    } = server_pass(state, &detector, &vos, density, &mut warnings);
 
     let shares = shares(state, &vos, &kinds, &flavor_gpus, &used, &running);
     let instance_types = instance_types(state, &vos, &flavor_gpus);
@@ -142,7 +146,9 @@ pub fn map_usage(config: &OpenstackConfig, state: &CloudState) -> (Vec<VmUsage>,
     let detector = Detector::new(config);
     let mut warnings = BTreeSet::new();
     let vos = project_vos(config, state, &mut warnings);
-    let pass = server_pass(state, &detector, &vos, &mut warnings);
+    let (density, density_warnings) = placement_density(&state.providers, detector.devices());
+    warnings.extend(density_warnings);
+    let pass = server_pass(state, &detector, &vos, density, &mut warnings);
     (pass.usage, warnings.into_iter().collect())
 }
 

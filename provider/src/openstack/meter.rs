@@ -116,7 +116,7 @@ pub fn observations(
             model,
             accelerator_type: vm.gpu.spec.kind,
             count: vm.gpu.physical_count(),
-            sharing: vm.gpu.sharing.clone(),
+            sharing: vm.gpu.spec.sharing.clone(),
             fqan,
             vo: vm.vo.as_deref().cloned(),
             user,

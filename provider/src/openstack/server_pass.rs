@@ -16,7 +16,7 @@ use super::conventions::{FlavorGpu, Specs};
 use super::detect::Detector;
 use super::map::CloudState;
 use super::usage::{VmUsage, holds_no_gpu, observe};
-use super::vgpu::{placement_density, resolve};
+use super::vgpu::resolve;
 
 /// A flavor's GPUs with the capacity kind they count under, both shared: cloning one per server
 /// costs no allocation.
@@ -32,7 +32,7 @@ struct ServerGpus<'a> {
     embedded: HashMap<&'a str, Vec<(&'a str, KnownGpu)>>,
     /// By flavor id, for clouds older than 2.47.
     listed: HashMap<&'a str, KnownGpu>,
-    /// vGPUs per physical GPU by vGPU type, from Placement ([`placement_density`]).
+    /// vGPUs per physical GPU by vGPU type, from Placement ([`super::vgpu::placement_density`]).
     density: BTreeMap<String, u32>,
 }
 
@@ -136,10 +136,9 @@ pub(super) fn server_pass<'a>(
     state: &'a CloudState,
     detector: &Detector,
     vos: &BTreeMap<&str, Arc<VoName>>,
+    density: BTreeMap<String, u32>,
     warnings: &mut BTreeSet<String>,
 ) -> ServerPass<'a> {
-    let (density, density_warnings) = placement_density(&state.providers, detector.devices());
-    warnings.extend(density_warnings);
     let mut server_gpus = ServerGpus {
         flavors: state.flavors.iter().map(|f| (f.id.as_str(), f)).collect(),
         detector,

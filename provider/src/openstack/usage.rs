@@ -163,7 +163,6 @@ mod tests {
             convention: Convention::Egi,
             resource_class: None,
             version: None,
-            sharing: accelfed_schemas::gpu::Sharing::Whole,
         })
     }
 

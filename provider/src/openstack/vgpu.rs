@@ -64,7 +64,21 @@ pub fn resolve(
     density: &BTreeMap<String, u32>,
     flavor: &str,
 ) -> Option<String> {
-    let Sharing::Vgpu { vgpu_type, per_gpu } = &mut gpu.sharing else {
+    resolve_sharing(
+        &mut gpu.spec.sharing,
+        density,
+        &format!("flavor {flavor:?}"),
+    )
+}
+
+/// [`resolve`] for any holder of vGPUs (`whose` names it in the warning: a flavor, a resource
+/// provider); other sharings are left as they are.
+pub fn resolve_sharing(
+    sharing: &mut Sharing,
+    density: &BTreeMap<String, u32>,
+    whose: &str,
+) -> Option<String> {
+    let Sharing::Vgpu { vgpu_type, per_gpu } = sharing else {
         return None;
     };
     let listed = density.get(vgpu_type.as_str()).copied().or_else(|| {
@@ -82,11 +96,11 @@ pub fn resolve(
         (Some(listed), configured) if listed != configured => {
             *per_gpu = listed;
             Some(format!(
-                "flavor {flavor:?}: vGPU type {vgpu_type}: per_gpu = {configured} in the configuration, but Placement's GPUs hold {listed} each; counting each vGPU as 1/{listed} of a GPU"
+                "{whose}: vGPU type {vgpu_type}: per_gpu = {configured} in the configuration, but Placement's GPUs hold {listed} each; counting each vGPU as 1/{listed} of a GPU"
             ))
         }
         (_, 0) => Some(format!(
-            "flavor {flavor:?}: vGPU type {vgpu_type}: how many one physical GPU holds is unknown (no per-GPU VGPU inventory in Placement, no per_gpu under [openstack.vgpu_type.{vgpu_type}]); its vGPUs are metered as whole GPUs"
+            "{whose}: vGPU type {vgpu_type}: how many one physical GPU holds is unknown (no per-GPU VGPU inventory in Placement, no per_gpu under [openstack.vgpu_type.{vgpu_type}]); its vGPUs are counted as whole GPUs"
         )),
         _ => None,
     }
