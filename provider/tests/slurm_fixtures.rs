@@ -12,7 +12,7 @@ use accelfed_provider::slurm::{
     DataVersion, Inventory, JobProblem, JobsError, SlurmConfig, SlurmJob, parse_nodes,
     parse_partitions, parse_scontrol_text, read_jobs, service,
 };
-use accelfed_schemas::glue::{AcceleratorCapacity, ComputingService};
+use accelfed_schemas::glue::{AcceleratorCapacity, ComputingService, ShareSlots};
 use accelfed_schemas::gpu::{Capacity, GpuCount, Virtualization};
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -116,6 +116,15 @@ fn v0038_cli_node_with_running_jobs_and_partition_access() {
             .collect()
     };
     assert_eq!(vos("gpu"), vec!["atlas", "cms"]);
+    // The captured node's 2 CPUs were both allocated: no free slot, 2 used, 2 for one job.
+    assert_eq!(
+        share(&service, "gpu").slots,
+        ShareSlots {
+            free: Some(0),
+            used: Some(2),
+            max_per_job: Some(2)
+        }
+    );
     // AllowAccounts=vo.atlas
     assert_eq!(vos("atlas"), vec!["atlas"]);
     assert_eq!(share(&service, "atlas").max_wall_time_s, Some(3600));
@@ -240,6 +249,19 @@ fn v0040_nodes_states_mig_and_unknown_types() {
         vec!["cms"]
     );
     assert!(service.shares.iter().all(|s| s.local_id.as_str() != "cpu"));
+    // Job slots are CPUs: gpu01 64 with 16 allocated, gpu02 (drained) and gpu03 (down) 64 with 16
+    // allocated and nothing free, l40s01 48 with 16 allocated; bad01 was refused.
+    let slots = |free, used, max_per_job| ShareSlots {
+        free: Some(free),
+        used: Some(used),
+        max_per_job: Some(max_per_job),
+    };
+    assert_eq!(
+        share(service, "gpu").slots,
+        slots(48 + 32, 4 * 16, 3 * 64 + 48)
+    );
+    assert_eq!(share(service, "atlas").slots, slots(48, 2 * 16, 2 * 64));
+    assert_eq!(mig_share.slots, slots(48, 16, 64));
     let environment_totals: GpuCount = service
         .manager
         .environments

@@ -147,6 +147,7 @@ fn batch() -> ComputingService {
             mapping_queue: Some(text(format!("gpu-{p}"))),
             serving_state: text("production"),
             max_wall_time_s: Some(172_800),
+            slots: Default::default(),
             access: vec![vo(p), vo(p + PARTITIONS)],
             // Each node type is in two partitions.
             environments: environments

@@ -146,6 +146,7 @@ pub fn service(config: &KubernetesConfig, inventory: &Inventory) -> Mapped {
                     mapping_queue: Text::new(share.namespaces).ok(),
                     serving_state: Text::literal("production"),
                     max_wall_time_s: None,
+                    slots: Default::default(),
                     access: vec![share.access],
                     environments: environment_ids.clone(),
                     accelerators: share.accelerators,

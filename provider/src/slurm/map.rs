@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use accelfed_schemas::glue::{
     AcceleratorCapacity, AcceleratorEnvironment, ComputingManager, ComputingService,
-    ComputingShare, ExecutionEnvironment, VoAccess,
+    ComputingShare, ExecutionEnvironment, ShareSlots, VoAccess,
 };
 use accelfed_schemas::gpu::{Capacity, GpuCount, GpuModel, GpuSpec, MemoryMb, Virtualization};
 use accelfed_schemas::names::{LocalId, Text};
@@ -283,10 +283,38 @@ fn share(
             _ => "closed",
         }),
         max_wall_time_s: partition.max_time_s,
+        slots: slots(nodes),
         access: admitted(config, partition),
         environments: environments.iter().map(|e| local_id(e)).collect(),
         accelerators: by_type(nodes.iter().copied(), specs, None),
     })
+}
+
+/// A partition's job slots (CPU cores, as GLUE2 counts them): used are the CPUs allocated on its
+/// nodes, free the unallocated CPUs of nodes that take jobs, and one job may take every CPU of the
+/// partition. Unknown when a node does not say its CPUs. A node in two partitions counts in both,
+/// as the same free CPUs can be had through either.
+fn slots(nodes: &[&SlurmNode]) -> ShareSlots {
+    let mut slots = (0u64, 0u64, 0u64);
+    for node in nodes {
+        let (Some(cpus), Some(allocated)) = (node.cpus, node.alloc_cpus) else {
+            return ShareSlots::default();
+        };
+        let allocated = allocated.min(cpus);
+        slots.0 += if node.unavailable {
+            0
+        } else {
+            cpus - allocated
+        };
+        slots.1 += allocated;
+        slots.2 += cpus;
+    }
+    let slot = |n: u64| Some(u32::try_from(n).unwrap_or(u32::MAX));
+    ShareSlots {
+        free: slot(slots.0),
+        used: slot(slots.1),
+        max_per_job: slot(slots.2),
+    }
 }
 
 /// The VOs a partition admits. A VO mapped from the partition itself is admitted. Any other VO

@@ -28,6 +28,9 @@ pub struct RawNode {
     pub partitions: Names,
     #[serde(default)]
     pub cpus: Num,
+    /// CPUs allocated to jobs (every JSON version spells it so).
+    #[serde(default)]
+    pub alloc_cpus: Num,
     /// MiB, as slurm.conf's RealMemory.
     #[serde(default)]
     pub real_memory: Num,
@@ -53,6 +56,8 @@ pub struct SlurmNode {
     pub gpus: Vec<NodeGpus>,
     pub partitions: Vec<String>,
     pub cpus: Option<u64>,
+    /// CPUs allocated to jobs; `None` where Slurm did not say.
+    pub alloc_cpus: Option<u64>,
     pub memory_mib: Option<u64>,
     /// Whether the node's `tres` lists `gres/gpu` (the cluster's accounting tracks GPUs); `None`
     /// where Slurm printed no `tres`.
@@ -210,6 +215,7 @@ impl RawNode {
             gpus,
             partitions: self.partitions.0,
             cpus: self.cpus.as_u64(),
+            alloc_cpus: self.alloc_cpus.as_u64(),
             memory_mib: self.real_memory.as_u64(),
             tres_tracks_gpus,
             warnings,

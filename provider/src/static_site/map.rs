@@ -167,6 +167,7 @@ fn batch_service(batch: &BatchConfig) -> ComputingService {
                     .or_else(|| Text::new(share.id.get_ref().as_str()).ok()),
                 serving_state: share.serving_state.clone(),
                 max_wall_time_s: share.max_wall_time,
+                slots: Default::default(),
                 access: share.vos.iter().map(access).collect(),
                 environments: share
                     .node_types

@@ -419,7 +419,10 @@ impl<'a> Builder<'a> {
                 .opt_text("Name", share.name.as_ref())
                 .opt_text("MappingQueue", share.mapping_queue.as_ref())
                 .text("ServingState", &share.serving_state)
-                .opt_int("MaxWallTime", share.max_wall_time_s);
+                .opt_int("MaxWallTime", share.max_wall_time_s)
+                .opt_int("MaxSlotsPerJob", share.slots.max_per_job)
+                .opt_int("FreeSlots", share.slots.free)
+                .opt_int("UsedSlots", share.slots.used);
             let mut associations = vec![(Class::ComputingService, service_id.clone())];
             associations.extend(share.environments.iter().map(|ee| {
                 (

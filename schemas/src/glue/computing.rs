@@ -66,6 +66,14 @@ pub struct AcceleratorEnvironment {
     pub capacity: Capacity,
 }
 
+/// A share's job slots as GLUE2 counts them (one slot is one CPU core); `None` where not known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct ShareSlots {
+    pub free: Option<u32>,
+    pub used: Option<u32>,
+    pub max_per_job: Option<u32>,
+}
+
 /// GLUE2 ComputingShare: a partition or queue, and who may use it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ComputingShare {
@@ -75,6 +83,10 @@ pub struct ComputingShare {
     pub mapping_queue: Option<Text>,
     pub serving_state: Text,
     pub max_wall_time_s: Option<u64>,
+    /// Job slots (CPU cores) free, used and the most one job may take, where the batch system
+    /// says: GLUE2's FreeSlots, UsedSlots and MaxSlotsPerJob, which EGI's GLUE 2.0 profile asks of
+    /// every share.
+    pub slots: ShareSlots,
     /// The VOs its MappingPolicy admits.
     pub access: Vec<VoAccess>,
     /// Local ids of the execution environments this share runs on.

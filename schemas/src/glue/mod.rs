@@ -22,7 +22,7 @@ pub use capacity::{
 pub use cloud::{CloudManager, CloudService, CloudShare, Image, InstanceType, VirtualAccelerator};
 pub use computing::{
     AcceleratorEnvironment, ComputingManager, ComputingService, ComputingShare,
-    ExecutionEnvironment,
+    ExecutionEnvironment, ShareSlots,
 };
 pub use site::{AdminDomain, Contact, Endpoint, Location, Service, SiteSnapshot, VoAccess};
 pub use validate::SnapshotError;

@@ -146,6 +146,11 @@ pub fn snapshot(site: &str) -> SiteSnapshot {
             mapping_queue: Some(text("gpu")),
             serving_state: text("production"),
             max_wall_time_s: Some(172_800),
+            slots: ShareSlots {
+                free: Some(640),
+                used: Some(384),
+                max_per_job: Some(1024),
+            },
             access: vec![vo("atlas"), vo("biomed")],
             environments: vec![id("a100"), id("a100-mig")],
             accelerators: vec![AcceleratorCapacity {

@@ -88,7 +88,14 @@ pub fn mapping(class: Class) -> Option<Mapping> {
                 .attr("Name", "GLUE2EntityName")
                 .attrs(
                     "GLUE2ComputingShare",
-                    &["MappingQueue", "ServingState", "MaxWallTime"],
+                    &[
+                        "MappingQueue",
+                        "ServingState",
+                        "MaxWallTime",
+                        "MaxSlotsPerJob",
+                        "FreeSlots",
+                        "UsedSlots",
+                    ],
                 )
                 .fk(
                     Class::ComputingService,

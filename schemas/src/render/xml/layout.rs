@@ -100,12 +100,15 @@ const SHARE: Layout = Layout {
         same("MaxWallTime"),
         // A VM is the cloud's job, as EGI's GLUE 2.0 cloud publication had it.
         attr("MaxRunningJobs", "MaxVM"),
+        same("MaxSlotsPerJob"),
         Field {
             element: "ServingState",
             source: Some("ServingState"),
             default: Some("production"),
         },
         attr("RunningJobs", "RunningVM"),
+        same("FreeSlots"),
+        same("UsedSlots"),
     ],
     last: NONE,
     associations: &[
