@@ -1,14 +1,15 @@
 //! The gRPC `Accounting` service: authenticates the site by its token, decodes each record on its
-//! own (a bad one is refused with its reason, the rest stored), and stores the batch in the
-//! repository in one transaction.
+//! own (a bad one, even one whose bytes do not decode, is refused with its reason, the rest
+//! stored), and stores the batch in the repository in one transaction.
 
 use std::sync::Arc;
 
 use chrono::Utc;
 use tonic::{Request, Response, Status};
 
-use accelfed_accounting::repository::{IngestOptions, Outcome, Repository, Submission};
+use accelfed_accounting::repository::{IngestOptions, Outcome, Rejection, Repository, Submission};
 use accelfed_accounting::wire::convert::{outcome_to_proto, record_from_proto, rejection_kind};
+use accelfed_accounting::wire::encoded::{EncodedSubmitRequest, decode_record};
 use accelfed_accounting::wire::proto::accounting_server::Accounting;
 use accelfed_accounting::wire::{AUTHORIZATION, proto};
 use accelfed_schemas::names::SiteName;
@@ -75,17 +76,27 @@ impl IngestService {
     }
 }
 
+/// One entry of the request: the record, or why its bytes are not one (refused alone).
+fn decode(bytes: &[u8]) -> Submission {
+    match decode_record(bytes) {
+        Ok(record) => record_from_proto(record),
+        Err(error) => Submission::Invalid(Rejection::Malformed {
+            detail: error.to_string(),
+        }),
+    }
+}
+
 #[tonic::async_trait]
 impl Accounting for IngestService {
     async fn submit(
         &self,
-        request: Request<proto::SubmitRequest>,
+        request: Request<EncodedSubmitRequest>,
     ) -> Result<Response<proto::SubmitResponse>, Status> {
         let site = self.authenticate(&request)?;
         let body = request.into_inner();
         self.metrics
             .contact(site.as_str(), Utc::now(), body.spool_depth);
-        let batch: Vec<Submission> = body.records.into_iter().map(record_from_proto).collect();
+        let batch: Vec<Submission> = body.records.iter().map(|bytes| decode(bytes)).collect();
         let submitted = batch.len();
         let options = IngestOptions {
             max_batch: self.max_batch,

@@ -14,6 +14,7 @@ use tonic::transport::{Certificate, Channel, ClientTlsConfig};
 
 use accelfed_accounting::repository::{Dimension, Repository, SummaryFilter, SummaryQuery};
 use accelfed_accounting::wire::convert::record_to_proto;
+use accelfed_accounting::wire::encoded::EncodedSubmitRequest;
 use accelfed_accounting::wire::proto::{self, Status, accounting_client::AccountingClient};
 use accelfed_central::auth::{TokenHash, Tokens};
 use accelfed_central::{ServeSettings, serve};
@@ -117,13 +118,7 @@ async fn bad_records_are_refused_one_by_one_and_the_rest_is_stored() {
         good, month, negative, nan, future, other_site, garbage, good2,
     ];
     let response = client
-        .submit(with_token(
-            proto::SubmitRequest {
-                records: batch,
-                spool_depth: Some(8),
-            },
-            TOKEN,
-        ))
+        .submit(with_token(EncodedSubmitRequest::of(&batch, Some(8)), TOKEN))
         .await
         .unwrap()
         .into_inner();
@@ -158,20 +153,52 @@ async fn bad_records_are_refused_one_by_one_and_the_rest_is_stored() {
 }
 
 #[tokio::test]
+async fn a_record_that_does_not_decode_is_refused_alone() {
+    let running = start(10).await;
+    let mut client = AccountingClient::new(running.channel.clone());
+    let mut request = EncodedSubmitRequest::of(
+        &[
+            record_to_proto(&sample::record("vm-good")),
+            record_to_proto(&sample::record("vm-utf8")),
+            record_to_proto(&sample::record("vm-good-2")),
+        ],
+        None,
+    );
+    // Invalid UTF-8 in the second record's VM id, and a third entry that is no record at all.
+    let mut bad = request.records[1].to_vec();
+    let at = bad.windows(7).position(|w| w == b"vm-utf8").unwrap();
+    bad[at + 3] = 0xc3;
+    request.records[1] = bad.into();
+    request.records.insert(2, vec![0xff, 0xff, 0xff].into());
+    let response = client
+        .submit(with_token(request, TOKEN))
+        .await
+        .unwrap()
+        .into_inner();
+    let kinds: Vec<&str> = response
+        .outcomes
+        .iter()
+        .map(|o| o.reason_kind.as_str())
+        .collect();
+    assert_eq!(kinds, vec!["", "malformed", "malformed", ""]);
+    assert!(
+        response.outcomes[1].reason.contains("UTF-8"),
+        "{}",
+        response.outcomes[1].reason
+    );
+    // the two good records: one GPU for ten days each
+    assert_eq!(gpu_hours(&running.repository).await, 480.0);
+}
+
+#[tokio::test]
 async fn records_past_the_batch_limit_are_refused_as_such() {
     let running = start(3).await;
     let mut client = AccountingClient::new(running.channel.clone());
-    let records = (0..5)
+    let records: Vec<_> = (0..5)
         .map(|i| record_to_proto(&sample::record(&format!("vm-{i}"))))
         .collect();
     let response = client
-        .submit(with_token(
-            proto::SubmitRequest {
-                records,
-                spool_depth: None,
-            },
-            TOKEN,
-        ))
+        .submit(with_token(EncodedSubmitRequest::of(&records, None), TOKEN))
         .await
         .unwrap()
         .into_inner();
@@ -191,10 +218,7 @@ async fn records_past_the_batch_limit_are_refused_as_such() {
 async fn calls_without_a_known_token_are_refused() {
     let running = start(10).await;
     let mut client = AccountingClient::new(running.channel.clone());
-    let request = || proto::SubmitRequest {
-        records: vec![record_to_proto(&sample::record("vm-1"))],
-        spool_depth: None,
-    };
+    let request = || EncodedSubmitRequest::of(&[record_to_proto(&sample::record("vm-1"))], None);
     for token in ["wrong", "", TOKEN.to_uppercase().as_str()] {
         let status = client
             .submit(with_token(request(), token))

@@ -22,8 +22,9 @@ use accelfed_accounting::ship::{
     Backoff, Client, ClientSettings, ShipError, ShipOptions, ShipReport, ship,
 };
 use accelfed_accounting::spool::{ShipLimits, Spool};
+use accelfed_accounting::wire::encoded::EncodedSubmitRequest;
 use accelfed_accounting::wire::proto::accounting_server::{Accounting, AccountingServer};
-use accelfed_accounting::wire::proto::{SubmitRequest, SubmitResponse, SyncRequest, SyncResponse};
+use accelfed_accounting::wire::proto::{SubmitResponse, SyncRequest, SyncResponse};
 use accelfed_central::auth::{TokenHash, Tokens};
 use accelfed_central::ingest::IngestService;
 use accelfed_central::metrics::Metrics;
@@ -48,7 +49,7 @@ struct Gate {
 impl Accounting for Gate {
     async fn submit(
         &self,
-        request: Request<SubmitRequest>,
+        request: Request<EncodedSubmitRequest>,
     ) -> Result<Response<SubmitResponse>, Status> {
         let call = self.calls.fetch_add(1, Ordering::SeqCst);
         if call == self.fail_at.load(Ordering::SeqCst) {

@@ -40,7 +40,7 @@ impl PendingRecord {
     /// The record itself, decoded from its encoding (for messages and inspection; shipping sends
     /// the encoding as it is). `None` if the encoding is not a valid record.
     pub fn record(&self) -> Option<UsageRecord> {
-        let proto = crate::wire::encoded::decode_record(&self.wire)?;
+        let proto = crate::wire::encoded::decode_record(&self.wire).ok()?;
         match crate::wire::convert::record_from_proto(proto) {
             crate::repository::Submission::Record(record) => Some(*record),
             crate::repository::Submission::Invalid(_) => None,

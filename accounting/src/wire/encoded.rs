@@ -1,10 +1,12 @@
-//! A `SubmitRequest` whose records are already encoded. The spool keeps each record's protobuf
-//! encoding next to its JSON form, so the shipper copies bytes into the request instead of
-//! decoding JSON and encoding protobuf again for every record of every batch.
+//! `SubmitRequest` as both sides hold it: each record as its own encoded bytes. The spool keeps
+//! each record's protobuf encoding next to its JSON form, so the shipper copies bytes into the
+//! request instead of decoding JSON and encoding protobuf again for every record of every batch;
+//! the service decodes each record on its own, so one that does not decode (invalid UTF-8, a
+//! wrong wire type) is refused alone, with the decoder's reason, and the rest of the batch stored.
 //!
-//! On the wire this is the same message: a `repeated UsageRecord` field is a sequence of
+//! On the wire this is the `.proto`'s message: a `repeated UsageRecord` field is a sequence of
 //! length-delimited entries under tag 1, and so is a `repeated bytes` field whose entries are the
-//! encoded records. The server decodes it as the ordinary `SubmitRequest`.
+//! encoded records. `build.rs` maps the generated code's `SubmitRequest` to this type.
 
 use bytes::Bytes;
 use prost::Message;
@@ -24,14 +26,28 @@ pub struct EncodedSubmitRequest {
     pub spool_depth: Option<u64>,
 }
 
+impl EncodedSubmitRequest {
+    /// A request of these protobuf records.
+    pub fn of(records: &[proto::UsageRecord], spool_depth: Option<u64>) -> Self {
+        Self {
+            records: records
+                .iter()
+                .map(|record| record.encode_to_vec().into())
+                .collect(),
+            spool_depth,
+        }
+    }
+}
+
 /// The protobuf encoding of `record`, as an [`EncodedSubmitRequest`] carries it.
 pub fn encode_record(record: &UsageRecord) -> Vec<u8> {
     record_to_proto(record).encode_to_vec()
 }
 
-/// The record in an encoding made by [`encode_record`]; `None` if the bytes are not one.
-pub fn decode_record(bytes: &[u8]) -> Option<proto::UsageRecord> {
-    proto::UsageRecord::decode(bytes).ok()
+/// The record in one entry of an [`EncodedSubmitRequest`], or why the bytes are not one (the
+/// decoder names the field: `UsageRecord.vo: invalid string value: data is not UTF-8 encoded`).
+pub fn decode_record(bytes: &[u8]) -> Result<proto::UsageRecord, prost::DecodeError> {
+    proto::UsageRecord::decode(bytes)
 }
 
 /// The gRPC method the request goes to (`package.Service/Method` of the `.proto`).
@@ -51,14 +67,24 @@ mod tests {
             spool_depth: Some(7),
         }
         .encode_to_vec();
-        let ordinary = proto::SubmitRequest {
+        // The `.proto`'s message as prost would generate it, written out here because the
+        // generated code uses `EncodedSubmitRequest` in its place.
+        #[derive(Clone, PartialEq, Message)]
+        struct SubmitRequest {
+            #[prost(message, repeated, tag = "1")]
+            records: Vec<proto::UsageRecord>,
+            #[prost(uint64, optional, tag = "2")]
+            spool_depth: Option<u64>,
+        }
+        let ordinary = SubmitRequest {
             records: records.iter().map(record_to_proto).collect(),
             spool_depth: Some(7),
         };
         assert_eq!(encoded, ordinary.encode_to_vec());
+        assert_eq!(SubmitRequest::decode(encoded.as_slice()).unwrap(), ordinary);
         assert_eq!(
-            proto::SubmitRequest::decode(encoded.as_slice()).unwrap(),
-            ordinary
+            EncodedSubmitRequest::of(&ordinary.records, Some(7)).encode_to_vec(),
+            encoded
         );
     }
 
@@ -66,10 +92,16 @@ mod tests {
     fn a_record_decodes_back_and_garbage_does_not() {
         let record = sample::record("vm-1");
         assert_eq!(
-            decode_record(&encode_record(&record)),
-            Some(record_to_proto(&record))
+            decode_record(&encode_record(&record)).unwrap(),
+            record_to_proto(&record)
         );
-        assert_eq!(decode_record(&[0xff, 0xff, 0xff]), None);
+        assert!(decode_record(&[0xff, 0xff, 0xff]).is_err());
+        // A string field holding bytes that are not UTF-8: the decoder names the field.
+        let mut bad = encode_record(&record);
+        let at = bad.windows(4).position(|w| w == b"vm-1").unwrap();
+        bad[at] = 0xff;
+        let error = decode_record(&bad).unwrap_err().to_string();
+        assert!(error.contains("UsageRecord.associated_record"), "{error}");
     }
 
     #[test]
