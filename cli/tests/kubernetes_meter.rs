@@ -22,40 +22,11 @@ mod server;
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
-
 use harness::{Pki, Server, TOKEN_A, accelfed, central_config, pki, report_by_vo, status, stderr};
-use server::{Behaviour, FakeApi, fixtures};
+use server::{Behaviour, FakeApi, pods_finished_at};
 
 const API_TOKEN: &str = "meter-token-9c2e";
 const FINISHED: &str = "2024-05-01T14:00:00Z";
-
-/// The fixture pods with every running pod (and running container) finished at 14:00.
-fn pods_finished_at_14() -> Value {
-    let text = std::fs::read_to_string(fixtures().join("cluster/pods.json")).unwrap();
-    let mut list: Value = serde_json::from_str(&text).unwrap();
-    for pod in list["items"].as_array_mut().unwrap() {
-        // `get_mut`, not indexing: indexing would add `null` where the fixture has no field.
-        let Some(status) = pod.get_mut("status") else {
-            continue;
-        };
-        if status["phase"] != "Running" {
-            continue;
-        }
-        status["phase"] = json!("Succeeded");
-        for key in ["containerStatuses", "initContainerStatuses"] {
-            let containers = status.get_mut(key).and_then(Value::as_array_mut);
-            for container in containers.into_iter().flatten() {
-                let state = &mut container["state"];
-                if let Some(started) = state["running"]["startedAt"].as_str().map(str::to_owned) {
-                    *state = json!({"terminated": {"exitCode": 0, "reason": "Completed",
-                        "startedAt": started, "finishedAt": FINISHED}});
-                }
-            }
-        }
-    }
-    list
-}
 
 /// site.toml of SITE-A: the fixture cluster, a spool, and shipping to `endpoint`.
 fn site_toml(dir: &Path, api: &FakeApi, endpoint: &str, pki: &Pki) -> PathBuf {
@@ -88,7 +59,7 @@ fn meter_ship_report_gives_the_exact_gpu_hours_of_the_fixture_pods() {
         token: API_TOKEN.to_owned(),
         ..Behaviour::default()
     }));
-    api.serve_list("pods", pods_finished_at_14());
+    api.serve_list("pods", pods_finished_at(FINISHED));
 
     let dir = tempfile::tempdir().unwrap();
     let pki = pki(dir.path());

@@ -73,6 +73,35 @@ pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../provider/tests/fixtures/kubernetes")
 }
 
+/// The fixture pods with every running pod (and running container) finished at `finished` (an
+/// RFC 3339 instant after they started), so metered GPU-hours do not depend on when a test runs.
+#[allow(dead_code, reason = "the cli tests that include this file use it")]
+pub fn pods_finished_at(finished: &str) -> Value {
+    let text = std::fs::read_to_string(fixtures().join("cluster/pods.json")).unwrap();
+    let mut list: Value = serde_json::from_str(&text).unwrap();
+    for pod in list["items"].as_array_mut().unwrap() {
+        // `get_mut`, not indexing: indexing would add `null` where the fixture has no field.
+        let Some(status) = pod.get_mut("status") else {
+            continue;
+        };
+        if status["phase"] != "Running" {
+            continue;
+        }
+        status["phase"] = json!("Succeeded");
+        for key in ["containerStatuses", "initContainerStatuses"] {
+            let containers = status.get_mut(key).and_then(Value::as_array_mut);
+            for container in containers.into_iter().flatten() {
+                let state = &mut container["state"];
+                if let Some(started) = state["running"]["startedAt"].as_str().map(str::to_owned) {
+                    *state = json!({"terminated": {"exitCode": 0, "reason": "Completed",
+                        "startedAt": started, "finishedAt": finished}});
+                }
+            }
+        }
+    }
+    list
+}
+
 impl FakeApi {
     /// Starts the server on a free port of 127.0.0.1.
     pub async fn start(behaviour: Behaviour) -> FakeApi {

@@ -60,6 +60,9 @@ pub struct Behaviour {
     pub extra_flavors: Vec<Value>,
     /// Servers served after the recorded ones (2.93 shape).
     pub extra_servers: Vec<Value>,
+    /// Serve only `extra_servers`, none of the recorded ones (whose VMs still run, so their hours
+    /// grow with the clock).
+    pub only_extra_servers: bool,
 }
 
 /// What the server saw, for assertions.
@@ -88,8 +91,10 @@ impl Drop for FakeCloud {
     }
 }
 
+/// The fixture folder; from `provider/` or from another crate's tests that include this file
+/// (`cli/tests/`), both one level below the workspace root.
 pub fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/openstack")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../provider/tests/fixtures/openstack")
 }
 
 fn fixture(name: &str) -> Value {
@@ -343,11 +348,12 @@ impl State {
                 self.page("flavors", items, path, query)
             }
             "/compute/v2.1/servers/detail" => {
-                let mut items = if query.contains_key("changes-since") {
-                    Vec::new()
-                } else {
-                    self.recorded("nova-servers-detail-alltenants-2.93.json", "servers")
-                };
+                let mut items =
+                    if query.contains_key("changes-since") || self.behaviour.only_extra_servers {
+                        Vec::new()
+                    } else {
+                        self.recorded("nova-servers-detail-alltenants-2.93.json", "servers")
+                    };
                 items.extend(self.behaviour.extra_servers.iter().cloned());
                 self.page("servers", items, path, query)
             }
