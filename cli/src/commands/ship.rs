@@ -10,20 +10,27 @@ use crate::args::ShipArgs;
 use crate::exit::Outcome;
 
 pub fn run(args: &ShipArgs) -> Outcome {
-    let (_, accounting) = match load_accounting(&args.config) {
+    let (_, mut accounting) = match load_accounting(&args.config) {
         Ok(loaded) => loaded,
         Err(outcome) => return outcome,
     };
-    let accounting = &accounting;
-    let Some(settings) = &accounting.ship else {
-        eprintln!(
-            "error: {}: no [accounting.ship] table (it names the repository; see docs/configuration.md)",
-            args.config.display()
-        );
-        return Outcome::Config;
+    let settings = super::overrides::spool(&args.spool, None, &mut accounting).and_then(|()| {
+        super::overrides::ship(&args.repository, accounting.ship.take(), &args.config)
+    });
+    let settings = match settings {
+        Ok(settings) => settings,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return Outcome::Config;
+        }
     };
+    let (accounting, settings) = (&accounting, &settings);
     let token_path = resolve(&args.config, &settings.token_file);
-    let token = match crate::secret::read_token("accounting.ship.token_file", &token_path) {
+    let (token_source, ca_source) = (
+        source(args.repository.token_file.is_some(), "--token-file", "accounting.ship.token_file"),
+        source(args.repository.ca.is_some(), "--ca", "accounting.ship.ca"),
+    );
+    let token = match crate::secret::read_token(token_source, &token_path) {
         Ok(token) => token,
         Err(err) => {
             eprintln!("error: {err}");
@@ -31,16 +38,13 @@ pub fn run(args: &ShipArgs) -> Outcome {
         }
     };
     let ca_pem = match &settings.ca {
-        Some(ca) => {
-            let path = resolve(&args.config, ca);
-            match std::fs::read(&path) {
-                Ok(pem) => Some(pem),
-                Err(err) => {
-                    eprintln!("error: accounting.ship.ca {}: {err}", path.display());
-                    return Outcome::Config;
-                }
+        Some(ca) => match crate::trust::read_ca(ca_source, &resolve(&args.config, ca)) {
+            Ok(pem) => Some(pem),
+            Err(err) => {
+                eprintln!("error: {err}");
+                return Outcome::Config;
             }
-        }
+        },
         None => None,
     };
     let client_settings = ClientSettings {
@@ -113,4 +117,9 @@ pub fn run(args: &ShipArgs) -> Outcome {
             Outcome::Partial
         }
     }
+}
+
+/// The flag that set a value, or else its key in the file, for messages.
+fn source(flag_given: bool, flag: &'static str, key: &'static str) -> &'static str {
+    if flag_given { flag } else { key }
 }

@@ -1,0 +1,61 @@
+//! The accounting commands' flags over the site file's `[accounting]` keys, key by key, as
+//! `provide --registry-*` over `[publish.registry]`: `--spool` (meter, ship), `--observations`
+//! (meter), `--endpoint`, `--token-file` and `--ca` (ship). A flag's path is relative to the
+//! current folder, as on any command line; the file's paths stay relative to the file.
+
+use std::path::{Path, PathBuf};
+
+use accelfed_provider::config::{AccountingConfig, ShipConfig};
+
+use crate::args::{ShipOverrides, SpoolOverride};
+
+fn absolute(flag: &str, path: &Path) -> Result<PathBuf, String> {
+    std::path::absolute(path).map_err(|err| format!("{flag} {}: {err}", path.display()))
+}
+
+/// `--spool` and, for meter, `--observations` into `accounting`.
+pub(super) fn spool(
+    spool: &SpoolOverride,
+    observations: Option<&Path>,
+    accounting: &mut AccountingConfig,
+) -> Result<(), String> {
+    if let Some(path) = &spool.path {
+        accounting.spool = absolute("--spool", path)?;
+    }
+    if let Some(path) = observations {
+        accounting.observations = Some(absolute("--observations", path)?);
+    }
+    Ok(())
+}
+
+/// `[accounting.ship]` with the flags applied; without the table, --endpoint and --token-file
+/// make one. `config` names the file in messages.
+pub(super) fn ship(
+    flags: &ShipOverrides,
+    table: Option<ShipConfig>,
+    config: &Path,
+) -> Result<ShipConfig, String> {
+    let mut ship = match (table, &flags.endpoint, &flags.token_file) {
+        (Some(table), _, _) => table,
+        (None, Some(endpoint), Some(token_file)) => {
+            ShipConfig::new(endpoint.clone(), token_file.clone())
+        }
+        (None, _, _) => {
+            return Err(format!(
+                "{}: no [accounting.ship] table (it names the repository; see \
+                 docs/configuration.md), and no --endpoint and --token-file",
+                config.display()
+            ));
+        }
+    };
+    if let Some(endpoint) = &flags.endpoint {
+        ship.endpoint = endpoint.clone();
+    }
+    if let Some(path) = &flags.token_file {
+        ship.token_file = absolute("--token-file", path)?;
+    }
+    if let Some(path) = &flags.ca {
+        ship.ca = Some(absolute("--ca", path)?);
+    }
+    Ok(ship)
+}
