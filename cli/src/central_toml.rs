@@ -57,8 +57,9 @@ pub fn render(settings: &Settings<'_>) -> String {
          metrics = {metrics}    # GET /metrics (Prometheus), plain HTTP: keep it private\n\
          \n[tls]\n{ca}certificate = {certificate}\nkey = {key}\n\
          \n[database]\n{database}\n\
-         \n# One table per site, each with the SHA-256 of its token, added by\n\
-         # `accelfed token --site NAME --add-to THIS_FILE` (restart serve to take it).\n",
+         \n# One table per site below, each with the SHA-256 of its token, added by\n\
+         # `accelfed token --site NAME --add-to THIS_FILE` (restart serve to take it).\n\
+         [sites]\n",
         grpc = quoted(&settings.grpc.to_string()),
         https = quoted(&settings.https.to_string()),
         metrics = quoted(&settings.metrics.to_string()),
@@ -93,7 +94,11 @@ pub fn add_site(text: &str, site: &str, hash: TokenHash) -> Result<String, Strin
     }
     let entry = sites
         .entry(site)
-        .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
+        .or_insert_with(|| {
+            let mut table = toml_edit::Table::new();
+            table.decor_mut().set_prefix("\n");
+            toml_edit::Item::Table(table)
+        })
         .as_table_mut()
         .ok_or_else(|| format!("sites.{site} is not a table"))?;
     entry.insert("token_sha256", toml_edit::value(hash.to_hex()));
@@ -138,6 +143,7 @@ mod tests {
         let text = add_site(&rendered(), "SITE-A", hash("a")).unwrap();
         let text = add_site(&text, "site with space", hash("b")).unwrap();
         assert!(text.contains("# gRPC over TLS"), "{text}");
+        assert!(text.ends_with("[sites]\n\n[sites.SITE-A]\ntoken_sha256 = \"ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb\"\n\n[sites.\"site with space\"]\ntoken_sha256 = \"3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d\"\n"), "{text}");
         let config = parse(&text);
         assert_eq!(config.sites.len(), 2);
         let err = add_site(&text, "SITE-A", hash("c")).unwrap_err();

@@ -78,13 +78,14 @@ pub fn generate(names: &[String]) -> Result<PrivatePki, String> {
     service.not_before = time(start);
     let not_after = later(SERVICE_YEARS);
     service.not_after = time(not_after);
-    let issuer = Issuer::new(ca, &ca_key);
+    let ca_key_pem = ca_key.serialize_pem();
+    let issuer = Issuer::new(ca, ca_key);
     let certificate = service
         .signed_by(&key, &issuer)
         .map_err(|err| format!("service certificate: {err}"))?;
     Ok(PrivatePki {
         ca_certificate: ca_certificate.pem(),
-        ca_key: ca_key.serialize_pem(),
+        ca_key: ca_key_pem,
         service_chain: format!("{}{}", certificate.pem(), ca_certificate.pem()),
         service_key: key.serialize_pem(),
         service_expires: not_after.format("%Y-%m-%d").to_string(),
@@ -114,7 +115,7 @@ mod tests {
     #[test]
     fn a_bad_name_is_refused() {
         assert!(generate(&[]).is_err());
-        let err = generate(&["bad name\u{1}".to_owned()]).unwrap_err();
+        let err = generate(&["zürich.example.org".to_owned()]).unwrap_err();
         assert!(err.starts_with("--name"), "{err}");
     }
 }
