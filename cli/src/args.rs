@@ -376,7 +376,12 @@ pub enum InitTarget {
 pub struct InitCentralArgs {
     /// The central.toml to write (refused if it exists); --private-ca puts the service's
     /// certificate and key in tls/ beside it.
-    #[arg(short, long, env = "ACCELFED_CENTRAL_CONFIG", default_value = "/etc/accelfed/central.toml")]
+    #[arg(
+        short,
+        long,
+        env = "ACCELFED_CENTRAL_CONFIG",
+        default_value = "/etc/accelfed/central.toml"
+    )]
     pub config: PathBuf,
     /// Make a private CA in this folder (ca.pem for the sites, ca.key 0600) and a certificate for
     /// the service signed by it. Refused if the folder already holds ca.pem or ca.key.
@@ -387,10 +392,18 @@ pub struct InitCentralArgs {
     #[arg(long = "name", value_name = "NAME", requires = "private_ca")]
     pub names: Vec<String>,
     /// Without --private-ca: the service's certificate chain (PEM, leaf first), checked now.
-    #[arg(long, value_name = "FILE", default_value = "/etc/grid-security/hostcert.pem")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "/etc/grid-security/hostcert.pem"
+    )]
     pub certificate: PathBuf,
     /// Without --private-ca: the certificate's private key (PEM), checked now.
-    #[arg(long, value_name = "FILE", default_value = "/etc/grid-security/hostkey.pem")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "/etc/grid-security/hostkey.pem"
+    )]
     pub key: PathBuf,
     /// The repository: an SQLite file (relative to the current folder) or a postgres:// URL.
     #[arg(long, default_value = DEFAULT_DATABASE)]

@@ -115,7 +115,8 @@ mod tests {
     }
 
     fn parse(text: &str) -> CentralConfig {
-        CentralConfig::parse(Path::new("central.toml"), text).unwrap_or_else(|e| panic!("{text}\n{e}"))
+        CentralConfig::parse(Path::new("central.toml"), text)
+            .unwrap_or_else(|e| panic!("{text}\n{e}"))
     }
 
     fn rendered() -> String {
@@ -147,7 +148,10 @@ mod tests {
         let config = parse(&text);
         assert_eq!(config.sites.len(), 2);
         let err = add_site(&text, "SITE-A", hash("c")).unwrap_err();
-        assert!(err.contains("sites.SITE-A already has a token hash"), "{err}");
+        assert!(
+            err.contains("sites.SITE-A already has a token hash"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -164,7 +168,11 @@ mod tests {
 
     #[test]
     fn a_file_that_is_not_toml_is_refused() {
-        assert!(add_site("[listen", "A", hash("a")).unwrap_err().starts_with("not TOML"));
+        assert!(
+            add_site("[listen", "A", hash("a"))
+                .unwrap_err()
+                .starts_with("not TOML")
+        );
         assert!(add_site("sites = 1", "A", hash("a")).is_err());
     }
 }

@@ -42,7 +42,9 @@ pub fn default_names() -> Vec<String> {
 /// A new CA and a certificate for `names` (DNS names or IP addresses, the first also its common
 /// name) signed by it.
 pub fn generate(names: &[String]) -> Result<PrivatePki, String> {
-    let first = names.first().ok_or("no name for the service's certificate")?;
+    let first = names
+        .first()
+        .ok_or("no name for the service's certificate")?;
     let today = Utc::now().date_naive();
     // A day back, so a site whose clock is a little behind accepts it at once.
     let start = today.checked_sub_days(Days::new(1)).unwrap_or(today);
@@ -51,17 +53,19 @@ pub fn generate(names: &[String]) -> Result<PrivatePki, String> {
         NaiveDate::from_ymd_opt(today.year() + years, today.month(), today.day().min(28))
             .unwrap_or(today)
     };
-    let time = |date: NaiveDate| {
-        rcgen::date_time_ymd(date.year(), date.month() as u8, date.day() as u8)
-    };
+    let time =
+        |date: NaiveDate| rcgen::date_time_ymd(date.year(), date.month() as u8, date.day() as u8);
 
     let ca_key = KeyPair::generate().map_err(|err| format!("CA key: {err}"))?;
     let mut ca = CertificateParams::default();
     ca.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
     ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
-    ca.distinguished_name.push(DnType::OrganizationName, "accelfed");
     ca.distinguished_name
-        .push(DnType::CommonName, format!("accelfed private CA for {first}"));
+        .push(DnType::OrganizationName, "accelfed");
+    ca.distinguished_name.push(
+        DnType::CommonName,
+        format!("accelfed private CA for {first}"),
+    );
     ca.not_before = time(start);
     ca.not_after = time(later(CA_YEARS));
     let ca_certificate = ca
@@ -71,7 +75,9 @@ pub fn generate(names: &[String]) -> Result<PrivatePki, String> {
     let key = KeyPair::generate().map_err(|err| format!("service key: {err}"))?;
     let mut service = CertificateParams::new(names.to_vec())
         .map_err(|err| format!("--name {}: {err}", names.join(", ")))?;
-    service.distinguished_name.push(DnType::CommonName, first.as_str());
+    service
+        .distinguished_name
+        .push(DnType::CommonName, first.as_str());
     service.key_usages = vec![KeyUsagePurpose::DigitalSignature];
     service.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
     service.use_authority_key_identifier_extension = true;

@@ -41,7 +41,11 @@ fn read_folder(folder: &Path, found: &mut BTreeSet<Vec<u8>>) -> Result<(), Strin
     let mut names: Vec<_> = entries
         .filter_map(Result::ok)
         .map(|entry| entry.path())
-        .filter(|path| path.file_name().and_then(|n| n.to_str()).is_some_and(is_certificate_name))
+        .filter(|path| {
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(is_certificate_name)
+        })
         .collect();
     names.sort();
     for file in names {
@@ -142,9 +146,16 @@ mod tests {
             "-----BEGIN X509 CRL-----\nAAAA\n-----END X509 CRL-----\n",
         )
         .unwrap();
-        std::fs::write(dir.path().join("0badf00d.signing_policy"), "access_id_CA X509 '/CN=B'\n")
-            .unwrap();
-        std::fs::write(dir.path().join("0badf00d.namespaces"), "TO Issuer \"/CN=B\"\n").unwrap();
+        std::fs::write(
+            dir.path().join("0badf00d.signing_policy"),
+            "access_id_CA X509 '/CN=B'\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("0badf00d.namespaces"),
+            "TO Issuer \"/CN=B\"\n",
+        )
+        .unwrap();
         std::os::unix::fs::symlink("gone.pem", dir.path().join("deadbeef.0")).unwrap();
         let pem = read_ca("accounting.ship.ca", dir.path()).unwrap();
         assert_eq!(count(&pem), 2);

@@ -8,7 +8,6 @@ use std::net::SocketAddr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::time::Duration;
 
 fn accelfed(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_accelfed"))
@@ -32,7 +31,9 @@ fn mode(path: &Path) -> u32 {
 }
 
 fn example(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples")
+        .join(name)
 }
 
 /// `init central` into `dir` with a private CA, on ports the system picks.
@@ -40,9 +41,22 @@ fn init(dir: &Path) -> Output {
     accelfed(
         dir,
         &[
-            "init", "central", "--config", "central.toml", "--private-ca", "ca", "--listen",
-            "127.0.0.1", "--grpc-port", "0", "--https-port", "0", "--metrics", "127.0.0.1:0",
-            "--database", "accounting.sqlite",
+            "init",
+            "central",
+            "--config",
+            "central.toml",
+            "--private-ca",
+            "ca",
+            "--listen",
+            "127.0.0.1",
+            "--grpc-port",
+            "0",
+            "--https-port",
+            "0",
+            "--metrics",
+            "127.0.0.1:0",
+            "--database",
+            "accounting.sqlite",
         ],
     )
 }
@@ -111,13 +125,22 @@ fn igtf_folder(dir: &Path, ca: &Path) -> PathBuf {
         "access_id_CA X509 '/O=accelfed'\npos_rights globus CA:sign\n",
     )
     .unwrap();
-    std::fs::write(folder.join(format!("{hash}.namespaces")), "TO Issuer \"/O=accelfed\" PERMIT Subject \".*\"\n")
-        .unwrap();
+    std::fs::write(
+        folder.join(format!("{hash}.namespaces")),
+        "TO Issuer \"/O=accelfed\" PERMIT Subject \".*\"\n",
+    )
+    .unwrap();
     let other = rcgen::KeyPair::generate().unwrap();
     let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
     params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    params.distinguished_name.push(rcgen::DnType::CommonName, "Another IGTF CA");
-    std::fs::write(folder.join("AnotherCA.pem"), params.self_signed(&other).unwrap().pem()).unwrap();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "Another IGTF CA");
+    std::fs::write(
+        folder.join("AnotherCA.pem"),
+        params.self_signed(&other).unwrap().pem(),
+    )
+    .unwrap();
     std::fs::write(folder.join("AnotherCA.info"), "alias = AnotherCA\n").unwrap();
     folder
 }
@@ -137,17 +160,37 @@ fn a_private_ca_central_takes_sites_that_trust_an_igtf_style_folder() {
         assert_eq!(mode(&dir.join(file)), expected, "{file}");
     }
     let verify = Command::new("openssl")
-        .args(["verify", "-purpose", "sslserver", "-CAfile", "ca/ca.pem", "tls/service.pem"])
+        .args([
+            "verify",
+            "-purpose",
+            "sslserver",
+            "-CAfile",
+            "ca/ca.pem",
+            "tls/service.pem",
+        ])
         .current_dir(dir)
         .output()
         .expect("openssl");
-    assert!(verify.status.success(), "{}", String::from_utf8_lossy(&verify.stdout) + stderr(&verify));
+    assert!(
+        verify.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&verify.stdout),
+        stderr(&verify)
+    );
     let valid = accelfed(dir, &["validate", "--central", "central.toml"]);
     assert_eq!(code(&valid), 0, "{}", stderr(&valid));
 
     let token = accelfed(
         dir,
-        &["token", "--site", "EXAMPLE-GPU", "--add-to", "central.toml", "--output", "site.token"],
+        &[
+            "token",
+            "--site",
+            "EXAMPLE-GPU",
+            "--add-to",
+            "central.toml",
+            "--output",
+            "site.token",
+        ],
     );
     assert_eq!(code(&token), 0, "{}", stderr(&token));
     assert!(token.stdout.is_empty(), "the token went to the file only");
@@ -162,14 +205,32 @@ fn a_private_ca_central_takes_sites_that_trust_an_igtf_style_folder() {
     let observations = example("manual-usage.jsonl");
     let meter = accelfed(
         dir,
-        &["meter", "--config", example("site.toml").to_str().unwrap(), "--spool", "spool.sqlite",
-          "--observations", observations.to_str().unwrap()],
+        &[
+            "meter",
+            "--config",
+            example("site.toml").to_str().unwrap(),
+            "--spool",
+            "spool.sqlite",
+            "--observations",
+            observations.to_str().unwrap(),
+        ],
     );
     assert_eq!(code(&meter), 0, "{}", stderr(&meter));
     let ship = accelfed(
         dir,
-        &["ship", "--config", example("site.toml").to_str().unwrap(), "--spool", "spool.sqlite",
-          "--endpoint", &endpoint, "--token-file", "site.token", "--ca", folder],
+        &[
+            "ship",
+            "--config",
+            example("site.toml").to_str().unwrap(),
+            "--spool",
+            "spool.sqlite",
+            "--endpoint",
+            &endpoint,
+            "--token-file",
+            "site.token",
+            "--ca",
+            folder,
+        ],
     );
     assert_eq!(code(&ship), 0, "{}", stderr(&ship));
     assert!(!stderr(&ship).contains(secret.trim()));
@@ -177,11 +238,33 @@ fn a_private_ca_central_takes_sites_that_trust_an_igtf_style_folder() {
     let registry = format!("https://localhost:{}", server.2.port());
     let push = accelfed(
         dir,
-        &["provide", "--config", example("site.toml").to_str().unwrap(), "--publish", "registry",
-          "--registry-url", &registry, "--registry-token-file", "site.token", "--registry-ca", folder],
+        &[
+            "provide",
+            "--config",
+            example("site.toml").to_str().unwrap(),
+            "--publish",
+            "registry",
+            "--registry-url",
+            &registry,
+            "--registry-token-file",
+            "site.token",
+            "--registry-ca",
+            folder,
+        ],
     );
     assert_eq!(code(&push), 0, "{}", stderr(&push));
-    let query = accelfed(dir, &["query", "--url", &registry, "--ca", folder, "--site", "EXAMPLE-GPU"]);
+    let query = accelfed(
+        dir,
+        &[
+            "query",
+            "--url",
+            &registry,
+            "--ca",
+            folder,
+            "--site",
+            "EXAMPLE-GPU",
+        ],
+    );
     assert_eq!(code(&query), 0, "{}", stderr(&query));
     assert!(String::from_utf8_lossy(&query.stdout).contains("EXAMPLE-GPU"));
 
@@ -193,7 +276,11 @@ fn a_private_ca_central_takes_sites_that_trust_an_igtf_style_folder() {
     std::fs::create_dir(dir.join("empty")).unwrap();
     let empty = accelfed(dir, &["query", "--url", &registry, "--ca", "empty"]);
     assert_eq!(code(&empty), 2);
-    assert!(stderr(&empty).contains("--ca empty: no CA certificate in the folder"), "{}", stderr(&empty));
+    assert!(
+        stderr(&empty).contains("--ca empty: no CA certificate in the folder"),
+        "{}",
+        stderr(&empty)
+    );
 }
 
 #[test]
@@ -204,25 +291,59 @@ fn init_writes_nothing_over_existing_files_and_checks_a_given_certificate() {
     let before = std::fs::read(dir.join("ca/ca.key")).unwrap();
     let again = init(dir);
     assert_eq!(code(&again), 2);
-    assert!(stderr(&again).contains("central.toml: exists"), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("central.toml: exists"),
+        "{}",
+        stderr(&again)
+    );
     std::fs::rename(dir.join("central.toml"), dir.join("old.toml")).unwrap();
     let again = init(dir);
     assert_eq!(code(&again), 2);
-    assert!(stderr(&again).contains("ca.pem: exists"), "{}", stderr(&again));
-    assert_eq!(std::fs::read(dir.join("ca/ca.key")).unwrap(), before, "the CA key is kept");
+    assert!(
+        stderr(&again).contains("ca.pem: exists"),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(
+        std::fs::read(dir.join("ca/ca.key")).unwrap(),
+        before,
+        "the CA key is kept"
+    );
     assert!(!dir.join("central.toml").exists());
 
     // An existing certificate and key (an IGTF host certificate): checked first.
     let missing = accelfed(
         dir,
-        &["init", "central", "--config", "igtf.toml", "--certificate", "nothere.pem", "--key", "tls/service.key"],
+        &[
+            "init",
+            "central",
+            "--config",
+            "igtf.toml",
+            "--certificate",
+            "nothere.pem",
+            "--key",
+            "tls/service.key",
+        ],
     );
     assert_eq!(code(&missing), 2);
-    assert!(stderr(&missing).contains("nothere.pem"), "{}", stderr(&missing));
+    assert!(
+        stderr(&missing).contains("nothere.pem"),
+        "{}",
+        stderr(&missing)
+    );
     assert!(!dir.join("igtf.toml").exists());
     let given = accelfed(
         dir,
-        &["init", "central", "--config", "igtf.toml", "--certificate", "tls/service.pem", "--key", "tls/service.key"],
+        &[
+            "init",
+            "central",
+            "--config",
+            "igtf.toml",
+            "--certificate",
+            "tls/service.pem",
+            "--key",
+            "tls/service.key",
+        ],
     );
     assert_eq!(code(&given), 0, "{}", stderr(&given));
     let valid = accelfed(dir, &["validate", "--central", "igtf.toml"]);
@@ -234,27 +355,63 @@ fn token_add_to_keeps_a_sites_hash_and_an_existing_token_file() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     assert_eq!(code(&init(dir)), 0);
-    let first = accelfed(dir, &["token", "--site", "SITE-A", "--add-to", "central.toml"]);
+    let first = accelfed(
+        dir,
+        &["token", "--site", "SITE-A", "--add-to", "central.toml"],
+    );
     assert_eq!(code(&first), 0, "{}", stderr(&first));
-    assert_eq!(String::from_utf8_lossy(&first.stdout).trim().len(), 64, "the token on stdout");
+    assert_eq!(
+        String::from_utf8_lossy(&first.stdout).trim().len(),
+        64,
+        "the token on stdout"
+    );
     let text = std::fs::read_to_string(dir.join("central.toml")).unwrap();
 
-    let again = accelfed(dir, &["token", "--site", "SITE-A", "--add-to", "central.toml"]);
+    let again = accelfed(
+        dir,
+        &["token", "--site", "SITE-A", "--add-to", "central.toml"],
+    );
     assert_eq!(code(&again), 2);
-    assert!(stderr(&again).contains("sites.SITE-A already has a token hash"), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("sites.SITE-A already has a token hash"),
+        "{}",
+        stderr(&again)
+    );
     std::fs::write(dir.join("taken.token"), "keep me\n").unwrap();
     let taken = accelfed(
         dir,
-        &["token", "--site", "SITE-B", "--add-to", "central.toml", "--output", "taken.token"],
+        &[
+            "token",
+            "--site",
+            "SITE-B",
+            "--add-to",
+            "central.toml",
+            "--output",
+            "taken.token",
+        ],
     );
     assert_eq!(code(&taken), 2);
-    assert!(stderr(&taken).contains("taken.token: exists"), "{}", stderr(&taken));
-    assert_eq!(std::fs::read_to_string(dir.join("taken.token")).unwrap(), "keep me\n");
-    assert_eq!(std::fs::read_to_string(dir.join("central.toml")).unwrap(), text, "unchanged");
+    assert!(
+        stderr(&taken).contains("taken.token: exists"),
+        "{}",
+        stderr(&taken)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("taken.token")).unwrap(),
+        "keep me\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("central.toml")).unwrap(),
+        text,
+        "unchanged"
+    );
 
     // The shipped example's placeholder is replaced in a copy of it.
     std::fs::copy(example("central.toml"), dir.join("example.toml")).unwrap();
-    let example = accelfed(dir, &["token", "--site", "EXAMPLE-GPU", "--add-to", "example.toml"]);
+    let example = accelfed(
+        dir,
+        &["token", "--site", "EXAMPLE-GPU", "--add-to", "example.toml"],
+    );
     assert_eq!(code(&example), 0, "{}", stderr(&example));
     let edited = std::fs::read_to_string(dir.join("example.toml")).unwrap();
     assert!(!edited.contains("<run: accelfed token"), "{edited}");

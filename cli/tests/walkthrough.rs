@@ -24,8 +24,13 @@ fn repository() -> PathBuf {
 /// The shell block after the marker.
 fn walkthrough() -> String {
     let page = std::fs::read_to_string(repository().join("docs/operations.md")).unwrap();
-    let after = &page[page.find(MARKER).expect("the walk-through marker in docs/operations.md")..];
-    let start = after.find("```sh\n").expect("a ```sh block after the marker") + "```sh\n".len();
+    let after = &page[page
+        .find(MARKER)
+        .expect("the walk-through marker in docs/operations.md")..];
+    let start = after
+        .find("```sh\n")
+        .expect("a ```sh block after the marker")
+        + "```sh\n".len();
     let end = after[start..].find("```").expect("the block's end");
     after[start..start + end].to_owned()
 }
@@ -66,7 +71,9 @@ fn run_script(dir: &Path, script: &str, limit: Duration) -> (Option<i32>, String
     let mut command = Command::new("bash");
     command
         .arg("-c")
-        .arg(format!("set -euo pipefail\n{script}\nkill %1 && wait %1 || true\n"))
+        .arg(format!(
+            "set -euo pipefail\n{script}\nkill %1 && wait %1 || true\n"
+        ))
         .current_dir(dir)
         .env("PATH", path)
         .stdin(Stdio::null())
@@ -99,6 +106,7 @@ fn run_script(dir: &Path, script: &str, limit: Duration) -> (Option<i32>, String
     // Whatever is left of the group (a serve the script did not stop): killed.
     let _ = Command::new("kill")
         .args(["-KILL", "--", &format!("-{}", child.id())])
+        .stderr(Stdio::null())
         .status();
     let _ = child.wait();
     let _ = out.read_to_string(&mut stdout);
@@ -134,7 +142,11 @@ fn the_first_federation_in_five_commands_runs_as_written() {
     let started = Utc::now();
     let (status, stdout, stderr) = run_script(dir.path(), &block, Duration::from_secs(180));
     let finished = Utc::now();
-    assert_eq!(status, Some(0), "the walk-through failed:\n{block}\n--- stdout\n{stdout}\n--- stderr\n{stderr}");
+    assert_eq!(
+        status,
+        Some(0),
+        "the walk-through failed:\n{block}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    );
 
     // By hand, from examples/manual-usage.jsonl: gpu-node-07 held 4 GPUs for atlas from
     // 2026-01-01 to 2026-03-01, 31 + 28 days: 4 x 1416 h.
@@ -153,9 +165,15 @@ fn the_first_federation_in_five_commands_runs_as_written() {
 
     // What the commands wrote: secrets only their owner reads, the token in no log line.
     let token = std::fs::read_to_string(dir.path().join("EXAMPLE-GPU.token")).unwrap();
-    assert!(!stderr.contains(token.trim()), "the token was logged:\n{stderr}");
+    assert!(
+        !stderr.contains(token.trim()),
+        "the token was logged:\n{stderr}"
+    );
     for secret in ["EXAMPLE-GPU.token", "ca/ca.key", "tls/service.key"] {
-        let mode = std::fs::metadata(dir.path().join(secret)).unwrap().permissions().mode();
+        let mode = std::fs::metadata(dir.path().join(secret))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o600, "{secret}");
     }
 }

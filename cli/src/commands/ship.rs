@@ -27,7 +27,11 @@ pub fn run(args: &ShipArgs) -> Outcome {
     let (accounting, settings) = (&accounting, &settings);
     let token_path = resolve(&args.config, &settings.token_file);
     let (token_source, ca_source) = (
-        source(args.repository.token_file.is_some(), "--token-file", "accounting.ship.token_file"),
+        source(
+            args.repository.token_file.is_some(),
+            "--token-file",
+            "accounting.ship.token_file",
+        ),
         source(args.repository.ca.is_some(), "--ca", "accounting.ship.ca"),
     );
     let token = match crate::secret::read_token(token_source, &token_path) {

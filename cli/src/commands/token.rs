@@ -94,7 +94,10 @@ fn hand_out(output: Option<&Path>, token: &str) -> Result<(), Outcome> {
             crate::files::WriteError::Io(_) => Outcome::Partial,
         }
     })?;
-    eprintln!("wrote the token to {} (0600; give it to the site)", path.display());
+    eprintln!(
+        "wrote the token to {} (0600; give it to the site)",
+        path.display()
+    );
     Ok(())
 }
 

@@ -153,7 +153,11 @@ mod tests {
             (500, 3, 8)
         );
         let new = ShipConfig::new(ship.endpoint.clone(), ship.token_file.clone());
-        assert_eq!(format!("{new:?}"), format!("{ship:?}"), "new() takes the same defaults");
+        assert_eq!(
+            format!("{new:?}"),
+            format!("{ship:?}"),
+            "new() takes the same defaults"
+        );
     }
 
     #[test]
