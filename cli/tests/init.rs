@@ -3,6 +3,8 @@
 //! IGTF's /etc/grid-security/certificates, over real TLS to a real `accelfed serve`; OpenSSL
 //! checks what `init` made.
 
+#![allow(clippy::unwrap_used)]
+
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::os::unix::fs::PermissionsExt;

@@ -6,6 +6,8 @@
 //! The commands listen on fixed ports (9443, 8443, 9464 on 127.0.0.1), as the page says; a port
 //! already taken fails the test naming it.
 
+#![allow(clippy::unwrap_used)]
+
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
