@@ -59,3 +59,37 @@ pub(super) fn ship(
     }
     Ok(ship)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flags(endpoint: Option<&str>, token_file: Option<&str>) -> ShipOverrides {
+        ShipOverrides {
+            endpoint: endpoint.map(str::to_owned),
+            token_file: token_file.map(PathBuf::from),
+            ca: Some(PathBuf::from("ca.pem")),
+        }
+    }
+
+    #[test]
+    fn flags_make_or_override_the_ship_table() {
+        let config = Path::new("/etc/accelfed/site.toml");
+        let ship = super::ship(&flags(Some("https://c:9443"), Some("t")), None, config).unwrap();
+        assert_eq!(ship.endpoint, "https://c:9443");
+        assert!(ship.token_file.is_absolute() && ship.token_file.ends_with("t"));
+        assert!(ship.ca.unwrap().ends_with("ca.pem"));
+        assert_eq!(ship.batch_size, 500, "the table's defaults");
+        let table = ShipConfig::new("https://old:1".to_owned(), PathBuf::from("/old"));
+        let ship = super::ship(&flags(None, None), Some(table), config).unwrap();
+        assert_eq!(
+            ship.endpoint, "https://old:1",
+            "a key without its flag stays"
+        );
+        let err = super::ship(&flags(Some("https://c:9443"), None), None, config).unwrap_err();
+        assert!(
+            err.starts_with("/etc/accelfed/site.toml: no [accounting.ship]"),
+            "{err}"
+        );
+    }
+}
