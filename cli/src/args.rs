@@ -77,9 +77,15 @@ pub enum Command {
     /// Runs until SIGINT or SIGTERM. Exit status: 0 stopped cleanly; 1 failed while running; 2
     /// configuration error.
     Serve(ServeArgs),
-    /// Make a new site token: the token on standard output (give it to the site), the line for
-    /// central.toml on standard error.
+    /// Make a new site token: the token on standard output or --output (give it to the site), and
+    /// the site's line added to central.toml (--add-to) or printed on standard error.
     Token(TokenArgs),
+    /// Write a starting configuration: `init central` writes central.toml and, with --private-ca,
+    /// a private CA and the service's certificate.
+    ///
+    /// Exit status: 0 written; 1 a file could not be written; 2 usage error or a file already
+    /// exists (nothing is overwritten).
+    Init(InitArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -91,6 +97,11 @@ pub struct MeterArgs {
     /// start of the previous month, so last month's records are final.
     #[arg(long, value_parser = parse_since)]
     pub since: Option<chrono::DateTime<chrono::Utc>>,
+    #[command(flatten)]
+    pub spool: SpoolOverride,
+    /// The manual-usage file (JSON lines); overrides accounting.observations.
+    #[arg(long, value_name = "FILE", env = "ACCELFED_OBSERVATIONS")]
+    pub observations: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -102,6 +113,10 @@ pub struct ShipArgs {
     /// months the repository lacks records of.
     #[arg(long)]
     pub verify: bool,
+    #[command(flatten)]
+    pub spool: SpoolOverride,
+    #[command(flatten)]
+    pub repository: ShipOverrides,
 }
 
 #[derive(Debug, clap::Args)]
@@ -127,6 +142,14 @@ pub struct TokenArgs {
     /// The site the token is for (its GOCDB name), for the central.toml line.
     #[arg(long)]
     pub site: String,
+    /// Add the site's table to this central.toml (comments kept; a placeholder for the site is
+    /// replaced, a real hash is not) instead of printing it. Restart `serve` to take it.
+    #[arg(long, value_name = "CENTRAL_TOML")]
+    pub add_to: Option<PathBuf>,
+    /// Write the token to this file (created 0600; an existing file is refused) instead of
+    /// standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 fn parse_dit(value: &str) -> Result<accelfed_schemas::render::ldif::Dit, String> {
@@ -174,8 +197,8 @@ pub struct ProvideArgs {
     /// publish.registry.token_file).
     #[arg(long, env = "ACCELFED_REGISTRY_TOKEN_FILE")]
     pub registry_token_file: Option<PathBuf>,
-    /// A CA certificate file (PEM) to trust besides the system's roots (overrides
-    /// publish.registry.ca).
+    /// A CA to trust besides the system's roots: a PEM file or a folder of them such as
+    /// /etc/grid-security/certificates (overrides publish.registry.ca).
     #[arg(long, env = "ACCELFED_REGISTRY_CA")]
     pub registry_ca: Option<PathBuf>,
     /// Save every complete document (no provider failed) to FILE, and publish FILE instead, with
@@ -198,7 +221,8 @@ pub struct QueryArgs {
     /// The search base for --ldap.
     #[arg(long, default_value = accelfed_central::registry::ldap::query::DEFAULT_BASE, requires = "ldap")]
     pub ldap_base: String,
-    /// A CA certificate file (PEM) to trust besides the system's roots.
+    /// A CA to trust besides the system's roots: a PEM file or a folder of them such as
+    /// /etc/grid-security/certificates.
     #[arg(long, env = "ACCELFED_REGISTRY_CA")]
     pub ca: Option<PathBuf>,
     /// GPU vendor, case-insensitive (nvidia, amd).
@@ -308,4 +332,92 @@ pub struct ReportArgs {
 
 fn parse_format(value: &str) -> Result<Format, String> {
     value.parse()
+}
+
+/// `--spool` of the accounting commands: the site's spool instead of accounting.spool.
+#[derive(Debug, clap::Args)]
+pub struct SpoolOverride {
+    /// The spool (SQLite file); overrides accounting.spool.
+    #[arg(long = "spool", value_name = "FILE", env = "ACCELFED_SPOOL")]
+    pub path: Option<PathBuf>,
+}
+
+/// `ship`'s flags over `[accounting.ship]`, key by key (as `provide --registry-*` over
+/// `[publish.registry]`); with --endpoint and --token-file the table may be left out.
+#[derive(Debug, clap::Args)]
+pub struct ShipOverrides {
+    /// The repository's gRPC endpoint, https://host:port (overrides accounting.ship.endpoint).
+    #[arg(long, env = "ACCELFED_SHIP_ENDPOINT")]
+    pub endpoint: Option<String>,
+    /// A file holding the site's token (overrides accounting.ship.token_file).
+    #[arg(long, value_name = "FILE", env = "ACCELFED_SHIP_TOKEN_FILE")]
+    pub token_file: Option<PathBuf>,
+    /// The CA to trust: a PEM file or a folder of them such as /etc/grid-security/certificates
+    /// (overrides accounting.ship.ca).
+    #[arg(long, value_name = "FILE_OR_DIR", env = "ACCELFED_SHIP_CA")]
+    pub ca: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct InitArgs {
+    #[command(subcommand)]
+    pub what: InitTarget,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum InitTarget {
+    /// central.toml for `accelfed serve`, with the service's TLS identity: a private CA made here
+    /// (--private-ca) or an existing certificate such as an IGTF host certificate. The file passes
+    /// `accelfed validate --central`; add sites with `accelfed token --site NAME --add-to FILE`.
+    Central(InitCentralArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct InitCentralArgs {
+    /// The central.toml to write (refused if it exists); --private-ca puts the service's
+    /// certificate and key in tls/ beside it.
+    #[arg(
+        short,
+        long,
+        env = "ACCELFED_CENTRAL_CONFIG",
+        default_value = "/etc/accelfed/central.toml"
+    )]
+    pub config: PathBuf,
+    /// Make a private CA in this folder (ca.pem for the sites, ca.key 0600) and a certificate for
+    /// the service signed by it. Refused if the folder already holds ca.pem or ca.key.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["certificate", "key"])]
+    pub private_ca: Option<PathBuf>,
+    /// A name the sites reach the service by (DNS name or IP address), for its certificate;
+    /// repeat for more. Default: this host's name, localhost, 127.0.0.1 and ::1.
+    #[arg(long = "name", value_name = "NAME", requires = "private_ca")]
+    pub names: Vec<String>,
+    /// Without --private-ca: the service's certificate chain (PEM, leaf first), checked now.
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "/etc/grid-security/hostcert.pem"
+    )]
+    pub certificate: PathBuf,
+    /// Without --private-ca: the certificate's private key (PEM), checked now.
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "/etc/grid-security/hostkey.pem"
+    )]
+    pub key: PathBuf,
+    /// The repository: an SQLite file (relative to the current folder) or a postgres:// URL.
+    #[arg(long, default_value = DEFAULT_DATABASE)]
+    pub database: String,
+    /// The address the gRPC and registry ports listen on.
+    #[arg(long, value_name = "IP", default_value = "0.0.0.0")]
+    pub listen: std::net::IpAddr,
+    /// The gRPC port sites ship to.
+    #[arg(long, default_value_t = 9443)]
+    pub grpc_port: u16,
+    /// The registry's HTTPS port (push and query).
+    #[arg(long, default_value_t = 8443)]
+    pub https_port: u16,
+    /// Where GET /metrics is served (plain HTTP: keep it private).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9464")]
+    pub metrics: std::net::SocketAddr,
 }

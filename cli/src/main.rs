@@ -2,10 +2,14 @@
 //! libraries; this crate only wires them to a command line.
 
 mod args;
+mod central_toml;
 mod commands;
 mod exit;
+mod files;
+mod pki;
 mod secret;
 mod telemetry;
+mod trust;
 
 use clap::Parser;
 

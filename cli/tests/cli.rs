@@ -121,6 +121,8 @@ fn every_command_has_help() {
         &["--help"][..],
         &["provide", "--help"],
         &["validate", "--help"],
+        &["token", "--help"],
+        &["init", "central", "--help"],
     ] {
         let out = accelfed(args);
         assert_eq!(out.status.code(), Some(0), "{args:?}");

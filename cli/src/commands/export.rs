@@ -120,12 +120,10 @@ async fn destination(args: &ExportArgs, apel: &ApelConfig) -> Result<Destination
             let token_path = resolve(&args.config, &ams.token_file);
             let token = crate::secret::read_token("accounting.apel.ams.token_file", &token_path)?;
             let ca_pem = match &ams.ca {
-                Some(ca) => {
-                    let path = resolve(&args.config, ca);
-                    Some(std::fs::read(&path).map_err(|err| {
-                        format!("accounting.apel.ams.ca {}: {err}", path.display())
-                    })?)
-                }
+                Some(ca) => Some(crate::trust::read_ca(
+                    "accounting.apel.ams.ca",
+                    &resolve(&args.config, ca),
+                )?),
                 None => None,
             };
             if ams.attempts == 0 {

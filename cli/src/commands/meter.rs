@@ -58,10 +58,16 @@ fn apel_safe(
 }
 
 pub fn run(args: &MeterArgs) -> Outcome {
-    let (config, accounting) = match load_accounting(&args.config) {
+    let (config, mut accounting) = match load_accounting(&args.config) {
         Ok(loaded) => loaded,
         Err(outcome) => return outcome,
     };
+    if let Err(err) =
+        super::overrides::spool(&args.spool, args.observations.as_deref(), &mut accounting)
+    {
+        eprintln!("error: {err}");
+        return Outcome::Config;
+    }
     let accounting = &accounting;
     let now = Utc::now();
     let since = args.since.unwrap_or_else(|| previous_month_start(now));

@@ -1,7 +1,9 @@
 //! One file per subcommand.
 
 mod export;
+mod init;
 mod meter;
+mod overrides;
 mod provide;
 mod query;
 mod report;
@@ -24,6 +26,7 @@ pub fn run(command: Command) -> Outcome {
         Command::Query(args) => query::run(&args),
         Command::Serve(args) => serve::run(&args),
         Command::Token(args) => token::run(&args),
+        Command::Init(args) => init::run(&args),
     }
 }
 

@@ -241,10 +241,7 @@ impl RegistryPush {
             (None, None) => None,
         };
         let ca_pem = match ca {
-            Some((path, source)) => Some(
-                std::fs::read(&path)
-                    .map_err(|err| format!("{source} {}: {err}", path.display()))?,
-            ),
+            Some((path, source)) => Some(crate::trust::read_ca(source, &path)?),
             None => None,
         };
         Ok(Self { url, token, ca_pem })

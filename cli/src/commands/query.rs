@@ -71,10 +71,10 @@ fn parameters(filter: &Filter) -> Vec<(&'static str, String)> {
 pub fn run(args: &QueryArgs) -> Outcome {
     let filter = filter(args);
     let ca = match &args.ca {
-        Some(path) => match std::fs::read(path) {
+        Some(path) => match crate::trust::read_ca("--ca", path) {
             Ok(pem) => Some(pem),
             Err(err) => {
-                eprintln!("error: --ca {}: {err}", path.display());
+                eprintln!("error: {err}");
                 return Outcome::Config;
             }
         },

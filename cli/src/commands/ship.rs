@@ -4,51 +4,31 @@ use std::time::Duration;
 
 use accelfed_accounting::ship::{Backoff, Client, ClientSettings, ShipOptions, ship, verify};
 use accelfed_accounting::spool::{ShipLimits, Spool};
+use accelfed_provider::config::ShipConfig;
 
 use super::meter::{load_accounting, resolve, spool_path};
 use crate::args::ShipArgs;
 use crate::exit::Outcome;
 
 pub fn run(args: &ShipArgs) -> Outcome {
-    let (_, accounting) = match load_accounting(&args.config) {
+    let (_, mut accounting) = match load_accounting(&args.config) {
         Ok(loaded) => loaded,
         Err(outcome) => return outcome,
     };
-    let accounting = &accounting;
-    let Some(settings) = &accounting.ship else {
-        eprintln!(
-            "error: {}: no [accounting.ship] table (it names the repository; see docs/configuration.md)",
-            args.config.display()
-        );
-        return Outcome::Config;
-    };
-    let token_path = resolve(&args.config, &settings.token_file);
-    let token = match crate::secret::read_token("accounting.ship.token_file", &token_path) {
-        Ok(token) => token,
+    let settings = super::overrides::spool(&args.spool, None, &mut accounting).and_then(|()| {
+        super::overrides::ship(&args.repository, accounting.ship.take(), &args.config)
+    });
+    let (settings, client_settings) = match settings.and_then(|s| {
+        let client = client_settings(args, &s)?;
+        Ok((s, client))
+    }) {
+        Ok(both) => both,
         Err(err) => {
             eprintln!("error: {err}");
             return Outcome::Config;
         }
     };
-    let ca_pem = match &settings.ca {
-        Some(ca) => {
-            let path = resolve(&args.config, ca);
-            match std::fs::read(&path) {
-                Ok(pem) => Some(pem),
-                Err(err) => {
-                    eprintln!("error: accounting.ship.ca {}: {err}", path.display());
-                    return Outcome::Config;
-                }
-            }
-        }
-        None => None,
-    };
-    let client_settings = ClientSettings {
-        endpoint: settings.endpoint.clone(),
-        ca_pem,
-        token,
-        timeout: Duration::from_secs(settings.timeout_s.max(1)),
-    };
+    let (accounting, settings) = (&accounting, &settings);
     let options = ShipOptions {
         limits: ShipLimits {
             max_records: settings.batch_size,
@@ -113,4 +93,34 @@ pub fn run(args: &ShipArgs) -> Outcome {
             Outcome::Partial
         }
     }
+}
+
+/// The channel's settings: the endpoint, the token and the CA, their files read.
+fn client_settings(args: &ShipArgs, settings: &ShipConfig) -> Result<ClientSettings, String> {
+    let flags = &args.repository;
+    let token_source = source(
+        flags.token_file.is_some(),
+        "--token-file",
+        "accounting.ship.token_file",
+    );
+    let token =
+        crate::secret::read_token(token_source, &resolve(&args.config, &settings.token_file))?;
+    let ca_pem = match &settings.ca {
+        Some(ca) => Some(crate::trust::read_ca(
+            source(flags.ca.is_some(), "--ca", "accounting.ship.ca"),
+            &resolve(&args.config, ca),
+        )?),
+        None => None,
+    };
+    Ok(ClientSettings {
+        endpoint: settings.endpoint.clone(),
+        ca_pem,
+        token,
+        timeout: Duration::from_secs(settings.timeout_s.max(1)),
+    })
+}
+
+/// The flag that set a value, or else its key in the file, for messages.
+fn source(flag_given: bool, flag: &'static str, key: &'static str) -> &'static str {
+    if flag_given { flag } else { key }
 }

@@ -1,5 +1,7 @@
 //! `accelfed token`: a new random site token and the line that lets the central service accept it.
 
+use std::path::Path;
+
 use accelfed_central::auth::{TokenHash, new_token};
 use accelfed_schemas::names::SiteName;
 
@@ -29,13 +31,74 @@ pub fn run(args: &TokenArgs) -> Outcome {
             return Outcome::Partial;
         }
     };
-    eprintln!(
-        "# add to central.toml:\n[sites.{}]\ntoken_sha256 = \"{}\"",
-        toml_key(site.as_str()),
-        TokenHash::of(&token).to_hex()
-    );
-    println!("{token}");
+    let hash = TokenHash::of(&token);
+    // Everything that can be refused is checked before the token is written anywhere.
+    let edited = match &args.add_to {
+        Some(central) => match with_site(central, site.as_str(), hash) {
+            Ok(text) => Some((central, text)),
+            Err(message) => {
+                eprintln!("error: {message}");
+                return Outcome::Config;
+            }
+        },
+        None => None,
+    };
+    if let Err(outcome) = hand_out(args.output.as_deref(), &token) {
+        return outcome;
+    }
+    match edited {
+        Some((central, text)) => {
+            if let Err(err) = crate::files::replace(central, text.as_bytes()) {
+                eprintln!("error: {err}");
+                // The token was never accepted anywhere: take it back.
+                if let Some(output) = &args.output {
+                    let _ = std::fs::remove_file(output);
+                }
+                return Outcome::Partial;
+            }
+            eprintln!(
+                "added [sites.{}] to {} (restart accelfed serve to take it)",
+                toml_key(site.as_str()),
+                central.display()
+            );
+        }
+        None => eprintln!(
+            "# add to central.toml:\n[sites.{}]\ntoken_sha256 = \"{}\"",
+            toml_key(site.as_str()),
+            hash.to_hex()
+        ),
+    }
     Outcome::Ok
+}
+
+/// central.toml's text with the site's table, checked as `serve` reads it; errors name the file.
+fn with_site(central: &Path, site: &str, hash: TokenHash) -> Result<String, String> {
+    let named = |message: String| format!("--add-to {}: {message}", central.display());
+    let text = std::fs::read_to_string(central).map_err(|err| named(err.to_string()))?;
+    let edited = crate::central_toml::add_site(&text, site, hash).map_err(named)?;
+    accelfed_central::CentralConfig::parse(central, &edited)
+        .map_err(|err| format!("{err} (with the site added; fix the file, then run this again)"))?;
+    Ok(edited)
+}
+
+/// The token to standard output, or to a new file only its owner reads.
+fn hand_out(output: Option<&Path>, token: &str) -> Result<(), Outcome> {
+    let Some(path) = output else {
+        println!("{token}");
+        return Ok(());
+    };
+    crate::files::create_new(path, format!("{token}\n").as_bytes(), 0o600).map_err(|err| {
+        eprintln!("error: --output {err}");
+        match err {
+            crate::files::WriteError::Exists(_) => Outcome::Config,
+            crate::files::WriteError::Io(_) => Outcome::Partial,
+        }
+    })?;
+    eprintln!(
+        "wrote the token to {} (0600; give it to the site)",
+        path.display()
+    );
+    Ok(())
 }
 
 /// The site name as a TOML table key that `serve` reads back as the same name: bare where TOML

@@ -64,6 +64,24 @@ pub struct ShipConfig {
     pub timeout_s: u64,
 }
 
+impl ShipConfig {
+    /// The table with only its two required keys, every other at its default: what `accelfed
+    /// ship --endpoint URL --token-file FILE` uses for a file without `[accounting.ship]`.
+    pub fn new(endpoint: String, token_file: PathBuf) -> Self {
+        Self {
+            endpoint,
+            token_file,
+            ca: None,
+            batch_size: default_batch_size(),
+            in_flight: default_in_flight(),
+            attempts: default_attempts(),
+            backoff_initial_ms: default_backoff_initial_ms(),
+            backoff_max_ms: default_backoff_max_ms(),
+            timeout_s: default_timeout_s(),
+        }
+    }
+}
+
 fn default_batch_size() -> usize {
     500
 }
@@ -133,6 +151,12 @@ mod tests {
         assert_eq!(
             (ship.batch_size, ship.in_flight, ship.attempts),
             (500, 3, 8)
+        );
+        let new = ShipConfig::new(ship.endpoint.clone(), ship.token_file.clone());
+        assert_eq!(
+            format!("{new:?}"),
+            format!("{ship:?}"),
+            "new() takes the same defaults"
         );
     }
 
