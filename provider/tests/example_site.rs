@@ -116,6 +116,19 @@ fn the_example_site_has_the_gpus_its_comments_describe() {
         large.shares.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
         ["atlas"]
     );
+    // Job slots are CPUs: the a100 share's 8 nodes of 128, 5 busy and 1 unavailable; the MIG
+    // node's 192, busy.
+    let slots = |share: &str| {
+        let share = hpc
+            .shares
+            .iter()
+            .find(|s| s.local_id.as_str() == share)
+            .unwrap()
+            .slots;
+        (share.free, share.used, share.max_per_job)
+    };
+    assert_eq!(slots("gpu"), (Some(2 * 128), Some(5 * 128), Some(8 * 128)));
+    assert_eq!(slots("gpu-small"), (Some(0), Some(192), Some(192)));
     snapshot.validate().unwrap();
 }
 

@@ -309,12 +309,7 @@ fn slots(nodes: &[&SlurmNode]) -> ShareSlots {
         slots.1 += allocated;
         slots.2 += cpus;
     }
-    let slot = |n: u64| Some(u32::try_from(n).unwrap_or(u32::MAX));
-    ShareSlots {
-        free: slot(slots.0),
-        used: slot(slots.1),
-        max_per_job: slot(slots.2),
-    }
+    ShareSlots::known(slots.0, slots.1, slots.2)
 }
 
 /// The VOs a partition admits. A VO mapped from the partition itself is admitted. Any other VO

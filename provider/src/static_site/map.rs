@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use accelfed_schemas::glue::{
     AcceleratorCapacity, AcceleratorEnvironment, CloudManager, CloudService, CloudShare,
     ComputingManager, ComputingService, ComputingShare, Endpoint, ExecutionEnvironment, Image,
-    InstanceType, Service, VirtualAccelerator, VoAccess,
+    InstanceType, Service, ShareSlots, VirtualAccelerator, VoAccess,
 };
 use accelfed_schemas::gpu::{Capacity, GpuCount, GpuSpec};
 use accelfed_schemas::names::{LocalId, Text};
@@ -137,6 +137,23 @@ fn sorted_unique(mut access: Vec<VoAccess>) -> Vec<VoAccess> {
     access
 }
 
+/// A share's job slots (CPUs) from its node types' counts: a busy node's CPUs are used, an idle
+/// available one's free, one job may take them all. Unknown when a node type does not say its
+/// CPUs.
+fn slots<'a>(nodes: impl Iterator<Item = &'a NodeTypeConfig>) -> ShareSlots {
+    let (mut free, mut used, mut all) = (0u64, 0u64, 0u64);
+    for node in nodes {
+        let Some(cpus) = node.cpus.map(u64::from) else {
+            return ShareSlots::default();
+        };
+        let idle = node.count.saturating_sub(node.busy + node.unavailable);
+        free += u64::from(idle) * cpus;
+        used += u64::from(node.busy) * cpus;
+        all += u64::from(node.count) * cpus;
+    }
+    ShareSlots::known(free, used, all)
+}
+
 fn batch_service(batch: &BatchConfig) -> ComputingService {
     let environments = batch.node_types.iter().map(environment).collect();
     let accelerators = by_kind(batch.node_types.iter())
@@ -167,7 +184,7 @@ fn batch_service(batch: &BatchConfig) -> ComputingService {
                     .or_else(|| Text::new(share.id.get_ref().as_str()).ok()),
                 serving_state: share.serving_state.clone(),
                 max_wall_time_s: share.max_wall_time,
-                slots: Default::default(),
+                slots: slots(nodes.clone()),
                 access: share.vos.iter().map(access).collect(),
                 environments: share
                     .node_types

@@ -74,6 +74,19 @@ pub struct ShareSlots {
     pub max_per_job: Option<u32>,
 }
 
+impl ShareSlots {
+    /// All three known: CPUs free, used, and in the whole share (the most one job may take);
+    /// counts past `u32::MAX` are published as `u32::MAX`.
+    pub fn known(free: u64, used: u64, all: u64) -> Self {
+        let slot = |n: u64| Some(u32::try_from(n).unwrap_or(u32::MAX));
+        Self {
+            free: slot(free),
+            used: slot(used),
+            max_per_job: slot(all),
+        }
+    }
+}
+
 /// GLUE2 ComputingShare: a partition or queue, and who may use it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ComputingShare {
