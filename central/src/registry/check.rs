@@ -1,10 +1,14 @@
 //! What a pushed document must pass before it is stored: a size limit, JSON, the entity rules of
 //! [`from_json`] (known classes and attributes, unique IDs, a tree), the JSON Schema shipped in
-//! `schemas/json/glue21.schema.json`, and the site: the AdminDomain must be the token's site.
+//! `schemas/json/glue21.schema.json`, the site (the AdminDomain must be the token's site) and the
+//! document's consistency ([`super::consistency`]: IDs in the site's namespace, no association to
+//! a missing entity, no part above its total).
 //! Each refusal says what is wrong and where.
 
 use accelfed_schemas::glue::from_json::{self, FromJsonError, ParsedDocument};
 use serde_json::Value as Json;
+
+use super::consistency::first_inconsistency;
 
 /// The schema every pushed document is checked against.
 const SCHEMA: &str = include_str!("../../../schemas/json/glue21.schema.json");
@@ -22,6 +26,8 @@ pub enum Rejection {
     Schema { path: String, message: String },
     #[error("the document describes site {document:?} but the token belongs to site {token:?}")]
     WrongSite { document: String, token: String },
+    #[error("{0}")]
+    Inconsistent(String),
 }
 
 /// The compiled schema and the size limit.
@@ -75,6 +81,9 @@ impl Checker {
                 document: parsed.site().to_owned(),
                 token: token_site.to_owned(),
             });
+        }
+        if let Some(why) = first_inconsistency(&parsed.entities, token_site) {
+            return Err(Rejection::Inconsistent(why));
         }
         Ok(parsed)
     }

@@ -15,6 +15,7 @@ pub mod answer;
 mod broker_cache;
 pub mod check;
 pub mod config;
+mod consistency;
 pub mod federation;
 pub mod http;
 pub mod https;

@@ -68,6 +68,11 @@ impl Ids {
         Self { prefix }
     }
 
+    /// What every ID of the site starts with: `urn:accelfed:<site>:`.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
     /// The ID of an entity known by `parts`, outermost first (service, then the entity's own local id).
     pub fn id(&self, kind: Kind, parts: &[&str]) -> String {
         let mut id = String::with_capacity(self.prefix.len() + 48);
