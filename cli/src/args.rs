@@ -80,6 +80,28 @@ pub enum Command {
     /// Make a new site token: the token on standard output (give it to the site), the line for
     /// central.toml on standard error.
     Token(TokenArgs),
+    /// Write man pages or shell completions (bash, zsh, fish) made from this command-line
+    /// definition into a folder, for packages (`scripts/package`).
+    #[command(hide = true)]
+    Generate(GenerateArgs),
+}
+
+/// What `accelfed generate` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Generated {
+    /// `accelfed.1` and one page per subcommand (`accelfed-provide.1`, ...).
+    Man,
+    /// `accelfed.bash`, `_accelfed` (zsh) and `accelfed.fish`.
+    Completions,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct GenerateArgs {
+    /// man or completions.
+    #[arg(value_enum)]
+    pub what: Generated,
+    /// The folder to write into (created when missing).
+    pub dir: PathBuf,
 }
 
 #[derive(Debug, clap::Args)]

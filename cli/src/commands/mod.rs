@@ -1,6 +1,7 @@
 //! One file per subcommand.
 
 mod export;
+mod generate;
 mod meter;
 mod provide;
 mod query;
@@ -24,6 +25,7 @@ pub fn run(command: Command) -> Outcome {
         Command::Query(args) => query::run(&args),
         Command::Serve(args) => serve::run(&args),
         Command::Token(args) => token::run(&args),
+        Command::Generate(args) => generate::run(&args),
     }
 }
 
