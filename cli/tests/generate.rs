@@ -44,7 +44,11 @@ fn man_pages_cover_every_visible_subcommand_with_its_options() {
     expected.sort();
     assert_eq!(pages, expected);
     let provide = read(man.join("accelfed-provide.1"));
-    assert!(provide.starts_with(".ie \\n(.g .ds Aq"), "{}", &provide[..80]);
+    assert!(
+        provide.starts_with(".ie \\n(.g .ds Aq"),
+        "{}",
+        &provide[..80]
+    );
     assert!(provide.contains("keep\\-last\\-good"));
     assert!(provide.contains("Exit status: 0 all published"));
     assert!(!read(man.join("accelfed.1")).contains("generate"));
@@ -59,7 +63,10 @@ fn completions_for_bash_zsh_and_fish_know_the_subcommands() {
         for sub in ["provide", "meter", "ship", "export", "serve"] {
             assert!(script.contains(sub), "{file} lacks {sub}");
         }
-        assert!(script.contains("keep-last-good"), "{file} lacks --keep-last-good");
+        assert!(
+            script.contains("keep-last-good"),
+            "{file} lacks --keep-last-good"
+        );
     }
     assert!(read(dir.path().join("_accelfed")).starts_with("#compdef accelfed"));
 }

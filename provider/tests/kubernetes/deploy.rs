@@ -74,10 +74,17 @@ fn add(all: &mut Manifests, file: &Path, value: serde_json::Value) {
 
 /// `value` as `T`, checked to serialize back to itself: `k8s-openapi` skips keys it does not know,
 /// so a misspelt field would otherwise pass unseen.
-fn typed<T: DeserializeOwned + Serialize>(at: &impl std::fmt::Display, value: serde_json::Value) -> T {
-    let object: T = serde_json::from_value(value.clone()).unwrap_or_else(|err| panic!("{at}: {err}"));
+fn typed<T: DeserializeOwned + Serialize>(
+    at: &impl std::fmt::Display,
+    value: serde_json::Value,
+) -> T {
+    let object: T =
+        serde_json::from_value(value.clone()).unwrap_or_else(|err| panic!("{at}: {err}"));
     let back = serde_json::to_value(&object).unwrap();
-    assert_eq!(back, value, "{at}: keys or values the Kubernetes type does not hold");
+    assert_eq!(
+        back, value,
+        "{at}: keys or values the Kubernetes type does not hold"
+    );
     object
 }
 
@@ -99,7 +106,9 @@ fn permission(request: &str) -> (String, String, String) {
         ["namespaces", _, resource, _] | [resource, _] => (*resource, true),
         _ => panic!("a path this test cannot map to a permission: {request}"),
     };
-    let watch = query.split('&').any(|pair| pair == "watch=true" || pair == "watch=1");
+    let watch = query
+        .split('&')
+        .any(|pair| pair == "watch=true" || pair == "watch=1");
     let verb = match (named, watch) {
         (true, _) => "get",
         (false, true) => "watch",
@@ -113,11 +122,17 @@ fn permission(request: &str) -> (String, String, String) {
 fn granted(role: &ClusterRole) -> BTreeSet<(String, String, String)> {
     let mut granted = BTreeSet::new();
     for rule in role.rules.iter().flatten() {
-        assert!(rule.resource_names.is_none() && rule.non_resource_urls.is_none(), "{rule:?}");
+        assert!(
+            rule.resource_names.is_none() && rule.non_resource_urls.is_none(),
+            "{rule:?}"
+        );
         for group in rule.api_groups.iter().flatten() {
             for resource in rule.resources.iter().flatten() {
                 for verb in &rule.verbs {
-                    assert!(![group, resource, verb].contains(&&"*".to_owned()), "{rule:?}");
+                    assert!(
+                        ![group, resource, verb].contains(&&"*".to_owned()),
+                        "{rule:?}"
+                    );
                     granted.insert((group.clone(), resource.clone(), verb.clone()));
                 }
             }
@@ -143,14 +158,23 @@ async fn the_cluster_role_grants_exactly_what_provide_and_meter_request() {
     // The four lists of rbac.yaml's comment, and so of its rules.
     assert_eq!(
         paths,
-        BTreeSet::from(["/api/v1/namespaces", "/api/v1/nodes", "/api/v1/pods", "/api/v1/resourcequotas"])
+        BTreeSet::from([
+            "/api/v1/namespaces",
+            "/api/v1/nodes",
+            "/api/v1/pods",
+            "/api/v1/resourcequotas"
+        ])
     );
 
     let manifests = manifests();
     let [role] = manifests.cluster_roles.as_slice() else {
         panic!("one ClusterRole expected: {:?}", manifests.cluster_roles);
     };
-    assert_eq!(granted(role), needed, "the ClusterRole against the backend's requests");
+    assert_eq!(
+        granted(role),
+        needed,
+        "the ClusterRole against the backend's requests"
+    );
 }
 
 #[tokio::test]
@@ -194,15 +218,29 @@ fn site_toml(manifests: &Manifests) -> String {
 
 /// The pod spec of a CronJob.
 fn pod(job: &CronJob) -> &PodSpec {
-    let job_spec = job.spec.as_ref().unwrap().job_template.spec.as_ref().unwrap();
+    let job_spec = job
+        .spec
+        .as_ref()
+        .unwrap()
+        .job_template
+        .spec
+        .as_ref()
+        .unwrap();
     job_spec.template.spec.as_ref().unwrap()
 }
 
 /// Where the pod mounts the volume backed by `source` (its volume matched by `pick`).
-fn mount_of(pod: &PodSpec, pick: impl Fn(&k8s_openapi::api::core::v1::Volume) -> bool) -> Option<PathBuf> {
+fn mount_of(
+    pod: &PodSpec,
+    pick: impl Fn(&k8s_openapi::api::core::v1::Volume) -> bool,
+) -> Option<PathBuf> {
     let volume = pod.volumes.iter().flatten().find(|v| pick(v))?;
     let container = &pod.containers[0];
-    let mount = container.volume_mounts.iter().flatten().find(|m| m.name == volume.name)?;
+    let mount = container
+        .volume_mounts
+        .iter()
+        .flatten()
+        .find(|m| m.name == volume.name)?;
     Some(PathBuf::from(&mount.mount_path))
 }
 
@@ -213,21 +251,39 @@ fn the_cron_jobs_run_accelfed_with_the_config_the_token_and_the_spool() {
     let accounting = config.accounting.as_ref().unwrap();
     let token_file = &accounting.ship.as_ref().unwrap().token_file;
     let registry = config.publish.as_ref().unwrap().registry.as_ref().unwrap();
-    assert_eq!(&registry.token_file, token_file, "one site token for shipping and pushing");
+    assert_eq!(
+        &registry.token_file, token_file,
+        "one site token for shipping and pushing"
+    );
 
-    let [account] = manifests.service_accounts.as_slice() else { panic!("one ServiceAccount") };
+    let [account] = manifests.service_accounts.as_slice() else {
+        panic!("one ServiceAccount")
+    };
     let account_name = account.metadata.name.as_deref().unwrap();
     let namespace = account.metadata.namespace.as_deref().unwrap();
-    let [binding] = manifests.bindings.as_slice() else { panic!("one ClusterRoleBinding") };
+    let [binding] = manifests.bindings.as_slice() else {
+        panic!("one ClusterRoleBinding")
+    };
     assert_eq!(binding.role_ref.kind, "ClusterRole");
-    assert_eq!(Some(&binding.role_ref.name), manifests.cluster_roles[0].metadata.name.as_ref());
+    assert_eq!(
+        Some(&binding.role_ref.name),
+        manifests.cluster_roles[0].metadata.name.as_ref()
+    );
     let subjects = binding.subjects.as_ref().unwrap();
     assert_eq!(subjects.len(), 1);
-    assert_eq!((subjects[0].kind.as_str(), subjects[0].name.as_str()), ("ServiceAccount", account_name));
+    assert_eq!(
+        (subjects[0].kind.as_str(), subjects[0].name.as_str()),
+        ("ServiceAccount", account_name)
+    );
     assert_eq!(subjects[0].namespace.as_deref(), Some(namespace));
-    assert_eq!(manifests.namespaces[0].metadata.name.as_deref(), Some(namespace));
+    assert_eq!(
+        manifests.namespaces[0].metadata.name.as_deref(),
+        Some(namespace)
+    );
 
-    let [secret] = manifests.secrets.as_slice() else { panic!("one Secret") };
+    let [secret] = manifests.secrets.as_slice() else {
+        panic!("one Secret")
+    };
     let secret_name = secret.metadata.name.clone().unwrap();
     let token_key = token_file.file_name().unwrap().to_str().unwrap();
     assert!(secret.string_data.as_ref().unwrap().contains_key(token_key));
@@ -235,7 +291,11 @@ fn the_cron_jobs_run_accelfed_with_the_config_the_token_and_the_spool() {
     let config_map_name = manifests.config_maps[0].metadata.name.clone().unwrap();
 
     // The cadences of examples/cron/accelfed.
-    let expected = [("provide", "*/10 * * * *", true), ("meter", "17 * * * *", true), ("ship", "27 * * * *", false)];
+    let expected = [
+        ("provide", "*/10 * * * *", true),
+        ("meter", "17 * * * *", true),
+        ("ship", "27 * * * *", false),
+    ];
     assert_eq!(manifests.cron_jobs.len(), expected.len());
     for (command, schedule, reads_cluster) in expected {
         let job = manifests
@@ -246,30 +306,82 @@ fn the_cron_jobs_run_accelfed_with_the_config_the_token_and_the_spool() {
         assert_eq!(job.metadata.namespace.as_deref(), Some(namespace));
         assert_eq!(job.spec.as_ref().unwrap().schedule, schedule, "{command}");
         let pod = pod(job);
-        assert_eq!(pod.service_account_name.as_deref(), Some(account_name), "{command}");
-        assert_eq!(pod.automount_service_account_token, Some(reads_cluster), "{command}");
+        assert_eq!(
+            pod.service_account_name.as_deref(),
+            Some(account_name),
+            "{command}"
+        );
+        assert_eq!(
+            pod.automount_service_account_token,
+            Some(reads_cluster),
+            "{command}"
+        );
         assert_eq!(pod.containers.len(), 1);
         let container = &pod.containers[0];
-        assert_eq!(container.image.as_deref(), Some("example.invalid/accelfed:0.1.0"), "{command}");
-        assert_eq!(container.command.as_deref(), Some(&["/usr/bin/accelfed".to_owned()][..]));
+        assert_eq!(
+            container.image.as_deref(),
+            Some("example.invalid/accelfed:0.1.0"),
+            "{command}"
+        );
+        assert_eq!(
+            container.command.as_deref(),
+            Some(&["/usr/bin/accelfed".to_owned()][..])
+        );
         let args = container.args.clone().unwrap();
         assert_eq!(args[0], command);
-        assert!(args.windows(2).any(|w| w == ["--log-format", "json"]), "{command}: {args:?}");
-        let config_at = args.windows(2).find(|w| w[0] == "--config").map(|w| PathBuf::from(&w[1]));
-        let config_dir = mount_of(pod, |v| v.config_map.as_ref().is_some_and(|c| c.name == config_map_name));
-        assert_eq!(config_at, config_dir.map(|dir| dir.join("site.toml")), "{command}: --config");
-        let token_dir = mount_of(pod, |v| v.secret.as_ref().is_some_and(|s| s.secret_name.as_ref() == Some(&secret_name)));
-        assert_eq!(token_dir.as_deref(), token_file.parent(), "{command}: the token");
-        let spool_dir = mount_of(pod, |v| v.persistent_volume_claim.as_ref().is_some_and(|c| c.claim_name == claim_name));
+        assert!(
+            args.windows(2).any(|w| w == ["--log-format", "json"]),
+            "{command}: {args:?}"
+        );
+        let config_at = args
+            .windows(2)
+            .find(|w| w[0] == "--config")
+            .map(|w| PathBuf::from(&w[1]));
+        let config_dir = mount_of(pod, |v| {
+            v.config_map
+                .as_ref()
+                .is_some_and(|c| c.name == config_map_name)
+        });
+        assert_eq!(
+            config_at,
+            config_dir.map(|dir| dir.join("site.toml")),
+            "{command}: --config"
+        );
+        let token_dir = mount_of(pod, |v| {
+            v.secret
+                .as_ref()
+                .is_some_and(|s| s.secret_name.as_ref() == Some(&secret_name))
+        });
+        assert_eq!(
+            token_dir.as_deref(),
+            token_file.parent(),
+            "{command}: the token"
+        );
+        let spool_dir = mount_of(pod, |v| {
+            v.persistent_volume_claim
+                .as_ref()
+                .is_some_and(|c| c.claim_name == claim_name)
+        });
         if command == "provide" {
-            assert!(args.windows(2).any(|w| w == ["--publish", "registry"]), "{args:?}");
+            assert!(
+                args.windows(2).any(|w| w == ["--publish", "registry"]),
+                "{args:?}"
+            );
             assert_eq!(spool_dir, None, "provide keeps no spool");
         } else {
-            assert_eq!(spool_dir.as_deref(), accounting.spool.parent(), "{command}: the spool");
+            assert_eq!(
+                spool_dir.as_deref(),
+                accounting.spool.parent(),
+                "{command}: the spool"
+            );
         }
         let security = container.security_context.as_ref().unwrap();
         assert_eq!(security.read_only_root_filesystem, Some(true), "{command}");
-        assert_eq!(security.allow_privilege_escalation, Some(false), "{command}");
+        assert_eq!(
+            security.allow_privilege_escalation,
+            Some(false),
+            "{command}"
+        );
         let pod_security = pod.security_context.as_ref().unwrap();
         assert_eq!(pod_security.run_as_non_root, Some(true), "{command}");
     }
