@@ -67,6 +67,14 @@ fn completions_for_bash_zsh_and_fish_know_the_subcommands() {
             script.contains("keep-last-good"),
             "{file} lacks --keep-last-good"
         );
+        assert!(
+            script.contains("log-format"),
+            "{file} lacks the global --log-format"
+        );
+        assert!(
+            !script.contains("generate"),
+            "{file} offers the hidden generate"
+        );
     }
     assert!(read(dir.path().join("_accelfed")).starts_with("#compdef accelfed"));
 }

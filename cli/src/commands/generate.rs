@@ -34,9 +34,26 @@ fn man_pages(dir: &Path) -> std::io::Result<()> {
 /// One completion script per shell, under the names each shell's packaged folder expects:
 /// `accelfed.bash`, `_accelfed` and `accelfed.fish`.
 fn completions(dir: &Path) -> std::io::Result<()> {
-    let mut command = Args::command();
+    let mut command = visible_command();
     for shell in SHELLS {
         clap_complete::generate_to(shell, &mut command, "accelfed", dir)?;
     }
     Ok(())
+}
+
+/// The command line as a user sees it in `--help`: clap_complete would also offer the hidden
+/// subcommands (this one), so the root is rebuilt with the visible ones only. Its options are
+/// global, so they reach every subcommand again when clap builds the copy.
+fn visible_command() -> clap::Command {
+    let full = Args::command();
+    let visible: Vec<clap::Command> = full
+        .get_subcommands()
+        .filter(|sub| !sub.is_hide_set())
+        .cloned()
+        .collect();
+    clap::Command::new("accelfed")
+        .version(env!("CARGO_PKG_VERSION"))
+        .propagate_version(true)
+        .args(full.get_arguments().cloned())
+        .subcommands(visible)
 }
