@@ -1,4 +1,5 @@
-//! `deploy/kubernetes/`: every manifest is read into `k8s-openapi`'s types (a key the type does not
+//! `deploy/kubernetes/`: every manifest (`*.yaml`, and the Secret's `*.yaml.example`) is read into
+//! `k8s-openapi`'s types (a key the type does not
 //! know, such as a misspelt field, fails the round trip), the ClusterRole grants exactly the API
 //! requests the backend makes against the fixture server (no fewer, no more), and the CronJobs,
 //! the ConfigMap's `site.toml`, the Secret and the volume agree on names and paths.
@@ -41,7 +42,10 @@ fn manifests() -> Manifests {
     let mut files: Vec<PathBuf> = std::fs::read_dir(folder())
         .unwrap()
         .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "yaml"))
+        .filter(|path| {
+            let name = path.file_name().unwrap().to_string_lossy();
+            name.ends_with(".yaml") || name.ends_with(".yaml.example")
+        })
         .collect();
     files.sort();
     assert!(!files.is_empty(), "no manifests in {}", folder().display());
