@@ -1,8 +1,8 @@
 //! `deploy/kubernetes/`: every manifest (`*.yaml`, and the Secret's `*.yaml.example`) is read into
-//! `k8s-openapi`'s types (a key the type does not
-//! know, such as a misspelt field, fails the round trip), the ClusterRole grants exactly the API
-//! requests the backend makes against the fixture server (no fewer, no more), and the CronJobs,
-//! the ConfigMap's `site.toml`, the Secret and the volume agree on names and paths.
+//! `k8s-openapi`'s types (a key the type does not know, such as a misspelt field, fails the round
+//! trip), the ClusterRole grants exactly the API requests the backend makes against the fixture
+//! server (no fewer, no more), and the CronJobs, the ConfigMap's `site.toml`, the Secret and the
+//! volume agree on names and paths.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
