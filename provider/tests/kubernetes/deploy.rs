@@ -85,11 +85,27 @@ fn typed<T: DeserializeOwned + Serialize>(
     let object: T =
         serde_json::from_value(value.clone()).unwrap_or_else(|err| panic!("{at}: {err}"));
     let back = serde_json::to_value(&object).unwrap();
-    assert_eq!(
-        back, value,
-        "{at}: keys or values the Kubernetes type does not hold"
-    );
+    if let Some(path) = difference(&value, &back, String::new()) {
+        panic!("{at}: {path}: in the file, but not as the Kubernetes type reads it");
+    }
     object
+}
+
+/// The first place (a dotted path) where `file` and `typed` differ.
+fn difference(file: &serde_json::Value, typed: &serde_json::Value, at: String) -> Option<String> {
+    use serde_json::Value::{Array, Object};
+    match (file, typed) {
+        (Object(a), Object(b)) => a.iter().find_map(|(key, value)| match b.get(key) {
+            Some(other) => difference(value, other, format!("{at}.{key}")),
+            None => Some(format!("{at}.{key}")),
+        }),
+        (Array(a), Array(b)) if a.len() == b.len() => a
+            .iter()
+            .zip(b)
+            .enumerate()
+            .find_map(|(i, (x, y))| difference(x, y, format!("{at}[{i}]"))),
+        _ => (file != typed).then_some(at),
+    }
 }
 
 /// The RBAC permission one request needs: (API group, resource, verb). Requests are recorded as
