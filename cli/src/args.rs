@@ -86,6 +86,28 @@ pub enum Command {
     /// Exit status: 0 written; 1 a file could not be written; 2 usage error or a file already
     /// exists (nothing is overwritten).
     Init(InitArgs),
+    /// Write man pages or shell completions (bash, zsh, fish) made from this command-line
+    /// definition into a folder, for packages (`scripts/package`).
+    #[command(hide = true)]
+    Generate(GenerateArgs),
+}
+
+/// What `accelfed generate` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Generated {
+    /// `accelfed.1` and one page per subcommand (`accelfed-provide.1`, ...).
+    Man,
+    /// `accelfed.bash`, `_accelfed` (zsh) and `accelfed.fish`.
+    Completions,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct GenerateArgs {
+    /// man or completions.
+    #[arg(value_enum)]
+    pub what: Generated,
+    /// The folder to write into (created when missing).
+    pub dir: PathBuf,
 }
 
 #[derive(Debug, clap::Args)]

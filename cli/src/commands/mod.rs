@@ -1,6 +1,7 @@
 //! One file per subcommand.
 
 mod export;
+mod generate;
 mod init;
 mod meter;
 mod overrides;
@@ -27,6 +28,7 @@ pub fn run(command: Command) -> Outcome {
         Command::Serve(args) => serve::run(&args),
         Command::Token(args) => token::run(&args),
         Command::Init(args) => init::run(&args),
+        Command::Generate(args) => generate::run(&args),
     }
 }
 

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod bench;
+mod deploy;
 mod in_cluster;
 mod server;
 mod sharing;

@@ -1,0 +1,408 @@
+//! `deploy/kubernetes/`: every manifest (`*.yaml`, and the Secret's `*.yaml.example`) is read into
+//! `k8s-openapi`'s types (a key the type does not know, such as a misspelt field, fails the round
+//! trip), the ClusterRole grants exactly the API requests the backend makes against the fixture
+//! server (no fewer, no more), and the CronJobs, the ConfigMap's `site.toml`, the Secret and the
+//! volume agree on names and paths.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use k8s_openapi::api::batch::v1::CronJob;
+use k8s_openapi::api::core::v1::{
+    ConfigMap, Namespace, PersistentVolumeClaim, PodSpec, Secret, ServiceAccount,
+};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use accelfed_provider::config::Config;
+use accelfed_provider::kubernetes::KubeClient;
+
+use super::server::{Behaviour, FakeApi};
+use super::{TOKEN, at, config, setup};
+
+/// Every manifest of `deploy/kubernetes/`, by kind.
+#[derive(Debug, Default)]
+struct Manifests {
+    namespaces: Vec<Namespace>,
+    service_accounts: Vec<ServiceAccount>,
+    cluster_roles: Vec<ClusterRole>,
+    bindings: Vec<ClusterRoleBinding>,
+    config_maps: Vec<ConfigMap>,
+    secrets: Vec<Secret>,
+    claims: Vec<PersistentVolumeClaim>,
+    cron_jobs: Vec<CronJob>,
+}
+
+fn folder() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/kubernetes")
+}
+
+fn manifests() -> Manifests {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(folder())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            let name = path.file_name().unwrap().to_string_lossy();
+            name.ends_with(".yaml") || name.ends_with(".yaml.example")
+        })
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no manifests in {}", folder().display());
+    let mut all = Manifests::default();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for document in serde_yaml_ng::Deserializer::from_str(&text) {
+            let value: serde_json::Value = serde::Deserialize::deserialize(document)
+                .unwrap_or_else(|err| panic!("{}: {err}", file.display()));
+            add(&mut all, &file, value);
+        }
+    }
+    all
+}
+
+fn add(all: &mut Manifests, file: &Path, value: serde_json::Value) {
+    let at = file.display();
+    match value["kind"].as_str() {
+        Some("Namespace") => all.namespaces.push(typed(&at, value)),
+        Some("ServiceAccount") => all.service_accounts.push(typed(&at, value)),
+        Some("ClusterRole") => all.cluster_roles.push(typed(&at, value)),
+        Some("ClusterRoleBinding") => all.bindings.push(typed(&at, value)),
+        Some("ConfigMap") => all.config_maps.push(typed(&at, value)),
+        Some("Secret") => all.secrets.push(typed(&at, value)),
+        Some("PersistentVolumeClaim") => all.claims.push(typed(&at, value)),
+        Some("CronJob") => all.cron_jobs.push(typed(&at, value)),
+        other => panic!("{at}: a manifest of kind {other:?} this test does not read"),
+    }
+}
+
+/// `value` as `T`, checked to serialize back to itself: `k8s-openapi` skips keys it does not know,
+/// so a misspelt field would otherwise pass unseen.
+fn typed<T: DeserializeOwned + Serialize>(
+    at: &impl std::fmt::Display,
+    value: serde_json::Value,
+) -> T {
+    let object: T =
+        serde_json::from_value(value.clone()).unwrap_or_else(|err| panic!("{at}: {err}"));
+    let back = serde_json::to_value(&object).unwrap();
+    if let Some(path) = difference(&value, &back, String::new()) {
+        panic!("{at}: {path}: in the file, but not as the Kubernetes type reads it");
+    }
+    object
+}
+
+/// The first place (a dotted path) where `file` and `typed` differ.
+fn difference(file: &serde_json::Value, typed: &serde_json::Value, at: String) -> Option<String> {
+    use serde_json::Value::{Array, Object};
+    match (file, typed) {
+        (Object(a), Object(b)) => a.iter().find_map(|(key, value)| match b.get(key) {
+            Some(other) => difference(value, other, format!("{at}.{key}")),
+            None => Some(format!("{at}.{key}")),
+        }),
+        (Array(a), Array(b)) if a.len() == b.len() => a
+            .iter()
+            .zip(b)
+            .enumerate()
+            .find_map(|(i, (x, y))| difference(x, y, format!("{at}[{i}]"))),
+        _ => (file != typed).then_some(at),
+    }
+}
+
+/// The RBAC permission one request needs: (API group, resource, verb). Requests are recorded as
+/// `GET <path>?<query>` by the fixture server.
+fn permission(request: &str) -> (String, String, String) {
+    let (method, target) = request.split_once(' ').unwrap();
+    assert_eq!(method, "GET", "the backend only reads: {request}");
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let (group, rest) = match segments.as_slice() {
+        ["api", _version, rest @ ..] => ("", rest),
+        ["apis", group, _version, rest @ ..] => (*group, rest),
+        _ => panic!("not a Kubernetes API path: {request}"),
+    };
+    let (resource, named) = match rest {
+        [resource] => (*resource, false),
+        ["namespaces", _, resource] => (*resource, false),
+        ["namespaces", _, resource, _] | [resource, _] => (*resource, true),
+        _ => panic!("a path this test cannot map to a permission: {request}"),
+    };
+    let watch = query
+        .split('&')
+        .any(|pair| pair == "watch=true" || pair == "watch=1");
+    let verb = match (named, watch) {
+        (true, _) => "get",
+        (false, true) => "watch",
+        (false, false) => "list",
+    };
+    (group.to_owned(), resource.to_owned(), verb.to_owned())
+}
+
+/// Every (group, resource, verb) the rules grant, refusing what the check cannot compare (a
+/// wildcard, resource names, non-resource URLs).
+fn granted(role: &ClusterRole) -> BTreeSet<(String, String, String)> {
+    let mut granted = BTreeSet::new();
+    for rule in role.rules.iter().flatten() {
+        assert!(
+            rule.resource_names.is_none() && rule.non_resource_urls.is_none(),
+            "{rule:?}"
+        );
+        for group in rule.api_groups.iter().flatten() {
+            for resource in rule.resources.iter().flatten() {
+                for verb in &rule.verbs {
+                    assert!(
+                        [group, resource, verb].iter().all(|name| *name != "*"),
+                        "a wildcard grants more than the backend asks for: {rule:?}"
+                    );
+                    granted.insert((group.clone(), resource.clone(), verb.clone()));
+                }
+            }
+        }
+    }
+    granted
+}
+
+#[tokio::test]
+async fn the_cluster_role_grants_exactly_what_provide_and_meter_request() {
+    let setup = setup(Behaviour::default()).await;
+    let config = config(&setup, "");
+    let gathered = accelfed_provider::gather(&config, at(14)).await.unwrap();
+    assert!(gathered.failures.is_empty(), "{:?}", gathered.failures);
+    let observed = accelfed_provider::observe(&config, at(0), at(14)).await;
+    assert!(observed.failures.is_empty(), "{:?}", observed.failures);
+    let requests = setup.api.seen.lock().unwrap().requests.clone();
+    let needed: BTreeSet<_> = requests.iter().map(|r| permission(r)).collect();
+    let paths: BTreeSet<&str> = requests
+        .iter()
+        .map(|r| r.split(['?', ' ']).nth(1).unwrap())
+        .collect();
+    // The four lists of rbac.yaml's comment, and so of its rules.
+    assert_eq!(
+        paths,
+        BTreeSet::from([
+            "/api/v1/namespaces",
+            "/api/v1/nodes",
+            "/api/v1/pods",
+            "/api/v1/resourcequotas"
+        ])
+    );
+
+    let manifests = manifests();
+    let [role] = manifests.cluster_roles.as_slice() else {
+        panic!("one ClusterRole expected: {:?}", manifests.cluster_roles);
+    };
+    assert_eq!(
+        granted(role),
+        needed,
+        "the ClusterRole against the backend's requests"
+    );
+}
+
+#[tokio::test]
+async fn the_site_toml_of_the_config_map_reads_the_cluster_in_cluster() {
+    let manifests = manifests();
+    let site = site_toml(&manifests);
+    let mut config = Config::parse(Path::new("site.toml"), &site).unwrap();
+    let kubernetes = &mut config.kubernetes[0];
+    assert!(kubernetes.in_cluster && kubernetes.service_account_dir.is_none());
+    // The pod's service account, as Kubernetes mounts it, in a folder of the test's own.
+    let api = FakeApi::start(Behaviour {
+        token: TOKEN.to_owned(),
+        ..Behaviour::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("token"), TOKEN).unwrap();
+    std::fs::write(dir.path().join("ca.crt"), &api.ca_pem).unwrap();
+    kubernetes.service_account_dir = Some(dir.path().to_owned());
+    let port = api.url.rsplit(':').next().unwrap().to_owned();
+    let environment = move |name: &str| match name {
+        "KUBERNETES_SERVICE_HOST" => Some("127.0.0.1".to_owned()),
+        "KUBERNETES_SERVICE_PORT" => Some(port.clone()),
+        _ => None,
+    };
+    let inventory = KubeClient::with_environment(kubernetes, &environment)
+        .await
+        .unwrap()
+        .inventory()
+        .await
+        .unwrap();
+    assert!(!inventory.nodes.is_empty());
+}
+
+fn site_toml(manifests: &Manifests) -> String {
+    let [config_map] = manifests.config_maps.as_slice() else {
+        panic!("one ConfigMap expected");
+    };
+    config_map.data.as_ref().unwrap()["site.toml"].clone()
+}
+
+/// The pod spec of a CronJob.
+fn pod(job: &CronJob) -> &PodSpec {
+    let job_spec = job
+        .spec
+        .as_ref()
+        .unwrap()
+        .job_template
+        .spec
+        .as_ref()
+        .unwrap();
+    job_spec.template.spec.as_ref().unwrap()
+}
+
+/// Where the pod mounts the volume backed by `source` (its volume matched by `pick`).
+fn mount_of(
+    pod: &PodSpec,
+    pick: impl Fn(&k8s_openapi::api::core::v1::Volume) -> bool,
+) -> Option<PathBuf> {
+    let volume = pod.volumes.iter().flatten().find(|v| pick(v))?;
+    let container = &pod.containers[0];
+    let mount = container
+        .volume_mounts
+        .iter()
+        .flatten()
+        .find(|m| m.name == volume.name)?;
+    Some(PathBuf::from(&mount.mount_path))
+}
+
+#[test]
+fn the_cron_jobs_run_accelfed_with_the_config_the_token_and_the_spool() {
+    let manifests = manifests();
+    let config = Config::parse(Path::new("site.toml"), &site_toml(&manifests)).unwrap();
+    let accounting = config.accounting.as_ref().unwrap();
+    let token_file = &accounting.ship.as_ref().unwrap().token_file;
+    let registry = config.publish.as_ref().unwrap().registry.as_ref().unwrap();
+    assert_eq!(
+        &registry.token_file, token_file,
+        "one site token for shipping and pushing"
+    );
+
+    let [account] = manifests.service_accounts.as_slice() else {
+        panic!("one ServiceAccount")
+    };
+    let account_name = account.metadata.name.as_deref().unwrap();
+    let namespace = account.metadata.namespace.as_deref().unwrap();
+    let [binding] = manifests.bindings.as_slice() else {
+        panic!("one ClusterRoleBinding")
+    };
+    assert_eq!(binding.role_ref.kind, "ClusterRole");
+    assert_eq!(
+        Some(&binding.role_ref.name),
+        manifests.cluster_roles[0].metadata.name.as_ref()
+    );
+    let subjects = binding.subjects.as_ref().unwrap();
+    assert_eq!(subjects.len(), 1);
+    assert_eq!(
+        (subjects[0].kind.as_str(), subjects[0].name.as_str()),
+        ("ServiceAccount", account_name)
+    );
+    assert_eq!(subjects[0].namespace.as_deref(), Some(namespace));
+    assert_eq!(
+        manifests.namespaces[0].metadata.name.as_deref(),
+        Some(namespace)
+    );
+
+    let [secret] = manifests.secrets.as_slice() else {
+        panic!("one Secret")
+    };
+    let secret_name = secret.metadata.name.clone().unwrap();
+    let token_key = token_file.file_name().unwrap().to_str().unwrap();
+    assert!(secret.string_data.as_ref().unwrap().contains_key(token_key));
+    let claim_name = manifests.claims[0].metadata.name.clone().unwrap();
+    let config_map_name = manifests.config_maps[0].metadata.name.clone().unwrap();
+
+    // The cadences of examples/cron/accelfed.
+    let expected = [
+        ("provide", "*/10 * * * *", true),
+        ("meter", "17 * * * *", true),
+        ("ship", "27 * * * *", false),
+    ];
+    assert_eq!(manifests.cron_jobs.len(), expected.len());
+    for (command, schedule, reads_cluster) in expected {
+        let job = manifests
+            .cron_jobs
+            .iter()
+            .find(|job| job.metadata.name.as_deref() == Some(&format!("accelfed-{command}")))
+            .unwrap_or_else(|| panic!("no CronJob accelfed-{command}"));
+        assert_eq!(job.metadata.namespace.as_deref(), Some(namespace));
+        assert_eq!(job.spec.as_ref().unwrap().schedule, schedule, "{command}");
+        let pod = pod(job);
+        assert_eq!(
+            pod.service_account_name.as_deref(),
+            Some(account_name),
+            "{command}"
+        );
+        assert_eq!(
+            pod.automount_service_account_token,
+            Some(reads_cluster),
+            "{command}"
+        );
+        assert_eq!(pod.containers.len(), 1);
+        let container = &pod.containers[0];
+        assert_eq!(
+            container.image.as_deref(),
+            Some("example.invalid/accelfed:0.1.0"),
+            "{command}"
+        );
+        assert_eq!(
+            container.command.as_deref(),
+            Some(&["/usr/bin/accelfed".to_owned()][..])
+        );
+        let args = container.args.clone().unwrap();
+        assert_eq!(args[0], command);
+        assert!(
+            args.windows(2).any(|w| w == ["--log-format", "json"]),
+            "{command}: {args:?}"
+        );
+        let config_at = args
+            .windows(2)
+            .find(|w| w[0] == "--config")
+            .map(|w| PathBuf::from(&w[1]));
+        let config_dir = mount_of(pod, |v| {
+            v.config_map
+                .as_ref()
+                .is_some_and(|c| c.name == config_map_name)
+        });
+        assert_eq!(
+            config_at,
+            config_dir.map(|dir| dir.join("site.toml")),
+            "{command}: --config"
+        );
+        let token_dir = mount_of(pod, |v| {
+            v.secret
+                .as_ref()
+                .is_some_and(|s| s.secret_name.as_ref() == Some(&secret_name))
+        });
+        assert_eq!(
+            token_dir.as_deref(),
+            token_file.parent(),
+            "{command}: the token"
+        );
+        let spool_dir = mount_of(pod, |v| {
+            v.persistent_volume_claim
+                .as_ref()
+                .is_some_and(|c| c.claim_name == claim_name)
+        });
+        if command == "provide" {
+            assert!(
+                args.windows(2).any(|w| w == ["--publish", "registry"]),
+                "{args:?}"
+            );
+            assert_eq!(spool_dir, None, "provide keeps no spool");
+        } else {
+            assert_eq!(
+                spool_dir.as_deref(),
+                accounting.spool.parent(),
+                "{command}: the spool"
+            );
+        }
+        let security = container.security_context.as_ref().unwrap();
+        assert_eq!(security.read_only_root_filesystem, Some(true), "{command}");
+        assert_eq!(
+            security.allow_privilege_escalation,
+            Some(false),
+            "{command}"
+        );
+        let pod_security = pod.security_context.as_ref().unwrap();
+        assert_eq!(pod_security.run_as_non_root, Some(true), "{command}");
+    }
+}
