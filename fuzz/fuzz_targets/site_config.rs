@@ -1,5 +1,6 @@
 //! The site configuration (`site.toml`): any text is either a configuration or an error that
-//! names the file; a configuration with only static services gathers and renders in every format.
+//! names the file; a configuration with only static services gathers and renders in every format,
+//! and the federation registry reads its GLUE 2.1 JSON back.
 #![no_main]
 
 use std::path::Path;
@@ -38,5 +39,11 @@ fuzz_target!(|data: &[u8]| {
     for format in Format::ALL {
         let bytes = accelfed_schemas::render::render(&gathered.snapshot, format);
         assert!(!bytes.is_empty(), "{format} rendered nothing");
+        if format == Format::Glue21Json {
+            // What a site publishes, the federation registry reads back.
+            if let Err(error) = accelfed_schemas::glue::from_json::parse(&bytes) {
+                panic!("the registry refuses the site's own document: {error}");
+            }
+        }
     }
 });
