@@ -76,7 +76,10 @@ impl DirEntry {
     }
 }
 
-/// The RDNs of a DN, outermost last, split at unescaped commas (values stay escaped).
+/// The RDNs of a DN, outermost last, split at unescaped commas (values stay escaped). Spaces
+/// around an RDN (which RFC 2253 allowed after a comma) are dropped; nothing else is: a value's
+/// own leading or trailing space is escaped (`\20`, `\ `), and any other white space or control
+/// character at its edge (a pushed ID may end in a tab or a newline) is part of the value.
 pub fn rdns(dn: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
@@ -89,16 +92,30 @@ pub fn rdns(dn: &str) -> Vec<&str> {
         match ch {
             '\\' => escaped = true,
             ',' => {
-                out.push(dn[start..index].trim());
+                out.push(trim_rdn(&dn[start..index]));
                 start = index + 1;
             }
             _ => {}
         }
     }
-    if !dn.trim().is_empty() {
-        out.push(dn[start..].trim());
+    let last = trim_rdn(&dn[start..]);
+    if !out.is_empty() || !last.is_empty() {
+        out.push(last);
     }
     out
+}
+
+/// `rdn` without the spaces around it, keeping an escaped trailing space (`a\ `).
+fn trim_rdn(rdn: &str) -> &str {
+    let mut rdn = rdn.trim_start_matches(' ');
+    while let Some(rest) = rdn.strip_suffix(' ') {
+        let backslashes = rest.bytes().rev().take_while(|&byte| byte == b'\\').count();
+        if backslashes % 2 == 1 {
+            break;
+        }
+        rdn = rest;
+    }
+    rdn
 }
 
 /// How many RDNs `dn` has: a parent always has fewer than its children.
@@ -155,6 +172,20 @@ mod tests {
         assert_eq!(rdns("o=glue"), ["o=glue"]);
         assert!(rdns("").is_empty());
         assert_eq!(depth("x=a\\\\,y=b"), 2);
+    }
+
+    #[test]
+    fn only_spaces_around_rdns_are_dropped() {
+        // Found by the ldap_dn fuzz target: an ID ending in a newline (a registry push may carry
+        // one) lost it in the key, so `x\n` and `x` were one entry to the sync's plan.
+        assert_ne!(
+            dn_key("GLUE2DomainID=x\n,o=glue"),
+            dn_key("GLUE2DomainID=x,o=glue")
+        );
+        assert_eq!(rdns("a=x\t, b=y "), ["a=x\t", "b=y"]);
+        assert_eq!(dn_key("a=x\\ ,o=glue"), "a=x \u{1}o=glue");
+        assert_eq!(dn_key("a=x\\\\ ,o=glue"), "a=x\\\u{1}o=glue");
+        assert!(rdns("  ").is_empty());
     }
 
     #[test]

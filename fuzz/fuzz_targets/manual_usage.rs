@@ -1,0 +1,41 @@
+//! The manual-usage file (`[accounting] observations`, JSON lines): any text is either
+//! observations or an error naming the file and line; the observations meter into records with
+//! unique ids that the central repository's own check accepts.
+#![no_main]
+
+use std::collections::HashSet;
+
+use accelfed_accounting::meter::{Installed, meter, parse_manual};
+use accelfed_schemas::names::SiteName;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let site = SiteName::new("FUZZ-SITE").expect("a valid name");
+    let observations = match parse_manual("usage.jsonl", text, &site) {
+        Ok(observations) => observations,
+        Err(error) => {
+            assert!(error.line > 0, "no line in {error}");
+            assert!(error.to_string().starts_with("usage.jsonl:"), "{error}");
+            return;
+        }
+    };
+    let now = accelfed_fuzz::now();
+    let metered = meter(&observations, now, &Installed::default());
+    let mut ids = HashSet::new();
+    for record in &metered.records {
+        assert!(
+            ids.insert(record.id()),
+            "two records with id {}",
+            record.id()
+        );
+        if let Err(error) = record.validate(now) {
+            panic!("the meter made a record the repository refuses: {error}\n{record:?}");
+        }
+    }
+    for refused in &metered.refused {
+        let _ = refused.to_string();
+    }
+});
