@@ -7,21 +7,22 @@ use accelfed_accounting::repository::{Outcome, Submission};
 use accelfed_accounting::wire::convert::{
     outcome_to_proto, record_from_proto, record_to_proto, rejection_kind,
 };
-use accelfed_accounting::wire::proto::{SubmitRequest, UsageRecord};
+use accelfed_accounting::wire::encoded::{EncodedSubmitRequest, decode_record};
 use libfuzzer_sys::fuzz_target;
 use prost::Message;
 
 fuzz_target!(|data: &[u8]| {
-    // The request, as tonic decodes it; then one record alone (the spool's stored encoding).
-    let records = match SubmitRequest::decode(data) {
-        Ok(request) => request.records,
-        Err(_) => match UsageRecord::decode(data) {
-            Ok(record) => vec![record],
-            Err(_) => return,
-        },
+    // The request, as tonic decodes it (each record left as its bytes); else one record alone
+    // (the spool's stored encoding). Each record then decodes on its own, as the service does.
+    let entries = match EncodedSubmitRequest::decode(data) {
+        Ok(request) => request.records.iter().map(|r| r.to_vec()).collect(),
+        Err(_) => vec![data.to_vec()],
     };
     let now = accelfed_fuzz::now();
-    for proto in records {
+    for entry in entries {
+        let Ok(proto) = decode_record(&entry) else {
+            continue;
+        };
         match record_from_proto(proto) {
             Submission::Record(record) => {
                 let _ = record.id();
