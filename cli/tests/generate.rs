@@ -33,7 +33,17 @@ fn man_pages_cover_every_visible_subcommand_with_its_options() {
         .collect();
     pages.sort();
     let expected = [
-        "accelfed", "export", "meter", "provide", "query", "report", "serve", "ship", "token",
+        "accelfed",
+        "export",
+        "init",
+        "init-central",
+        "meter",
+        "provide",
+        "query",
+        "report",
+        "serve",
+        "ship",
+        "token",
         "validate",
     ]
     .map(|name| match name {
