@@ -27,7 +27,7 @@ pub struct AccountingConfig {
 }
 
 fn default_spool() -> PathBuf {
-    PathBuf::from("/var/lib/accelfed/spool.sqlite")
+    PathBuf::from("/var/spool/accelfed/spool.sqlite")
 }
 
 /// `[accounting.ship]`.
