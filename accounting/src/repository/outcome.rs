@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use accelfed_schemas::usage::{Problem, UsageError};
 use serde::Serialize;
 
 /// The result for one record of an ingested batch, in the batch's order.
@@ -53,6 +54,28 @@ pub enum Rejection {
     Internal { detail: String },
     /// The same record id appeared again later in the batch; the later copy was used.
     Duplicate { kept: usize },
+}
+
+/// A record's own validation error as the reason sent back: one mapping, so a bad month or year
+/// is `bad_month` whether the repository's screen or the protobuf decoding finds it; the detail
+/// keeps the record's id.
+impl From<UsageError> for Rejection {
+    fn from(error: UsageError) -> Self {
+        let detail = error.to_string();
+        match error.problem {
+            Problem::Month(_) | Problem::Year(_) => Self::BadMonth { detail },
+            Problem::Count(_) => Self::BadCount { detail },
+            Problem::AvailableTooLong { .. } | Problem::ActiveTooLong { .. } => {
+                Self::BadDuration { detail }
+            }
+            Problem::FutureMonth { .. } => Self::Future { detail },
+            Problem::Name { .. }
+            | Problem::Benchmark(_)
+            | Problem::SeenOrder { .. }
+            | Problem::Installed(_)
+            | Problem::Sharing(_) => Self::BadField { detail },
+        }
+    }
 }
 
 impl fmt::Display for Rejection {

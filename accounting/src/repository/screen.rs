@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 
 use accelfed_schemas::names::SiteName;
-use accelfed_schemas::usage::{Problem, UsageError};
 use chrono::{DateTime, Duration, Utc};
 
 use super::outcome::{Outcome, Rejection};
@@ -79,31 +78,13 @@ fn check(
             authenticated: site.to_string(),
         });
     }
-    record.validate(now).map_err(rejection)?;
+    record.validate(now).map_err(Rejection::from)?;
     if record.last_seen > now + CLOCK_SKEW {
         return Err(Rejection::Future {
             detail: format!("last_seen {} is after now ({now})", record.last_seen),
         });
     }
     RecordRow::from_record(&record)
-}
-
-/// The repository's reason for a record's own validation error; the detail keeps the record's id.
-fn rejection(error: UsageError) -> Rejection {
-    let detail = error.to_string();
-    match error.problem {
-        Problem::Month(_) | Problem::Year(_) => Rejection::BadMonth { detail },
-        Problem::Count(_) => Rejection::BadCount { detail },
-        Problem::AvailableTooLong { .. } | Problem::ActiveTooLong { .. } => {
-            Rejection::BadDuration { detail }
-        }
-        Problem::FutureMonth { .. } => Rejection::Future { detail },
-        Problem::Name { .. }
-        | Problem::Benchmark(_)
-        | Problem::SeenOrder { .. }
-        | Problem::Installed(_)
-        | Problem::Sharing(_) => Rejection::BadField { detail },
-    }
 }
 
 #[cfg(test)]

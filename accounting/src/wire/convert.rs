@@ -122,9 +122,7 @@ pub fn record_from_proto(record: proto::UsageRecord) -> Submission {
     match raw_from_proto(record) {
         Ok(raw) => match UsageRecord::try_from(raw) {
             Ok(record) => record.into(),
-            Err(error) => Submission::Invalid(Rejection::Malformed {
-                detail: error.to_string(),
-            }),
+            Err(error) => Submission::Invalid(Rejection::from(error)),
         },
         Err(rejection) => Submission::Invalid(rejection),
     }
@@ -168,7 +166,7 @@ fn raw_from_proto(r: proto::UsageRecord) -> Result<RawRecord, Rejection> {
         (None, None) => None,
         (Some(kind), Some(value)) => Some(RawBenchmark { kind, value }),
         (kind, value) => {
-            return Err(Rejection::Malformed {
+            return Err(Rejection::BadField {
                 detail: format!(
                     "benchmark_type ({kind:?}) and benchmark ({value:?}) come together or not at all"
                 ),
@@ -203,7 +201,7 @@ fn raw_from_proto(r: proto::UsageRecord) -> Result<RawRecord, Rejection> {
 fn closed<'de, T: serde::Deserialize<'de>>(field: &str, text: &'de str) -> Result<T, Rejection> {
     let deserializer =
         serde::de::value::BorrowedStrDeserializer::<serde::de::value::Error>::new(text);
-    T::deserialize(deserializer).map_err(|error| Rejection::Malformed {
+    T::deserialize(deserializer).map_err(|error| Rejection::BadField {
         detail: format!("{field}: {error}"),
     })
 }
@@ -342,15 +340,20 @@ mod tests {
         proto.first_seen = proto.last_seen.clone();
         proto.benchmark_type = Some("hepscore23".into());
         proto.benchmark = None;
-        assert_eq!(kind(&record_from_proto(proto.clone())), "malformed");
+        assert_eq!(kind(&record_from_proto(proto.clone())), "bad_field");
         proto.benchmark = Some(f64::NAN);
-        assert_eq!(kind(&record_from_proto(proto.clone())), "malformed");
+        assert_eq!(kind(&record_from_proto(proto.clone())), "bad_field");
         let mut benchmarked = record_to_proto(&sample::record("vm-1"));
         benchmarked.benchmark_type = Some("hepscore23".into());
         benchmarked.benchmark = Some(12.5);
         assert_eq!(kind(&record_from_proto(benchmarked)), "record");
         proto.site = String::new();
-        assert_eq!(kind(&record_from_proto(proto.clone())), "malformed");
+        assert_eq!(kind(&record_from_proto(proto.clone())), "bad_field");
+        proto.site = "CESNET-MCC".into();
+        // A year out of range is a bad month, as month 13 is.
+        proto.year = 1969;
+        assert_eq!(kind(&record_from_proto(proto.clone())), "bad_month");
+        proto.year = 2026;
         proto.site = "CESNET-MCC".into();
         proto.record_type = "vm".into();
         let Submission::Invalid(reason) = record_from_proto(proto) else {
