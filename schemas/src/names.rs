@@ -5,17 +5,50 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-/// Why a name was refused.
+/// The longest name accepted, in characters: APEL's columns hold 255, and an LDAP DN built from
+/// names several times over must stay within what slapd indexes.
+pub const MAX_NAME_CHARS: usize = 255;
+
+/// Why a name was refused. A quoted value is at most an [`excerpt`] of it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NameError {
     #[error("{what} must not be empty")]
     Empty { what: &'static str },
+    #[error("{what} {value:?} is {chars} characters long, more than {MAX_NAME_CHARS}")]
+    TooLong {
+        what: &'static str,
+        value: String,
+        chars: usize,
+    },
     #[error("{what} {value:?} contains a control character")]
     Control { what: &'static str, value: String },
     #[error("{what} {value:?} must not start or end with white space")]
     Padded { what: &'static str, value: String },
     #[error("FQAN {value:?} must start with '/' (e.g. /atlas/Role=production)")]
     FqanSlash { value: String },
+}
+
+/// The first 40 characters of `value`, with `...` when there is more: what an error quotes, so a
+/// 10 MB value never makes a 10 MB message.
+pub fn excerpt(value: &str) -> String {
+    const SHOWN: usize = 40;
+    match value.char_indices().nth(SHOWN) {
+        Some((cut, _)) => format!("{}...", &value[..cut]),
+        None => value.to_owned(),
+    }
+}
+
+/// [`check`] for a name that goes into identifiers and DNs: at most [`MAX_NAME_CHARS`].
+fn check_name(what: &'static str, value: &str) -> Result<(), NameError> {
+    let chars = value.chars().count();
+    if chars > MAX_NAME_CHARS {
+        return Err(NameError::TooLong {
+            what,
+            value: excerpt(value),
+            chars,
+        });
+    }
+    check(what, value)
 }
 
 fn check(what: &'static str, value: &str) -> Result<(), NameError> {
@@ -25,13 +58,13 @@ fn check(what: &'static str, value: &str) -> Result<(), NameError> {
     if value.chars().any(char::is_control) {
         return Err(NameError::Control {
             what,
-            value: value.to_owned(),
+            value: excerpt(value),
         });
     }
     if value.trim() != value {
         return Err(NameError::Padded {
             what,
-            value: value.to_owned(),
+            value: excerpt(value),
         });
     }
     Ok(())
@@ -128,19 +161,19 @@ name_type!(
 
 impl SiteName {
     fn validate(value: &str) -> Result<(), NameError> {
-        check("site name", value)
+        check_name("site name", value)
     }
 }
 
 impl VoName {
     fn validate(value: &str) -> Result<(), NameError> {
-        check("VO name", value)
+        check_name("VO name", value)
     }
 }
 
 impl LocalId {
     fn validate(value: &str) -> Result<(), NameError> {
-        check("local id", value)
+        check_name("local id", value)
     }
 }
 
@@ -163,10 +196,10 @@ impl Text {
 
 impl Fqan {
     fn validate(value: &str) -> Result<(), NameError> {
-        check("FQAN", value)?;
+        check_name("FQAN", value)?;
         if !value.starts_with('/') {
             return Err(NameError::FqanSlash {
-                value: value.to_owned(),
+                value: excerpt(value),
             });
         }
         Ok(())
@@ -205,6 +238,27 @@ mod tests {
     fn special_and_non_ascii_characters_are_kept_for_the_renderers_to_escape() {
         let name = SiteName::new("#Ünï,+\"\\<>;=").unwrap();
         assert_eq!(name.as_str(), "#Ünï,+\"\\<>;=");
+    }
+
+    #[test]
+    fn names_past_255_characters_are_refused_and_errors_quote_an_excerpt() {
+        let long = "é".repeat(MAX_NAME_CHARS + 1);
+        let error = LocalId::new(&long).unwrap_err();
+        assert!(
+            matches!(error, NameError::TooLong { chars: 256, .. }),
+            "{error:?}"
+        );
+        let message = error.to_string();
+        assert!(message.len() < 200, "{message}");
+        assert!(
+            message.contains("256 characters long, more than 255"),
+            "{message}"
+        );
+        assert!(LocalId::new("é".repeat(MAX_NAME_CHARS)).is_ok());
+        // Free text is not a name: long descriptions pass, but a bad one is quoted short.
+        assert!(Text::new("x".repeat(10_000)).is_ok());
+        let bad = format!("{}\u{7}", "x".repeat(10_000));
+        assert!(Text::new(bad).unwrap_err().to_string().len() < 200);
     }
 
     #[test]
