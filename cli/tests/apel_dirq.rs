@@ -255,8 +255,9 @@ fn ams_request_len(pki: &Path, message: &str) -> usize {
 }
 
 /// Records APEL would refuse (a character its utf8 cannot store in the resource name, a resource
-/// named `None`, one longer than its column, two names equal but for case): each refused alone,
-/// named in the log with its month and field, exit 1; every other record is queued.
+/// named `None`, a user name longer than its column, two names equal but for case): each refused
+/// alone, named in the log with its month and field, exit 1; every other record is queued. A
+/// resource name longer than any column is refused as the manual-usage line is read, alone too.
 #[test]
 fn records_apel_cannot_take_are_refused_alone_and_the_rest_go() {
     let Some(python) = python_with_dirq() else {
@@ -266,15 +267,17 @@ fn records_apel_cannot_take_are_refused_alone_and_the_rest_go() {
     let queue = dir.path().join("outgoing");
     let config = site(dir.path(), &queue);
     let long = "n".repeat(256);
+    let line = |resource: &str, user: &str| {
+        format!(
+            r#"{{"resource": "{resource}", "model": "A100", "count": 0.0004, "vo": "atlas", "user": "{user}", "start": "2026-01-03T00:00:00Z", "end": "2026-01-04T00:00:00Z"}}"#
+        )
+    };
     let mut lines: Vec<String> = ["vm-🚀", "None", long.as_str(), "GPU-Node-1", "gpu-node-1"]
         .iter()
         .chain(["vm-1", "vm-2"].iter())
-        .map(|resource| {
-            format!(
-                r#"{{"resource": "{resource}", "model": "A100", "count": 0.0004, "vo": "atlas", "start": "2026-01-03T00:00:00Z", "end": "2026-01-04T00:00:00Z"}}"#
-            )
-        })
+        .map(|resource| line(resource, "/CN=someone"))
         .collect();
+    lines.push(line("vm-long-user", &long));
     lines.push(String::new());
     std::fs::write(dir.path().join("usage.jsonl"), lines.join("\n")).unwrap();
     // The meter checks what it spools when the site feeds APEL: each record APEL would refuse
@@ -282,10 +285,18 @@ fn records_apel_cannot_take_are_refused_alone_and_the_rest_go() {
     let metered = accelfed(&["meter", "--since", "2026-01-01"], &config);
     assert_eq!(metered.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&metered.stderr);
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains("manual usage line not metered")
+                && l.contains("usage.jsonl:3:")
+                && l.contains("is 256 characters long, more than 255")),
+        "{stderr}"
+    );
     for (resource, field) in [
         ("vm-🚀", "AssociatedRecord"),
         ("None", "AssociatedRecord"),
-        (long.as_str(), "AssociatedRecord"),
+        ("vm-long-user", "GlobalUserName"),
         ("gpu-node-1", "AssociatedRecord"),
     ] {
         let line = stderr

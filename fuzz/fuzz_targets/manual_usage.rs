@@ -1,6 +1,6 @@
-//! The manual-usage file (`[accounting] observations`, JSON lines): any text is either
-//! observations or an error naming the file and line; the observations meter into records with
-//! unique ids that the central repository's own check accepts.
+//! The manual-usage file (`[accounting] observations`, JSON lines): each line of any text is
+//! either an observation or an error naming the file and line; the observations meter into records
+//! with unique ids that the central repository's own check accepts.
 #![no_main]
 
 use std::collections::HashSet;
@@ -14,14 +14,12 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let site = SiteName::new("FUZZ-SITE").expect("a valid name");
-    let observations = match parse_manual("usage.jsonl", text, &site) {
-        Ok(observations) => observations,
-        Err(error) => {
-            assert!(error.line > 0, "no line in {error}");
-            assert!(error.to_string().starts_with("usage.jsonl:"), "{error}");
-            return;
-        }
-    };
+    let usage = parse_manual("usage.jsonl", text, &site);
+    for error in &usage.refused {
+        assert!(error.line > 0, "no line in {error}");
+        assert!(error.to_string().starts_with("usage.jsonl:"), "{error}");
+    }
+    let observations = usage.observations;
     let now = accelfed_fuzz::now();
     let metered = meter(&observations, now, &Installed::default());
     let mut ids = HashSet::new();

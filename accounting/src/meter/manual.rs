@@ -11,7 +11,8 @@
 //! `count` (required, > 0, fractional allowed), `start` (required, RFC 3339), `end` (RFC 3339;
 //! left out: still in use, metered up to now), `vo`, `fqan`, `user`, `cores`, `utilisation`
 //! (0..=1), `type` (`GPU` default, `FPGA`, `MIC`, `Other`), `record_type` (`cloud` default, `job`).
-//! Unknown fields are refused. Errors name the file, the line and the field.
+//! Unknown fields are refused. A bad line is refused alone, named by file, line, column and field;
+//! the other lines are metered.
 
 use std::path::Path;
 
@@ -22,14 +23,26 @@ use accelfed_schemas::gpu::{AcceleratorType, GpuCount, GpuModel, Sharing};
 use accelfed_schemas::names::{Fqan, LocalId, SiteName, Text, VoName};
 use accelfed_schemas::usage::{Observation, RecordType, Source};
 
-/// A manual-usage file that cannot be used; nothing of it is metered.
+/// A manual-usage file that cannot be read (nothing of it is metered), or one line of it that
+/// cannot be used (that line alone is not metered).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{path}{}: {message}", if *line > 0 { format!(":{line}") } else { String::new() })]
+#[error("{path}{}{}: {message}",
+    if *line > 0 { format!(":{line}") } else { String::new() },
+    if *column > 0 { format!(":{column}") } else { String::new() })]
 pub struct ManualError {
     pub path: String,
     /// 1-based; 0 when the file could not be read.
     pub line: usize,
+    /// 1-based; 0 when the problem is the line as a whole.
+    pub column: usize,
     pub message: String,
+}
+
+/// What a manual-usage file gave: the observations of its good lines, and its refused lines.
+#[derive(Debug, Default)]
+pub struct ManualUsage {
+    pub observations: Vec<Observation>,
+    pub refused: Vec<ManualError>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -64,11 +77,13 @@ fn cloud() -> RecordType {
 /// The largest manual-usage file read (64 MiB, some hundred thousand lines).
 pub const MAX_MANUAL_BYTES: u64 = 64 << 20;
 
-/// Reads a manual-usage file (all or nothing) of at most [`MAX_MANUAL_BYTES`].
-pub fn read_manual(path: &Path, site: &SiteName) -> Result<Vec<Observation>, ManualError> {
+/// Reads a manual-usage file of at most [`MAX_MANUAL_BYTES`]; an unreadable file is an error,
+/// a bad line is refused alone.
+pub fn read_manual(path: &Path, site: &SiteName) -> Result<ManualUsage, ManualError> {
     let error = |message: String| ManualError {
         path: path.display().to_string(),
         line: 0,
+        column: 0,
         message,
     };
     let file = std::fs::File::open(path).map_err(|err| error(format!("cannot read: {err}")))?;
@@ -81,77 +96,89 @@ pub fn read_manual(path: &Path, site: &SiteName) -> Result<Vec<Observation>, Man
     if text.len() as u64 > MAX_MANUAL_BYTES {
         return Err(error(format!("larger than {MAX_MANUAL_BYTES} bytes")));
     }
-    parse_manual(&path.display().to_string(), &text, site)
+    Ok(parse_manual(&path.display().to_string(), &text, site))
 }
 
 /// Parses manual-usage text; `path` is only used in messages.
-pub fn parse_manual(
-    path: &str,
-    text: &str,
-    site: &SiteName,
-) -> Result<Vec<Observation>, ManualError> {
-    let mut observations = Vec::new();
+pub fn parse_manual(path: &str, text: &str, site: &SiteName) -> ManualUsage {
+    let mut usage = ManualUsage::default();
     for (index, raw) in text.lines().enumerate() {
-        let trimmed = raw.trim();
-        if trimmed.is_empty() || trimmed.starts_with('#') {
+        let trimmed = raw.trim_end();
+        if trimmed.trim_start().is_empty() || trimmed.trim_start().starts_with('#') {
             continue;
         }
-        let fail = |message: String| ManualError {
-            path: path.to_owned(),
-            line: index + 1,
-            message,
-        };
-        let line: Line = serde_json::from_str(trimmed).map_err(|err| fail(err.to_string()))?;
-        let count = GpuCount::new(line.count)
-            .ok()
-            .filter(|c| c.get() > 0.0)
-            .ok_or_else(|| {
-                fail(format!(
-                    "count must be a number above zero, got {}",
-                    line.count
-                ))
-            })?;
-        if let Some(end) = line.end
-            && end < line.start
-        {
-            return Err(fail(format!(
-                "end {end} is before start {} of {}",
-                line.start, line.resource
-            )));
+        match parse_line(trimmed, site) {
+            Ok(observation) => usage.observations.push(observation),
+            Err((column, message)) => usage.refused.push(ManualError {
+                path: path.to_owned(),
+                line: index + 1,
+                column,
+                message,
+            }),
         }
-        if let Some(value) = line.utilisation
-            && !(0.0..=1.0).contains(&value)
-        {
-            return Err(fail(format!(
-                "utilisation must be within 0..=1, got {value}"
-            )));
-        }
-        observations.push(Observation {
-            site: site.clone(),
-            record_type: line.record_type,
-            resource: line.resource,
-            // Manual input is one more source of model names (`H100`, `A100-SXM4-80GB`).
-            model: GpuModel::canonical(line.model.as_str()).unwrap_or(line.model),
-            accelerator_type: line.accelerator_type,
-            count,
-            // A manual count is physical GPUs as written; a fraction of one is recorded as such.
-            sharing: if count.is_whole() {
-                Sharing::Whole
-            } else {
-                Sharing::Fraction
-            },
-            fqan: line.fqan,
-            vo: line.vo,
-            user: line.user,
-            source: Source::Static,
-            cores: line.cores,
-            benchmark: None,
-            utilisation: line.utilisation,
-            start: line.start,
-            end: line.end,
-        });
     }
-    Ok(observations)
+    usage
+}
+
+/// One line's observation, or the column (0: the line as a whole) and what is wrong.
+fn parse_line(text: &str, site: &SiteName) -> Result<Observation, (usize, String)> {
+    let line: Line = serde_json::from_str(text).map_err(|err| {
+        // serde_json counts within the line it was given, which is the file's line; its message
+        // ends with that position, given here as the column instead.
+        let message = err.to_string();
+        let suffix = format!(" at line {} column {}", err.line(), err.column());
+        let message = message.strip_suffix(&suffix).unwrap_or(&message).to_owned();
+        (err.column(), message)
+    })?;
+    let fail = |message: String| (0, message);
+    let count = GpuCount::new(line.count)
+        .ok()
+        .filter(|c| c.get() > 0.0)
+        .ok_or_else(|| {
+            fail(format!(
+                "count must be a number above zero, got {}",
+                line.count
+            ))
+        })?;
+    if let Some(end) = line.end
+        && end < line.start
+    {
+        return Err(fail(format!(
+            "end {end} is before start {} of {}",
+            line.start, line.resource
+        )));
+    }
+    if let Some(value) = line.utilisation
+        && !(0.0..=1.0).contains(&value)
+    {
+        return Err(fail(format!(
+            "utilisation must be within 0..=1, got {value}"
+        )));
+    }
+    Ok(Observation {
+        site: site.clone(),
+        record_type: line.record_type,
+        resource: line.resource,
+        // Manual input is one more source of model names (`H100`, `A100-SXM4-80GB`).
+        model: GpuModel::canonical(line.model.as_str()).unwrap_or(line.model),
+        accelerator_type: line.accelerator_type,
+        count,
+        // A manual count is physical GPUs as written; a fraction of one is recorded as such.
+        sharing: if count.is_whole() {
+            Sharing::Whole
+        } else {
+            Sharing::Fraction
+        },
+        fqan: line.fqan,
+        vo: line.vo,
+        user: line.user,
+        source: Source::Static,
+        cores: line.cores,
+        benchmark: None,
+        utilisation: line.utilisation,
+        start: line.start,
+        end: line.end,
+    })
 }
 
 #[cfg(test)]
@@ -169,7 +196,9 @@ mod tests {
              \"start\": \"2026-01-01T00:00:00Z\", \"end\": \"2026-01-02T00:00:00Z\"}\n\
             {\"resource\": \"node-2\", \"model\": \"H100\", \"count\": 0.5, \
              \"start\": \"2026-01-01T00:00:00Z\", \"record_type\": \"job\", \"type\": \"GPU\"}\n";
-        let found = parse_manual("usage.jsonl", text, &site()).unwrap();
+        let usage = parse_manual("usage.jsonl", text, &site());
+        assert!(usage.refused.is_empty(), "{:?}", usage.refused);
+        let found = usage.observations;
         assert_eq!(found.len(), 2);
         assert_eq!(found[0].resource.as_str(), "node-1");
         assert_eq!(found[0].count.get(), 4.0);
@@ -196,31 +225,37 @@ mod tests {
     }
 
     #[test]
-    fn errors_name_the_line_and_field() {
+    fn a_bad_line_is_refused_alone_named_by_line_column_and_field() {
+        let good = "{\"resource\": \"ok\", \"model\": \"A\", \"count\": 1, \"start\": \"2026-01-01T00:00:00Z\"}";
         let bad = [
             (
                 "{\"resource\": \"n\", \"model\": \"A\", \"count\": 1}",
-                "start",
+                "usage.jsonl:2:43: missing field `start`",
             ),
             (
                 "{\"resource\": \"n\", \"model\": \"A\", \"count\": -1, \"start\": \"2026-01-01T00:00:00Z\"}",
-                "count",
+                "usage.jsonl:2: count must be a number above zero, got -1",
             ),
             (
                 "{\"resource\": \"n\", \"model\": \"A\", \"count\": 1, \"start\": \"2026-01-01T00:00:00Z\", \"colour\": 1}",
-                "colour",
+                "usage.jsonl:2:85: unknown field `colour`",
             ),
             (
                 "{\"resource\": \"n\", \"model\": \"A\", \"count\": 1, \"start\": \"2026-01-02T00:00:00Z\", \"end\": \"2026-01-01T00:00:00Z\"}",
-                "before start",
+                "usage.jsonl:2: end 2026-01-01 00:00:00 UTC is before start",
             ),
         ];
-        for (line, field) in bad {
-            let err = parse_manual("usage.jsonl", &format!("# header\n{line}\n"), &site())
-                .unwrap_err()
-                .to_string();
-            assert!(err.starts_with("usage.jsonl:2: "), "{err}");
-            assert!(err.contains(field), "{field}: {err}");
+        for (line, expected) in bad {
+            let usage = parse_manual(
+                "usage.jsonl",
+                &format!("# header\n{line}\n{good}\n"),
+                &site(),
+            );
+            assert_eq!(usage.refused.len(), 1, "{line}");
+            let err = usage.refused[0].to_string();
+            assert!(err.starts_with(expected), "{expected}: {err}");
+            assert_eq!(usage.observations.len(), 1, "{line}");
+            assert_eq!(usage.observations[0].resource.as_str(), "ok");
         }
     }
 }

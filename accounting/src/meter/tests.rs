@@ -74,7 +74,7 @@ fn two_periods_of_one_vm_in_may_both_count() {
 {\"resource\": \"vm-7\", \"model\": \"A100\", \"count\": 2, \"vo\": \"atlas\", \"start\": \"2026-05-04T00:00:00Z\", \"end\": \"2026-05-05T00:00:00Z\", \"utilisation\": 0.5}
 {\"resource\": \"vm-7\", \"model\": \"A100\", \"count\": 2, \"vo\": \"atlas\", \"start\": \"2026-05-20T00:00:00Z\", \"end\": \"2026-05-22T00:00:00Z\", \"utilisation\": 0.25}
 ";
-    let observations = parse_manual("usage.jsonl", text, &site).unwrap();
+    let observations = parse_manual("usage.jsonl", text, &site).observations;
     let metered = meter(&observations, now(), &Installed::default());
     assert!(metered.refused.is_empty() && metered.capped.is_empty());
     assert_eq!(

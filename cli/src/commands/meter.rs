@@ -11,7 +11,7 @@ use accelfed_accounting::apel::safety::{self, Charset};
 use accelfed_accounting::meter::{Installed, meter, read_manual, retractions};
 use accelfed_accounting::spool::Spool;
 use accelfed_provider::config::{AccountingConfig, ApelCharset, Config};
-use accelfed_schemas::usage::UsageRecord;
+use accelfed_schemas::usage::{Source, UsageRecord};
 
 use crate::args::MeterArgs;
 use crate::exit::Outcome;
@@ -89,10 +89,18 @@ pub fn run(args: &MeterArgs) -> Outcome {
         partial = true;
     }
     let mut observations = observed.observations;
+    let mut manual_incomplete = false;
     if let Some(path) = &accounting.observations {
         let path = resolve(&args.config, path);
         match read_manual(&path, &config.site.name) {
-            Ok(manual) => observations.extend(manual),
+            Ok(manual) => {
+                for err in &manual.refused {
+                    tracing::error!("manual usage line not metered: {err}");
+                }
+                manual_incomplete = !manual.refused.is_empty();
+                partial |= manual_incomplete;
+                observations.extend(manual.observations);
+            }
             Err(err) => {
                 tracing::error!("manual usage not metered: {err}");
                 partial = true;
@@ -155,7 +163,12 @@ pub fn run(args: &MeterArgs) -> Outcome {
     {
         match spool.records_since(first) {
             Ok(stored) => {
-                let retracted = retractions(&stored, &records, &metered.resources);
+                let mut retracted = retractions(&stored, &records, &metered.resources);
+                // A refused manual line may be the one that still stands behind a stored record;
+                // its hours are kept until the line is fixed.
+                if manual_incomplete {
+                    retracted.retain(|record| record.source != Source::Static);
+                }
                 for record in &retracted {
                     tracing::warn!(
                         record = %record.id(),

@@ -416,3 +416,55 @@ fn a_renamed_model_replaces_its_records_instead_of_adding_to_them() {
     assert!(text.contains("A100 80GB (renamed),1,360.000"), "{text}");
     assert!(text.contains("NVIDIA A100-SXM4-80GB,1,0.000"), "{text}");
 }
+
+#[test]
+fn a_broken_manual_line_is_refused_alone_and_its_record_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = pki(dir.path());
+    let a100 = r#"{"resource": "node-1", "model": "NVIDIA A100-SXM4-80GB", "count": 1, "vo": "atlas", "start": "2026-04-01T00:00:00Z", "end": "2026-04-11T00:00:00Z"}"#;
+    let h100 = r#"{"resource": "node-1", "model": "H100", "count": 2, "vo": "atlas", "start": "2026-04-11T00:00:00Z", "end": "2026-04-21T00:00:00Z"}"#;
+    let site = site(
+        dir.path(),
+        "SITE-A",
+        "https://127.0.0.1:1",
+        TOKEN_A,
+        &pki,
+        &format!("{a100}\n{h100}\n"),
+        "",
+    );
+    assert_eq!(status(&site.meter()), 0);
+    let hours = || {
+        let spool = accelfed_accounting::spool::Spool::open(&site.spool).unwrap();
+        let april = accelfed_schemas::usage::Month::new(2026, 4).unwrap();
+        let mut found: Vec<(String, f64)> = spool
+            .records_since(april)
+            .unwrap()
+            .iter()
+            .map(|r| (r.model.as_str().to_owned(), r.gpu_hours()))
+            .collect();
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        found
+    };
+    let before = hours();
+    assert_eq!(before.len(), 2, "{before:?}");
+
+    // The H100 line breaks (a typo in its count): that line alone is refused, named by file and
+    // line, the run exits 1, and the H100 record already spooled is not retracted: the node still
+    // has another record this month, but the broken line may be the one that stands behind it.
+    let broken = h100.replace("\"count\": 2", "\"count\": -2");
+    std::fs::write(
+        dir.path().join("usage.jsonl"),
+        format!("{a100}\n{broken}\n"),
+    )
+    .unwrap();
+    let metered = site.meter();
+    assert_eq!(status(&metered), 1, "{}", stderr(&metered));
+    let log = stderr(&metered);
+    assert!(
+        log.contains("manual usage line not metered")
+            && log.contains("usage.jsonl:2: count must be a number above zero, got -2"),
+        "{log}"
+    );
+    assert!(!log.contains("retracted"), "{log}");
+    assert_eq!(hours(), before);
+}
