@@ -18,8 +18,9 @@ use std::time::{Duration, Instant};
 
 use accelfed_accounting::repository::floor::{PostgresFloor, PostgresFloorTable, SqliteFloor};
 use accelfed_accounting::repository::{
-    Dimension, IngestOptions, Period, Repository, Submission, SummaryFilter, SummaryQuery,
+    Dimension, IngestOptions, Period, Repository, SummaryFilter, SummaryQuery,
 };
+use accelfed_accounting::wire::Submission;
 use records::{SITES, batch, periods, site};
 use tokio_postgres::NoTls;
 
