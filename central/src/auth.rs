@@ -127,13 +127,9 @@ impl Tokens {
     }
 }
 
-/// At most 60 characters of a value for an error message, quoted.
+/// A value's excerpt for an error message, quoted.
 fn excerpt(text: &str) -> String {
-    let mut short: String = text.chars().take(60).collect();
-    if short.len() < text.len() {
-        short.push_str("...");
-    }
-    format!("{short:?}")
+    format!("{:?}", accelfed_schemas::excerpt::excerpt(text))
 }
 
 /// Whether `token` has the form `accelfed token` gives: 64 hex digits (256 random bits). Anything

@@ -231,3 +231,28 @@ fn a_count_beyond_any_site_is_refused_where_it_is_written() {
         ],
     );
 }
+
+#[test]
+fn a_huge_bad_value_is_quoted_as_an_excerpt_with_its_position() {
+    let huge = "x".repeat(1_000_000);
+    for (from, to) in [
+        ("count = 4", format!("count = \"{huge}\"")),
+        (
+            "manager = \"SLURM\"",
+            format!("manager = \"SLURM\"\n{huge} = 1"),
+        ),
+    ] {
+        let message = error_after(from, &to);
+        assert!(
+            message.len() < 400,
+            "{} bytes: {}",
+            message.len(),
+            &message[..400]
+        );
+        assert!(
+            message.contains(&format!("{}...", "x".repeat(40))),
+            "{message}"
+        );
+        assert!(message.starts_with("site.toml:"), "{message}");
+    }
+}

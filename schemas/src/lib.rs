@@ -11,6 +11,7 @@
 //! * [`cause`]: an error's chain of causes, and whether a retry can cure it.
 
 pub mod cause;
+pub mod excerpt;
 pub mod glue;
 pub mod gpu;
 pub mod names;

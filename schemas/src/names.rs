@@ -28,15 +28,7 @@ pub enum NameError {
     FqanSlash { value: String },
 }
 
-/// The first 40 characters of `value`, with `...` when there is more: what an error quotes, so a
-/// 10 MB value never makes a 10 MB message.
-pub fn excerpt(value: &str) -> String {
-    const SHOWN: usize = 40;
-    match value.char_indices().nth(SHOWN) {
-        Some((cut, _)) => format!("{}...", &value[..cut]),
-        None => value.to_owned(),
-    }
-}
+pub use crate::excerpt::excerpt;
 
 /// [`check`] for a name that goes into identifiers and DNs: at most [`MAX_NAME_CHARS`].
 fn check_name(what: &'static str, value: &str) -> Result<(), NameError> {

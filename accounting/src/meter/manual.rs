@@ -19,6 +19,7 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
+use accelfed_schemas::excerpt::shorten_quotes;
 use accelfed_schemas::gpu::{AcceleratorType, GpuCount, GpuModel, Sharing};
 use accelfed_schemas::names::{Fqan, LocalId, SiteName, Text, VoName};
 use accelfed_schemas::usage::{Observation, RecordType, Source};
@@ -127,7 +128,7 @@ fn parse_line(text: &str, site: &SiteName) -> Result<Observation, (usize, String
         // ends with that position, given here as the column instead.
         let message = err.to_string();
         let suffix = format!(" at line {} column {}", err.line(), err.column());
-        let message = message.strip_suffix(&suffix).unwrap_or(&message).to_owned();
+        let message = shorten_quotes(message.strip_suffix(&suffix).unwrap_or(&message));
         (err.column(), message)
     })?;
     let fail = |message: String| (0, message);
@@ -245,6 +246,17 @@ mod tests {
                 "usage.jsonl:2: end 2026-01-01 00:00:00 UTC is before start",
             ),
         ];
+        let huge = "{\"resource\": \"n\", \"model\": \"A\", \"count\": \"".to_owned()
+            + &"9".repeat(1_000_000)
+            + "\", \"start\": \"2026-01-01T00:00:00Z\"}";
+        let huge_expected = format!(
+            "usage.jsonl:2:1000043: invalid type: string \"{}...\", expected f64",
+            "9".repeat(40)
+        );
+        let bad = bad
+            .into_iter()
+            .map(|(line, expected)| (line.to_owned(), expected.to_owned()))
+            .chain([(huge, huge_expected)]);
         for (line, expected) in bad {
             let usage = parse_manual(
                 "usage.jsonl",
@@ -253,7 +265,8 @@ mod tests {
             );
             assert_eq!(usage.refused.len(), 1, "{line}");
             let err = usage.refused[0].to_string();
-            assert!(err.starts_with(expected), "{expected}: {err}");
+            assert!(err.starts_with(&expected), "{expected}: {err}");
+            assert!(err.len() < 200, "a short message: {err}");
             assert_eq!(usage.observations.len(), 1, "{line}");
             assert_eq!(usage.observations[0].resource.as_str(), "ok");
         }

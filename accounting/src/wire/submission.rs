@@ -30,7 +30,7 @@ impl Submission {
         match serde_json::from_slice(text) {
             Ok(value) => Self::from_value(value),
             Err(error) => Self::Invalid(Rejection::Malformed {
-                detail: error.to_string(),
+                detail: accelfed_schemas::excerpt::shorten_quotes(&error.to_string()),
             }),
         }
     }
@@ -44,7 +44,7 @@ impl Submission {
         match serde_json::from_value::<UsageRecord>(value) {
             Ok(record) => record.into(),
             Err(error) => Self::Invalid(Rejection::Malformed {
-                detail: error.to_string(),
+                detail: accelfed_schemas::excerpt::shorten_quotes(&error.to_string()),
             }),
         }
     }

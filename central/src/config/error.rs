@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use accelfed_schemas::excerpt::shorten_quotes;
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CentralConfigError {
     #[error("{}: cannot read: {message}", path.display())]
@@ -42,7 +44,8 @@ impl CentralConfigError {
             path: path.to_owned(),
             line,
             column,
-            message: message.into(),
+            // serde and toml quote the value they refuse, whatever its size.
+            message: shorten_quotes(&message.into()),
         }
     }
 

@@ -5,6 +5,7 @@
 //! a missing entity, no part above its total).
 //! Each refusal says what is wrong and where.
 
+use accelfed_schemas::excerpt::shorten_quotes;
 use accelfed_schemas::glue::from_json::{self, FromJsonError, ParsedDocument};
 use serde_json::Value as Json;
 
@@ -63,7 +64,7 @@ impl Checker {
             });
         }
         let json: Json = serde_json::from_slice(body)
-            .map_err(|error| Rejection::InvalidJson(error.to_string()))?;
+            .map_err(|error| Rejection::InvalidJson(shorten_quotes(&error.to_string())))?;
         let parsed = from_json::from_value(&json)?;
         if let Some(error) = self.validator.iter_errors(&json).next() {
             let path = error.instance_path.to_string();
@@ -73,7 +74,8 @@ impl Checker {
                 } else {
                     path
                 },
-                message: error.to_string(),
+                // The validator quotes the offending value, which may be megabytes.
+                message: shorten_quotes(&error.to_string()),
             });
         }
         if parsed.site() != token_site {
@@ -135,6 +137,19 @@ mod tests {
             matches!(&rejection, Rejection::Schema { path, .. } if path == "/Location/0/Latitude"),
             "{rejection}"
         );
+
+        // A huge value where the schema wants another: the reason quotes an excerpt only.
+        let mut json = good.clone();
+        json["Location"][0]["Name"] = Json::from(vec![Json::from("7".repeat(200_000))]);
+        let rejection = check(&json).to_string();
+        assert!(rejection.len() < 400, "{}", &rejection[..400]);
+        assert!(
+            rejection.contains(&format!("{}...", "7".repeat(40))),
+            "{rejection}"
+        );
+        let mut json = good.clone();
+        json["x".repeat(200_000)] = Json::Array(vec![]);
+        assert!(check(&json).to_string().len() < 100);
 
         let too_large = Checker::new(100).unwrap();
         assert!(matches!(

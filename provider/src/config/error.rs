@@ -4,6 +4,8 @@ use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use accelfed_schemas::excerpt::shorten_quotes;
+
 /// A configuration that cannot be used. Displayed as `file:line:column: message`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
@@ -71,7 +73,8 @@ impl ConfigError {
         };
         ConfigError::Invalid {
             location,
-            message: message.into(),
+            // serde and toml quote the value they refuse, whatever its size.
+            message: shorten_quotes(&message.into()),
         }
     }
 

@@ -10,6 +10,7 @@
 //!
 //! Each entity also carries its own `CreationTime` and `Validity` ([`Stamp`]): they decide freshness.
 
+use crate::excerpt::shorten_quotes;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
@@ -230,8 +231,8 @@ fn class_of_association(key: &str) -> Option<Class> {
 
 /// Parses a document from its bytes.
 pub fn parse(bytes: &[u8]) -> Result<ParsedDocument, FromJsonError> {
-    let json: Json =
-        serde_json::from_slice(bytes).map_err(|error| FromJsonError::Syntax(error.to_string()))?;
+    let json: Json = serde_json::from_slice(bytes)
+        .map_err(|error| FromJsonError::Syntax(shorten_quotes(&error.to_string())))?;
     from_value(&json)
 }
 
@@ -250,7 +251,8 @@ pub fn from_value(json: &Json) -> Result<ParsedDocument, FromJsonError> {
     let document = json.as_object().ok_or(FromJsonError::NotAnObject)?;
     let mut read: Vec<Read> = Vec::new();
     for (key, list) in document {
-        let class = class_of_key(key).ok_or_else(|| FromJsonError::UnknownClass(key.clone()))?;
+        let class = class_of_key(key)
+            .ok_or_else(|| FromJsonError::UnknownClass(crate::excerpt::excerpt(key)))?;
         let items: Vec<&Json> = match list {
             Json::Array(items) => items.iter().collect(),
             // Earlier accelfed versions wrote a site's one cloud manager as an object.
@@ -285,7 +287,7 @@ pub fn from_value(json: &Json) -> Result<ParsedDocument, FromJsonError> {
                 None => class_of_association(&key).ok_or_else(|| FromJsonError::Field {
                     class: item.entity.class.name(),
                     index: item.index,
-                    field: format!("Associations.{key}"),
+                    field: format!("Associations.{}", crate::excerpt::excerpt(&key)),
                     problem: "names no GLUE2 class".to_owned(),
                 })?,
             };
