@@ -22,7 +22,7 @@ use serde::Deserialize;
 use accelfed_schemas::excerpt::shorten_quotes;
 use accelfed_schemas::gpu::{AcceleratorType, GpuCount, GpuModel, Sharing};
 use accelfed_schemas::names::{Fqan, LocalId, SiteName, Text, VoName};
-use accelfed_schemas::usage::{Observation, RecordType, Source};
+use accelfed_schemas::usage::{Month, Observation, RecordType, Source};
 
 /// A manual-usage file that cannot be read (nothing of it is metered), or one line of it that
 /// cannot be used (that line alone is not metered).
@@ -141,6 +141,15 @@ fn parse_line(text: &str, site: &SiteName) -> Result<Observation, (usize, String
                 line.count
             ))
         })?;
+    let epoch = Month::new(Month::MIN_YEAR, 1).map(Month::start).ok();
+    if epoch.is_some_and(|epoch| line.start < epoch) {
+        return Err(fail(format!(
+            "start {} of {} is before the federation's epoch, {}-01",
+            line.start,
+            line.resource,
+            Month::MIN_YEAR
+        )));
+    }
     if let Some(end) = line.end
         && end < line.start
     {
@@ -240,6 +249,10 @@ mod tests {
             (
                 "{\"resource\": \"n\", \"model\": \"A\", \"count\": 1, \"start\": \"2026-01-01T00:00:00Z\", \"colour\": 1}",
                 "usage.jsonl:2:85: unknown field `colour`",
+            ),
+            (
+                "{\"resource\": \"n\", \"model\": \"A\", \"count\": 1, \"start\": \"1970-01-01T00:00:00Z\"}",
+                "usage.jsonl:2: start 1970-01-01 00:00:00 UTC of n is before the federation's epoch, 2000-01",
             ),
             (
                 "{\"resource\": \"n\", \"model\": \"A\", \"count\": 1, \"start\": \"2026-01-02T00:00:00Z\", \"end\": \"2026-01-01T00:00:00Z\"}",

@@ -28,8 +28,8 @@ pub struct MonthPiece {
 
 /// Cuts `[start, end)` into per-month pieces, oldest first. `end = None` means still running: the
 /// interval is metered up to `now`. An `end` after `now` is clamped to `now` too, so no piece
-/// reaches into the future. Empty and reversed intervals give no pieces; times before 1970 or from
-/// year 10,000 on (outside [`Month`]) are left out.
+/// reaches into the future. Empty and reversed intervals give no pieces; times before the
+/// federation's epoch (2000) or from year 10,000 on (outside [`Month`]) are left out.
 pub fn split_months(
     start: DateTime<Utc>,
     end: Option<DateTime<Utc>>,

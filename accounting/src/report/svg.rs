@@ -176,7 +176,7 @@ pub fn render(
 
 /// Every month from the first to the last (bounded by `from`/`to`), gaps included, so the time axis
 /// is not distorted by months without usage. At most the last 240 months: a span longer than that
-/// (one record from 1970, which any site may send) keeps the recent months on the chart instead of
+/// (one record from the federation's epoch, 2000, which any site may send) keeps the recent months on the chart instead of
 /// stopping the axis before them.
 fn month_axis(
     cells: &BTreeMap<(Period, String), f64>,
@@ -259,6 +259,7 @@ fn escape(text: &str) -> String {
 mod tests {
     use super::super::sample;
     use super::*;
+    use accelfed_schemas::usage::Month;
 
     #[test]
     fn draws_every_month_and_names_every_vo() {
@@ -279,9 +280,9 @@ mod tests {
     }
 
     #[test]
-    fn one_record_from_1970_leaves_the_recent_months_on_the_chart() {
+    fn one_record_from_the_epoch_leaves_the_recent_months_on_the_chart() {
         let mut cells = BTreeMap::new();
-        let old = Period::new(1970, 1).unwrap();
+        let old = Period::new(Month::MIN_YEAR, 1).unwrap();
         let recent = Period::new(2026, 10).unwrap();
         cells.insert((old, "atlas".to_owned()), 1.0);
         cells.insert((recent, "atlas".to_owned()), 100.0);

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use accelfed_schemas::usage::Month;
 use serde::{Serialize, Serializer};
 
 /// Why a month was refused.
@@ -10,7 +11,7 @@ use serde::{Serialize, Serializer};
 pub enum PeriodError {
     #[error("month must be 1..=12, got {0}")]
     Month(u32),
-    #[error("year must be 1970..=9999, got {0}")]
+    #[error("year must be {min}..={max}, got {0}", min = Month::MIN_YEAR, max = Month::MAX_YEAR)]
     Year(i32),
     #[error("expected a month as YYYY-MM, got {0:?}")]
     Syntax(String),
@@ -29,7 +30,7 @@ impl Period {
         if !(1..=12).contains(&month) {
             return Err(PeriodError::Month(month));
         }
-        if !(1970..=9999).contains(&year) {
+        if !(Month::MIN_YEAR..=Month::MAX_YEAR).contains(&year) {
             return Err(PeriodError::Year(year));
         }
         // month <= 12, so the cast cannot truncate.
@@ -38,7 +39,7 @@ impl Period {
 
     /// The month a stored integer stands for; `None` for values no [`Period::new`] produces.
     pub fn from_index(index: i32) -> Option<Self> {
-        (1970 * 12..=9999 * 12 + 11)
+        (Month::MIN_YEAR * 12..=Month::MAX_YEAR * 12 + 11)
             .contains(&index)
             .then_some(Self(index))
     }

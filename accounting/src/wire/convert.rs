@@ -351,7 +351,7 @@ mod tests {
         assert_eq!(kind(&record_from_proto(proto.clone())), "bad_field");
         proto.site = "CESNET-MCC".into();
         // A year out of range is a bad month, as month 13 is.
-        proto.year = 1969;
+        proto.year = 1999;
         assert_eq!(kind(&record_from_proto(proto.clone())), "bad_month");
         proto.year = 2026;
         proto.site = "CESNET-MCC".into();

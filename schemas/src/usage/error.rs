@@ -22,7 +22,7 @@ pub struct UsageError {
 pub enum Problem {
     #[error("MeasurementMonth must be 1..=12, got {0}")]
     Month(u32),
-    #[error("MeasurementYear must be 1970..=9999, got {0}")]
+    #[error("MeasurementYear must be {min}..={max}, got {0}", min = super::Month::MIN_YEAR, max = super::Month::MAX_YEAR)]
     Year(i32),
     #[error("{field}: {source}")]
     Name {

@@ -24,8 +24,11 @@ pub struct Month {
 }
 
 impl Month {
-    /// Accounting starts with Unix time; four-digit years keep the text forms (`2026-01`) fixed-width.
-    pub const MIN_YEAR: i32 = 1970;
+    /// The federation's epoch: no GPU usage record predates 2000 (APEL's repository began in 2004,
+    /// general-purpose GPUs in 2007), and a month from 1970 is a zero timestamp, not usage. Records
+    /// before it are refused where they enter, so one cannot stretch every report back to 1970.
+    /// Four-digit years keep the text forms (`2026-01`) fixed-width.
+    pub const MIN_YEAR: i32 = 2000;
     pub const MAX_YEAR: i32 = 9999;
 
     /// Validates `year` and `month` (1..=12).
@@ -131,7 +134,7 @@ mod tests {
     fn refuses_months_and_years_out_of_range() {
         assert_eq!(Month::new(2026, 13), Err(MonthError::Month(13)));
         assert_eq!(Month::new(2026, 0), Err(MonthError::Month(0)));
-        assert_eq!(Month::new(1969, 12), Err(MonthError::Year(1969)));
+        assert_eq!(Month::new(1999, 12), Err(MonthError::Year(1999)));
         assert_eq!(Month::new(9999, 12).unwrap().next(), None);
         assert!(
             MonthError::Month(13)
