@@ -161,7 +161,7 @@ fn bench_query_latency_1000_sites_200_clients() {
     let client_runtime = runtime(client_threads, "bench-client");
     let dir = tempfile::tempdir().unwrap();
     let pki_dir = tempfile::tempdir().unwrap();
-    let pki = super::harness::pki(pki_dir.path());
+    let pki = accelfed_tests::pki::pki(pki_dir.path());
     let (address, stop_tx, server) = server_runtime.block_on(async {
         let store = DocumentStore::open(dir.path().join("registry.sqlite").to_str().unwrap())
             .await

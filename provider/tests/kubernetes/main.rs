@@ -8,8 +8,9 @@
 mod bench;
 mod deploy;
 mod in_cluster;
-mod server;
 mod sharing;
+
+use accelfed_tests::fake_kubernetes as server;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -20,11 +20,11 @@ pub struct TestDatabase {
 }
 
 fn server() -> String {
-    std::env::var("ACCELFED_TEST_POSTGRES")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".to_owned())
+    std::env::var("ACCELFED_TEST_POSTGRES").unwrap_or_else(|_| super::DEFAULT_SERVER.to_owned())
 }
 
 impl TestDatabase {
+    /// Creates the database; call it inside a tokio runtime.
     pub async fn create() -> Self {
         let server = server();
         let nanos = std::time::SystemTime::now()
@@ -36,33 +36,33 @@ impl TestDatabase {
             std::process::id(),
             COUNTER.fetch_add(1, Ordering::Relaxed)
         );
-        let admin = format!("{server}/postgres");
-        let (client, connection) = match tokio_postgres::connect(&admin, NoTls).await {
-            Ok(pair) => pair,
-            Err(error) => panic!(
-                "PostgreSQL at {admin} is unreachable ({error}); the repository tests need it \
-                 (set ACCELFED_TEST_POSTGRES to another server URL)"
-            ),
-        };
-        let task = tokio::spawn(connection);
-        client
-            .batch_execute(&format!("CREATE DATABASE {name}"))
-            .await
-            .unwrap_or_else(|e| panic!("CREATE DATABASE {name}: {e}"));
-        drop(client);
-        let _ = task.await;
+        super::admin(
+            &server,
+            &format!("CREATE DATABASE {name}"),
+            "the tests need it (set ACCELFED_TEST_POSTGRES to another server URL)",
+        )
+        .await;
         Self {
             url: format!("{server}/{name}"),
             server,
             name,
         }
     }
+
+    /// Creates the database from a test without a runtime of its own.
+    pub fn create_blocking() -> Self {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime")
+            .block_on(Self::create())
+    }
 }
 
 impl Drop for TestDatabase {
     fn drop(&mut self) {
-        // Drop runs inside the test's runtime, which must not block; a fresh thread with its own
-        // runtime does the cleanup.
+        // Drop may run inside the test's runtime, which must not block; a fresh thread with its
+        // own runtime does the cleanup.
         let admin = format!("{}/postgres", self.server);
         let sql = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
         let joined = std::thread::spawn(move || {
