@@ -13,6 +13,7 @@ mod publish_table;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::time::Duration;
 
 use accelfed_tests::central::{Server, TOKEN_A, TOKEN_B, accelfed, sha256_hex, stderr};
 use accelfed_tests::pki::{PkiFiles, pki};
