@@ -1,6 +1,6 @@
-//! `accelfed meter` -> `accelfed ship` -> `accelfed serve` -> `accelfed report --by vo` on a
-//! Kubernetes site, with real processes: the meter reads the cluster through the real `kube`
-//! client over TLS with bearer-token auth from the fixture API server of
+//! `accelfed meter` -> `accelfed ship` -> the central service (in-process, as `accelfed serve`
+//! assembles it) -> `accelfed report --by vo` on a Kubernetes site: the meter reads the cluster
+//! through the real `kube` client over TLS with bearer-token auth from the fixture API server of
 //! `accelfed_tests::fake_kubernetes` (a local HTTPS server answering like the Kubernetes API;
 //! none can be installed on this machine kind), through a generated kubeconfig; the records go
 //! over gRPC/TLS to a repository on SQLite, and the report gives the exact GPU-hours of the fixture

@@ -1,4 +1,5 @@
-//! One site with every kind of shared GPU, metered, shipped and served by the real processes, and
+//! One site with every kind of shared GPU, metered and shipped by the real processes and served by
+//! the central service (in-process, as `accelfed serve` assembles it), and
 //! the repository's report in physical GPU-hours checked against a hand computation and against
 //! capacity (issue #19's end-to-end check):
 //!

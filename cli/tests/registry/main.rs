@@ -7,7 +7,6 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod bench;
 mod history;
 mod publish_table;
 

@@ -1,5 +1,5 @@
-//! `[publish.registry]` in the site's file instead of the `--registry-*` flags, against a real
-//! `accelfed serve`: `provide --publish registry` alone pushes (token file relative to the
+//! `[publish.registry]` in the site's file instead of the `--registry-*` flags, against the
+//! central service (in-process): `provide --publish registry` alone pushes (token file relative to the
 //! configuration file); a flag overrides its key and its URL is checked by the same rule; without
 //! `--publish` the document still goes to standard output; a bad URL in the table is a
 //! configuration error at its line.

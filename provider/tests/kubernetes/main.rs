@@ -5,7 +5,6 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod bench;
 mod deploy;
 mod in_cluster;
 mod sharing;
