@@ -16,8 +16,9 @@ use std::time::{Duration, Instant};
 
 use accelfed_accounting::repository::floor::{PostgresFloor, PostgresFloorTable, SqliteFloor};
 use accelfed_accounting::repository::{
-    Dimension, IngestOptions, Period, Repository, Submission, SummaryFilter, SummaryQuery,
+    Dimension, IngestOptions, Period, Repository, SummaryFilter, SummaryQuery,
 };
+use accelfed_accounting::wire::Submission;
 use accelfed_tests::bench_records::{MONTHS, SITES, batch, now, site};
 use accelfed_tests::postgres::BenchServer;
 

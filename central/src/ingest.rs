@@ -7,11 +7,12 @@ use std::sync::Arc;
 use chrono::Utc;
 use tonic::{Request, Response, Status};
 
-use accelfed_accounting::repository::{IngestOptions, Outcome, Rejection, Repository, Submission};
+use accelfed_accounting::repository::{IngestOptions, Repository};
 use accelfed_accounting::wire::convert::{outcome_to_proto, record_from_proto, rejection_kind};
 use accelfed_accounting::wire::encoded::{EncodedSubmitRequest, decode_record};
 use accelfed_accounting::wire::proto::accounting_server::Accounting;
 use accelfed_accounting::wire::{AUTHORIZATION, proto};
+use accelfed_accounting::wire::{Outcome, Rejection, Submission};
 use accelfed_schemas::names::SiteName;
 
 use crate::auth::Tokens;

@@ -7,6 +7,7 @@ mod commands;
 mod exit;
 mod files;
 mod pki;
+mod progress;
 mod secret;
 mod telemetry;
 mod trust;

@@ -19,11 +19,12 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
-use accelfed_accounting::repository::{IngestOptions, Outcome, Repository, Submission};
+use accelfed_accounting::repository::{IngestOptions, Repository};
+use accelfed_accounting::wire::{Outcome, Submission};
 use accelfed_central::auth::Tokens;
+use accelfed_central::registry::Registry;
 use accelfed_central::registry::check::Checker;
 use accelfed_central::registry::http::{ApiState, router};
-use accelfed_central::registry::registry::Registry;
 use accelfed_central::registry::store::DocumentStore;
 use accelfed_central::registry::web::{WebState, routes};
 use accelfed_schemas::glue::sample::snapshot;

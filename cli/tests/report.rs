@@ -5,7 +5,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use accelfed_accounting::repository::{IngestOptions, Outcome, Repository, Submission};
+use accelfed_accounting::repository::{IngestOptions, Repository};
+use accelfed_accounting::wire::{Outcome, Submission};
 use accelfed_schemas::names::{SiteName, VoName};
 use accelfed_schemas::usage::{Month, sample};
 use chrono::{TimeZone, Utc};

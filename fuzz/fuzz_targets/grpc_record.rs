@@ -3,11 +3,11 @@
 //! that the repository's own check can judge, and that encodes back to itself.
 #![no_main]
 
-use accelfed_accounting::repository::{Outcome, Submission};
 use accelfed_accounting::wire::convert::{
     outcome_to_proto, record_from_proto, record_to_proto, rejection_kind,
 };
 use accelfed_accounting::wire::encoded::{EncodedSubmitRequest, decode_record};
+use accelfed_accounting::wire::{Outcome, Submission};
 use libfuzzer_sys::fuzz_target;
 use prost::Message;
 

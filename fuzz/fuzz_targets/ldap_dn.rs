@@ -1,10 +1,9 @@
-//! DN handling (RFC 4514): escaping any value and reading it back gives the value (in the model's
-//! renderer and in the LDAP sync's DN keys), and reading any DN text never panics.
+//! DN handling (RFC 4514): escaping any value and reading it back gives the value (the model's
+//! DN module, which the renderer and the LDAP sync share), and reading any DN text never panics.
 #![no_main]
 
-use accelfed_central::registry::ldap::entry::{dn_key, is_under, rdns};
 use accelfed_schemas::render::ldif::dn::{
-    SUFFIX, child, escape_value, first_rdn_value, unescape_value,
+    SUFFIX, child, dn_key, escape_value, first_rdn_value, is_under, rdns, unescape_value,
 };
 use libfuzzer_sys::fuzz_target;
 

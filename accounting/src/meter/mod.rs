@@ -22,5 +22,5 @@ pub use manual::{ManualError, ManualUsage, parse_manual, read_manual};
 pub use merge::{Capped, merge_periods};
 pub use pipeline::{Metered, meter};
 pub use records::records_for;
-pub use retract::retractions;
+pub use retract::{MeteredResources, retractions};
 pub use split::{MonthPiece, split_months};

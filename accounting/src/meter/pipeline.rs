@@ -26,14 +26,14 @@ pub struct Metered {
     /// (site, model, month)s whose records exceed the installed GPUs.
     pub overruns: Vec<Overrun>,
     /// Every resource the run metered, per month (for [`super::retractions`]).
-    pub resources: super::retract::Metered,
+    pub resources: super::retract::MeteredResources,
 }
 
 /// Meters `observations` as of `now` against the site's `installed` GPUs.
 pub fn meter(observations: &[Observation], now: DateTime<Utc>, installed: &Installed) -> Metered {
     let mut pieces = Vec::new();
     let mut refused = Vec::new();
-    let mut resources = super::retract::Metered::new();
+    let mut resources = super::retract::MeteredResources::new();
     for observation in observations {
         match records_for(observation, now) {
             Ok(found) => {

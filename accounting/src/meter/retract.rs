@@ -20,14 +20,14 @@ use accelfed_schemas::usage::{Month, RecordType, UsageRecord};
 
 /// A resource metered in a month: site, kind, resource (as the meter names it, before any
 /// suffix) and month.
-pub type Metered = BTreeSet<(String, RecordType, String, Month)>;
+pub type MeteredResources = BTreeSet<(String, RecordType, String, Month)>;
 
 /// The retractions of `stored` records that `metered` resources no longer have (see the module
 /// documentation); `current` are the run's records.
 pub fn retractions(
     stored: &[UsageRecord],
     current: &[UsageRecord],
-    metered: &Metered,
+    metered: &MeteredResources,
 ) -> Vec<UsageRecord> {
     let ids: BTreeSet<_> = current.iter().map(UsageRecord::id).collect();
     stored

@@ -7,8 +7,8 @@ use accelfed_schemas::names::SiteName;
 use chrono::{DateTime, Utc};
 
 use super::error::RepositoryError;
-use super::outcome::{IngestReport, Outcome};
 use super::postgres::PostgresRepository;
+use crate::wire::{IngestReport, Outcome};
 use std::collections::BTreeMap;
 
 use accelfed_schemas::gpu::GpuModel;
@@ -18,9 +18,9 @@ use super::query::{Dimension, GroupKey, SummaryFilter, SummaryQuery, SummaryRow}
 use super::row::RecordRow;
 use super::screen::screen;
 use super::sqlite::SqliteRepository;
-use super::submission::Submission;
-use super::sync::SyncCount;
+use super::sync_count::SyncCount;
 use super::totals::Totals;
+use crate::wire::Submission;
 
 /// The most records one batch may hold. Larger batches ingest faster (fewer commits), but one
 /// batch is one transaction held in memory; 50,000 records are about 15 MB.
@@ -104,7 +104,7 @@ impl Repository {
                     // Every checked record gets an outcome from the backend; should one not, the
                     // site must keep and re-send it (re-sending is harmless), never drop it.
                     o.unwrap_or(Outcome::Rejected {
-                        reason: super::Rejection::Internal {
+                        reason: crate::wire::Rejection::Internal {
                             detail: "no outcome recorded; re-send".to_owned(),
                         },
                     })

@@ -1,5 +1,5 @@
 //! Errors of the repository as a whole (a failed batch, an unreachable database). Problems with one
-//! record are not errors: they are [`super::Rejection`]s in that record's outcome, and the rest of the
+//! record are not errors: they are [`crate::wire::Rejection`]s in that record's outcome, and the rest of the
 //! batch is stored.
 
 /// Why a repository operation failed. Nothing of a failed ingest was stored (its transaction rolled

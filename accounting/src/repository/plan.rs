@@ -10,9 +10,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::outcome::Outcome;
 use super::row::RecordRow;
 use super::totals::{SummaryKey, Totals};
+use crate::wire::Outcome;
 
 /// What the backend must do with one record's row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -19,9 +19,9 @@ use std::sync::Arc;
 use accelfed_schemas::gpu::Sharing;
 use accelfed_schemas::usage::UsageRecord;
 
-use super::outcome::Rejection;
 use super::period::Period;
 use super::totals::{SummaryKey, Totals};
+use crate::wire::Rejection;
 
 /// The most GPUs one record may hold: far above any real allocation, and low enough that
 /// Count x AvailableDuration in milli-GPU-seconds summed over billions of records fits in 64 bits.

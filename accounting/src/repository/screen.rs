@@ -7,9 +7,9 @@ use std::collections::HashMap;
 use accelfed_schemas::names::SiteName;
 use chrono::{DateTime, Duration, Utc};
 
-use super::outcome::{Outcome, Rejection};
 use super::row::RecordRow;
-use super::submission::Submission;
+use crate::wire::Submission;
+use crate::wire::{Outcome, Rejection};
 
 /// How far a site's clock may run ahead of ours before `last_seen` counts as the future.
 const CLOCK_SKEW: Duration = Duration::minutes(5);

@@ -9,15 +9,15 @@
 mod changes;
 mod error;
 mod plan;
+mod reads;
 mod schema;
 mod store;
-mod sync;
 
 pub use changes::ChangedRecord;
 pub use error::SpoolError;
 pub use plan::{ShipLimits, plan};
+pub use reads::MonthCount;
 pub use store::{Ack, PendingRecord, RunSummary, Spool, StoredRecord};
-pub use sync::MonthCount;
 
 #[cfg(test)]
 mod tests;

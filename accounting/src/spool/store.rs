@@ -42,8 +42,8 @@ impl PendingRecord {
     pub fn record(&self) -> Option<UsageRecord> {
         let proto = crate::wire::encoded::decode_record(&self.wire).ok()?;
         match crate::wire::convert::record_from_proto(proto) {
-            crate::repository::Submission::Record(record) => Some(*record),
-            crate::repository::Submission::Invalid(_) => None,
+            crate::wire::Submission::Record(record) => Some(*record),
+            crate::wire::Submission::Invalid(_) => None,
         }
     }
 

@@ -11,7 +11,7 @@ use accelfed_schemas::names::Text;
 use accelfed_schemas::usage::{RawBenchmark, RawRecord, UsageRecord};
 
 use super::proto;
-use crate::repository::{Outcome, Rejection, Submission};
+use super::{Outcome, Rejection, Submission};
 
 /// The protobuf form of `record`.
 pub fn record_to_proto(record: &UsageRecord) -> proto::UsageRecord {

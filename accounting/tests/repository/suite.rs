@@ -2,9 +2,9 @@
 
 use accelfed_accounting::report::{Report, ReportFormat, TextFormat, render_svg};
 use accelfed_accounting::repository::{
-    Dimension, IngestOptions, Outcome, Period, Rejection, Repository, Submission, SummaryFilter,
-    SummaryQuery, SummaryRow, Totals,
+    Dimension, IngestOptions, Period, Repository, SummaryFilter, SummaryQuery, SummaryRow, Totals,
 };
+use accelfed_accounting::wire::{Outcome, Rejection, Submission};
 use accelfed_schemas::gpu::{GpuCount, GpuModel};
 use accelfed_schemas::names::{SiteName, VoName};
 use accelfed_schemas::usage::{Month, UsageRecord, sample};

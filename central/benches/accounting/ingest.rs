@@ -16,9 +16,10 @@
 use std::time::{Duration, Instant};
 
 use accelfed_accounting::repository::floor::{PostgresFloor, PostgresFloorTable, SqliteFloor};
-use accelfed_accounting::repository::{DEFAULT_MAX_BATCH, Repository, Submission};
+use accelfed_accounting::repository::{DEFAULT_MAX_BATCH, Repository};
 use accelfed_accounting::ship::{Client, ClientSettings, ShipOptions, ship};
 use accelfed_accounting::spool::{ShipLimits, Spool, plan};
+use accelfed_accounting::wire::Submission;
 use accelfed_central::auth::{TokenHash, Tokens};
 use accelfed_central::{ServeSettings, serve};
 use accelfed_schemas::usage::UsageRecord;

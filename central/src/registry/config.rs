@@ -4,7 +4,7 @@
 
 use serde::Deserialize;
 
-use super::registry::{DEFAULT_KEEP_HISTORY, DEFAULT_MAX_DOCUMENT_BYTES};
+use super::state::{DEFAULT_KEEP_HISTORY, DEFAULT_MAX_DOCUMENT_BYTES};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

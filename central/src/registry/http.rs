@@ -27,7 +27,7 @@ use serde::Serialize;
 
 use super::check::Rejection;
 use super::index::{BrokerRequest, answer};
-use super::registry::{PushError, Registry};
+use super::state::{PushError, Registry};
 use super::store::HistoryEntry;
 use crate::auth::Tokens;
 use accelfed_schemas::offer::Filter;

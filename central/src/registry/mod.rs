@@ -9,7 +9,7 @@
 //! * [`index`]: the in-memory view queries read, rebuilt on push and swapped in whole; each site's
 //!   [`postings`] (offers by model word, VO, kind) narrow a query to its candidates, and its
 //!   [`answer`] bytes are rendered once per push.
-//! * [`registry`]: push and query over the three; [`http`] and [`https`]: the API.
+//! * [`Registry`] (`state.rs`): push and query over the three; [`http`] and [`https`]: the API.
 
 pub mod answer;
 mod broker_cache;
@@ -25,11 +25,11 @@ pub mod ldap;
 #[cfg(test)]
 mod offer;
 pub mod postings;
-// The registry service itself: `registry::registry::Registry` reads as what it is.
-#[allow(clippy::module_inception)]
-pub mod registry;
 pub mod service;
+mod state;
 pub mod store;
 #[cfg(test)]
 mod test_support;
 pub mod web;
+
+pub use state::{PushError, PushReport, Registry};

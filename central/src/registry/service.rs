@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::check::Checker;
 use super::config::RegistryConfig;
 use super::http::{ApiState, router};
-use super::registry::Registry;
+use super::state::Registry;
 use super::store::DocumentStore;
 use crate::auth::Tokens;
 use crate::listen::Incoming;

@@ -29,10 +29,10 @@ mod loops;
 use loops::PathOf;
 
 use accelfed_central::auth::{TokenHash, Tokens};
+use accelfed_central::registry::Registry;
 use accelfed_central::registry::check::Checker;
 use accelfed_central::registry::http::{ApiState, router};
 use accelfed_central::registry::index::{BrokerRequest, Index, SiteView, answer};
-use accelfed_central::registry::registry::Registry;
 use accelfed_central::registry::store::DocumentStore;
 use accelfed_schemas::glue::{Service, sample};
 use accelfed_schemas::gpu::{GpuCount, GpuModel};

@@ -1,17 +1,17 @@
 //! `accelfed export`: the spool's records that changed since the last export, as APEL accelerator
 //! messages, to ssmsend's outgoing queue or to ARGO AMS (signed with the host certificate).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use accelfed_accounting::apel::safety::Charset;
 use accelfed_accounting::apel::{
-    AmsClient, AmsSettings, ApelError, Destination, DirqQueue, ExportOptions, Selection, Signer,
-    Watermark, export,
+    AmsClient, AmsSettings, ApelError, Destination, DirqQueue, ExportOptions, ExportReport,
+    Selection, Signer, Watermark, export,
 };
 use accelfed_accounting::ship::Backoff;
 use accelfed_accounting::spool::Spool;
-use accelfed_provider::config::{ApelCharset, ApelConfig};
+use accelfed_provider::config::{AmsConfig, ApelCharset, ApelConfig};
 
 use super::meter::{load_accounting, resolve, spool_path};
 use crate::args::ExportArgs;
@@ -22,7 +22,6 @@ pub fn run(args: &ExportArgs) -> Outcome {
         Ok(loaded) => loaded,
         Err(outcome) => return outcome,
     };
-    let accounting = &accounting;
     let Some(apel) = &accounting.apel else {
         eprintln!(
             "error: {}: no [accounting.apel] table (it names the destination; see docs/configuration.md)",
@@ -30,45 +29,23 @@ pub fn run(args: &ExportArgs) -> Outcome {
         );
         return Outcome::Config;
     };
-    let spool_file = spool_path(&args.config, accounting);
-    let watermark = Watermark::new(match &apel.watermark {
-        Some(path) => resolve(&args.config, path),
-        None => {
-            let mut path = spool_file.clone().into_os_string();
-            path.push(".apel-watermark");
-            PathBuf::from(path)
-        }
-    });
+    let spool_file = spool_path(&args.config, &accounting);
+    let watermark = watermark(args, apel, &spool_file);
     let runtime = match super::runtime() {
         Ok(runtime) => runtime,
         Err(outcome) => return outcome,
     };
-    let destination = match runtime.block_on(destination(args, apel)) {
-        Ok(destination) => destination,
+    let prepared = runtime.block_on(async {
+        let destination = destination(args, apel).await?;
+        let options = options(&destination, apel).await?;
+        Ok::<_, String>((destination, options))
+    });
+    let (destination, options) = match prepared {
+        Ok(prepared) => prepared,
         Err(message) => {
             eprintln!("error: {}: {message}", args.config.display());
             return Outcome::Config;
         }
-    };
-    let max_message_bytes = match runtime
-        .block_on(destination.message_budget(apel.max_message_bytes, apel.signature_allowance))
-    {
-        Ok(bytes) => bytes,
-        Err(err) => {
-            eprintln!(
-                "error: {}: accounting.apel.max_message_bytes: {err}",
-                args.config.display()
-            );
-            return Outcome::Config;
-        }
-    };
-    let options = ExportOptions {
-        charset: match apel.charset {
-            ApelCharset::Utf8 => Charset::Utf8mb3,
-            ApelCharset::Latin1 => Charset::Latin1,
-        },
-        max_message_bytes,
-        limit: apel.max_message_bytes,
     };
     let spool = match Spool::open(&spool_file) {
         Ok(spool) => spool,
@@ -82,7 +59,40 @@ pub fn run(args: &ExportArgs) -> Outcome {
     } else {
         Selection::SinceWatermark
     };
-    match runtime.block_on(export(&spool, &destination, &watermark, selection, options)) {
+    outcome(runtime.block_on(export(&spool, &destination, &watermark, selection, options)))
+}
+
+/// The watermark file: as configured, or beside the spool.
+fn watermark(args: &ExportArgs, apel: &ApelConfig, spool_file: &Path) -> Watermark {
+    Watermark::new(match &apel.watermark {
+        Some(path) => resolve(&args.config, path),
+        None => {
+            let mut path = spool_file.to_owned().into_os_string();
+            path.push(".apel-watermark");
+            PathBuf::from(path)
+        }
+    })
+}
+
+/// The export's options: the database's charset and the message budget the destination leaves.
+async fn options(destination: &Destination, apel: &ApelConfig) -> Result<ExportOptions, String> {
+    let max_message_bytes = destination
+        .message_budget(apel.max_message_bytes, apel.signature_allowance)
+        .await
+        .map_err(|err| format!("accounting.apel.max_message_bytes: {err}"))?;
+    Ok(ExportOptions {
+        charset: match apel.charset {
+            ApelCharset::Utf8 => Charset::Utf8mb3,
+            ApelCharset::Latin1 => Charset::Latin1,
+        },
+        max_message_bytes,
+        limit: apel.max_message_bytes,
+    })
+}
+
+/// Logs what the export did; the exit status.
+fn outcome(result: Result<ExportReport, ApelError>) -> Outcome {
+    match result {
         Ok(report) => {
             tracing::info!(
                 records = report.records,
@@ -117,54 +127,9 @@ async fn destination(args: &ExportArgs, apel: &ApelConfig) -> Result<Destination
             .map(Destination::Dirq)
             .map_err(|err| format!("accounting.apel.dirq: {err}")),
         (None, Some(ams)) => {
-            let token_path = resolve(&args.config, &ams.token_file);
-            let token = crate::secret::read_token("accounting.apel.ams.token_file", &token_path)?;
-            let ca_pem = match &ams.ca {
-                Some(ca) => Some(crate::trust::read_ca(
-                    "accounting.apel.ams.ca",
-                    &resolve(&args.config, ca),
-                )?),
-                None => None,
-            };
-            if ams.attempts == 0 {
-                return Err("accounting.apel.ams.attempts must be at least 1".to_owned());
-            }
-            let settings = AmsSettings {
-                endpoint: ams.endpoint.clone(),
-                project: ams.project.clone(),
-                topic: ams.topic.clone(),
-                token,
-                ca_pem,
-                timeout: Duration::from_secs(ams.timeout_s.max(1)),
-                backoff: Backoff {
-                    attempts: ams.attempts,
-                    ..Backoff::default()
-                },
-            };
-            let signer = match (ams.unsigned, &ams.certificate, &ams.key) {
-                (false, Some(certificate), Some(key)) => Some(
-                    Signer::new(
-                        resolve(&args.config, certificate),
-                        resolve(&args.config, key),
-                    )
-                    .await
-                    .map_err(|err| format!("accounting.apel.ams.certificate: {err}"))?,
-                ),
-                (false, _, _) => {
-                    return Err("accounting.apel.ams: certificate and key are required: APEL's \
-                         receiver refuses unsigned messages (set unsigned = true only for a \
-                         receiver that does not check)"
-                        .to_owned());
-                }
-                (true, None, None) => None,
-                (true, _, _) => {
-                    return Err("accounting.apel.ams: unsigned = true with a certificate or \
-                         key; choose one"
-                        .to_owned());
-                }
-            };
-            let client =
-                AmsClient::new(&settings).map_err(|err| format!("accounting.apel.ams: {err}"))?;
+            let client = AmsClient::new(&ams_settings(args, ams)?)
+                .map_err(|err| format!("accounting.apel.ams: {err}"))?;
+            let signer = signer(args, ams).await?;
             Ok(Destination::Ams { client, signer })
         }
         (Some(_), Some(_)) => Err(
@@ -174,6 +139,57 @@ async fn destination(args: &ExportArgs, apel: &ApelConfig) -> Result<Destination
         (None, None) => Err(
             "[accounting.apel] needs a destination: an [accounting.apel.dirq] or [accounting.apel.ams] table"
                 .to_owned(),
+        ),
+    }
+}
+
+/// The AMS client's settings, its token and CA files read.
+fn ams_settings(args: &ExportArgs, ams: &AmsConfig) -> Result<AmsSettings, String> {
+    let token_path = resolve(&args.config, &ams.token_file);
+    let token = crate::secret::read_token("accounting.apel.ams.token_file", &token_path)?;
+    let ca_pem = match &ams.ca {
+        Some(ca) => Some(crate::trust::read_ca(
+            "accounting.apel.ams.ca",
+            &resolve(&args.config, ca),
+        )?),
+        None => None,
+    };
+    if ams.attempts == 0 {
+        return Err("accounting.apel.ams.attempts must be at least 1".to_owned());
+    }
+    Ok(AmsSettings {
+        endpoint: ams.endpoint.clone(),
+        project: ams.project.clone(),
+        topic: ams.topic.clone(),
+        token,
+        ca_pem,
+        timeout: Duration::from_secs(ams.timeout_s.max(1)),
+        backoff: Backoff {
+            attempts: ams.attempts,
+            ..Backoff::default()
+        },
+    })
+}
+
+/// The host certificate that signs each AMS message; none only when asked for by `unsigned`.
+async fn signer(args: &ExportArgs, ams: &AmsConfig) -> Result<Option<Signer>, String> {
+    match (ams.unsigned, &ams.certificate, &ams.key) {
+        (false, Some(certificate), Some(key)) => Signer::new(
+            resolve(&args.config, certificate),
+            resolve(&args.config, key),
+        )
+        .await
+        .map(Some)
+        .map_err(|err| format!("accounting.apel.ams.certificate: {err}")),
+        (false, _, _) => Err(
+            "accounting.apel.ams: certificate and key are required: APEL's \
+             receiver refuses unsigned messages (set unsigned = true only for a \
+             receiver that does not check)"
+                .to_owned(),
+        ),
+        (true, None, None) => Ok(None),
+        (true, _, _) => Err(
+            "accounting.apel.ams: unsigned = true with a certificate or key; choose one".to_owned(),
         ),
     }
 }

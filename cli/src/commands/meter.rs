@@ -5,16 +5,17 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Datelike, TimeZone, Utc};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-
 use accelfed_accounting::apel::safety::{self, Charset};
-use accelfed_accounting::meter::{Installed, meter, read_manual, retractions};
+use accelfed_accounting::meter::{
+    Installed, Metered, MeteredResources, meter, read_manual, retractions,
+};
 use accelfed_accounting::spool::Spool;
 use accelfed_provider::config::{AccountingConfig, ApelCharset, Config};
-use accelfed_schemas::usage::{Source, UsageRecord};
+use accelfed_schemas::usage::{Observation, Source, UsageRecord};
 
 use crate::args::MeterArgs;
 use crate::exit::Outcome;
+use crate::progress::Progress;
 
 /// Where the site feeds APEL, each record is checked before it is spooled against what APEL's
 /// loader and database take ([`accelfed_accounting::apel::safety`]): fixable values are
@@ -68,7 +69,6 @@ pub fn run(args: &MeterArgs) -> Outcome {
         eprintln!("error: {err}");
         return Outcome::Config;
     }
-    let accounting = &accounting;
     let now = Utc::now();
     let since = args.since.unwrap_or_else(|| previous_month_start(now));
     if since >= now {
@@ -80,52 +80,170 @@ pub fn run(args: &MeterArgs) -> Outcome {
         Err(outcome) => return outcome,
     };
     let progress = Progress::new();
-    let phase = progress.spinner(format!("observing usage since {since}"));
-    let observed = runtime.block_on(accelfed_provider::observe(&config, since, now));
+    let run = Run {
+        config: &config,
+        accounting: &accounting,
+        config_path: &args.config,
+        progress: &progress,
+        runtime: &runtime,
+        since,
+        now,
+    };
+    let observed = run.observe();
+    let installed = run.installed();
+    let phase = progress.spinner(format!(
+        "{} observations cut into monthly records",
+        observed.observations.len()
+    ));
+    let metered = meter(&observed.observations, now, &installed);
     phase.finish_and_clear();
-    let mut partial = false;
-    for failure in &observed.failures {
-        tracing::error!(provider = %failure.provider, "meter failed: {}", failure.message);
-        partial = true;
+    let mut partial = observed.partial | log_findings(&metered);
+    let mut records = metered.records;
+    if let Some(apel) = &accounting.apel {
+        records = apel_safe(records, apel.charset, &mut partial);
     }
-    let mut observations = observed.observations;
-    let mut manual_incomplete = false;
-    if let Some(path) = &accounting.observations {
-        let path = resolve(&args.config, path);
-        match read_manual(&path, &config.site.name) {
+    let written = run.write(records, &metered.resources, &observed);
+    match written {
+        Some(retraction_failed) if !(partial || retraction_failed) => Outcome::Ok,
+        _ => Outcome::Partial,
+    }
+}
+
+/// One meter run's settings and tools, shared by its steps.
+struct Run<'a> {
+    config: &'a Config,
+    accounting: &'a AccountingConfig,
+    config_path: &'a Path,
+    progress: &'a Progress,
+    runtime: &'a tokio::runtime::Runtime,
+    since: DateTime<Utc>,
+    now: DateTime<Utc>,
+}
+
+/// What the backends and the manual-usage file gave.
+struct Observed {
+    observations: Vec<Observation>,
+    /// A backend failed or a manual line was refused (the run exits 1).
+    partial: bool,
+    /// A manual line was refused: the records it stood behind are kept, not retracted.
+    manual_incomplete: bool,
+}
+
+impl Run<'_> {
+    /// Every backend's observations since `since`, then the manual-usage file's.
+    fn observe(&self) -> Observed {
+        let phase = self
+            .progress
+            .spinner(format!("observing usage since {}", self.since));
+        let observed = self.runtime.block_on(accelfed_provider::observe(
+            self.config,
+            self.since,
+            self.now,
+        ));
+        phase.finish_and_clear();
+        let mut found = Observed {
+            observations: observed.observations,
+            partial: false,
+            manual_incomplete: false,
+        };
+        for failure in &observed.failures {
+            tracing::error!(provider = %failure.provider, "meter failed: {}", failure.message);
+            found.partial = true;
+        }
+        let Some(path) = &self.accounting.observations else {
+            return found;
+        };
+        match read_manual(&resolve(self.config_path, path), &self.config.site.name) {
             Ok(manual) => {
                 for err in &manual.refused {
                     tracing::error!("manual usage line not metered: {err}");
                 }
-                manual_incomplete = !manual.refused.is_empty();
-                partial |= manual_incomplete;
-                observations.extend(manual.observations);
+                found.manual_incomplete = !manual.refused.is_empty();
+                found.partial |= found.manual_incomplete;
+                found.observations.extend(manual.observations);
             }
             Err(err) => {
                 tracing::error!("manual usage not metered: {err}");
-                partial = true;
+                found.partial = true;
+            }
+        }
+        found
+    }
+
+    /// The site's own inventory (what `provide` publishes): it bounds usage per model and month.
+    fn installed(&self) -> Installed {
+        let phase = self
+            .progress
+            .spinner("reading the site's GPU inventory".to_owned());
+        let gathered = self
+            .runtime
+            .block_on(accelfed_provider::gather(self.config, self.now));
+        phase.finish_and_clear();
+        match gathered {
+            Ok(gathered) => Installed::from_snapshot(&gathered.snapshot),
+            Err(err) => {
+                tracing::warn!("GPU inventory not read, usage not checked against capacity: {err}");
+                Installed::default()
             }
         }
     }
-    // The site's own inventory (what `provide` publishes) bounds its usage per model and month.
-    let phase = progress.spinner("reading the site's GPU inventory".to_owned());
-    let installed = match runtime.block_on(accelfed_provider::gather(&config, now)) {
-        Ok(gathered) => Installed::from_snapshot(&gathered.snapshot),
-        Err(err) => {
-            tracing::warn!("GPU inventory not read, usage not checked against capacity: {err}");
-            Installed::default()
+
+    /// Writes `records` and the retractions they imply to the spool in one transaction; `None`
+    /// when nothing was written, else whether the retractions could not be worked out.
+    fn write(
+        &self,
+        mut records: Vec<UsageRecord>,
+        resources: &MeteredResources,
+        observed: &Observed,
+    ) -> Option<bool> {
+        let spool_path = spool_path(self.config_path, self.accounting);
+        let mut spool = match Spool::open(&spool_path) {
+            Ok(spool) => spool,
+            Err(err) => {
+                tracing::error!("{err}");
+                return None;
+            }
+        };
+        let retraction_failed = match retract(&spool, &records, resources, observed) {
+            Ok(retracted) => {
+                records.extend(retracted);
+                false
+            }
+            Err(err) => {
+                tracing::error!("old identities not retracted: {err}");
+                true
+            }
+        };
+        let phase = self
+            .progress
+            .spinner(format!("writing {} records to the spool", records.len()));
+        let written = spool.write_run(&records);
+        phase.finish_and_clear();
+        match written {
+            Ok(summary) => {
+                tracing::info!(
+                    observations = observed.observations.len(),
+                    records = records.len(),
+                    new = summary.inserted,
+                    updated = summary.updated + summary.reopened,
+                    unchanged = summary.unchanged,
+                    spool = %spool_path.display(),
+                    "metered {} .. {}", self.since, self.now
+                );
+                Some(retraction_failed)
+            }
+            Err(err) => {
+                tracing::error!("{err}");
+                None
+            }
         }
-    };
-    phase.finish_and_clear();
-    let phase = progress.spinner(format!(
-        "{} observations cut into monthly records",
-        observations.len()
-    ));
-    let metered = meter(&observations, now, &installed);
-    phase.finish_and_clear();
+    }
+}
+
+/// Logs what the meter refused, capped or found above capacity; whether the run must exit 1.
+fn log_findings(metered: &Metered) -> bool {
     for err in &metered.refused {
         tracing::error!("observation not metered: {err}");
-        partial = true;
     }
     for capped in &metered.capped {
         tracing::warn!(
@@ -139,76 +257,36 @@ pub fn run(args: &MeterArgs) -> Outcome {
         // The records are still written (the repository's `report --check` must see them too);
         // the exit status says the run found something to fix.
         tracing::error!("usage above installed capacity: {overrun}");
-        partial = true;
     }
-    let mut records = metered.records;
-    if let Some(apel) = &accounting.apel {
-        records = apel_safe(records, apel.charset, &mut partial);
-    }
-    let spool_path = spool_path(&args.config, accounting);
-    let mut spool = match Spool::open(&spool_path) {
-        Ok(spool) => spool,
-        Err(err) => {
-            tracing::error!("{err}");
-            return Outcome::Partial;
-        }
+    !(metered.refused.is_empty() && metered.overruns.is_empty())
+}
+
+/// Identities a metered resource no longer has this month (a renamed model, a split VO) are
+/// retracted: sent again with no duration, so no repository keeps their hours.
+fn retract(
+    spool: &Spool,
+    records: &[UsageRecord],
+    resources: &MeteredResources,
+    observed: &Observed,
+) -> Result<Vec<UsageRecord>, accelfed_accounting::spool::SpoolError> {
+    let Some(first) = resources.iter().map(|(_, _, _, month)| *month).min() else {
+        return Ok(Vec::new());
     };
-    // Identities a metered resource no longer has this month (a renamed model, a split VO) are
-    // retracted: sent again with no duration, so no repository keeps their hours.
-    if let Some(first) = metered
-        .resources
-        .iter()
-        .map(|(_, _, _, month)| *month)
-        .min()
-    {
-        match spool.records_since(first) {
-            Ok(stored) => {
-                let mut retracted = retractions(&stored, &records, &metered.resources);
-                // A refused manual line may be the one that still stands behind a stored record;
-                // its hours are kept until the line is fixed.
-                if manual_incomplete {
-                    retracted.retain(|record| record.source != Source::Static);
-                }
-                for record in &retracted {
-                    tracing::warn!(
-                        record = %record.id(),
-                        identity = %record.identity(),
-                        "the resource has other records this month now; this one is retracted (0 s)"
-                    );
-                }
-                records.extend(retracted);
-            }
-            Err(err) => {
-                tracing::error!("old identities not retracted: {err}");
-                partial = true;
-            }
-        }
+    let stored = spool.records_since(first)?;
+    let mut retracted = retractions(&stored, records, resources);
+    // A refused manual line may be the one that still stands behind a stored record; its hours
+    // are kept until the line is fixed.
+    if observed.manual_incomplete {
+        retracted.retain(|record| record.source != Source::Static);
     }
-    let phase = progress.spinner(format!("writing {} records to the spool", records.len()));
-    let written = spool.write_run(&records);
-    phase.finish_and_clear();
-    match written {
-        Ok(summary) => {
-            tracing::info!(
-                observations = observations.len(),
-                records = records.len(),
-                new = summary.inserted,
-                updated = summary.updated + summary.reopened,
-                unchanged = summary.unchanged,
-                spool = %spool_path.display(),
-                "metered {since} .. {now}"
-            );
-        }
-        Err(err) => {
-            tracing::error!("{err}");
-            return Outcome::Partial;
-        }
+    for record in &retracted {
+        tracing::warn!(
+            record = %record.id(),
+            identity = %record.identity(),
+            "the resource has other records this month now; this one is retracted (0 s)"
+        );
     }
-    if partial {
-        Outcome::Partial
-    } else {
-        Outcome::Ok
-    }
+    Ok(retracted)
 }
 
 /// The first instant of the month before `now`'s.
@@ -255,41 +333,4 @@ pub(super) fn resolve(config: &Path, path: &Path) -> PathBuf {
 
 pub(super) fn spool_path(config: &Path, accounting: &AccountingConfig) -> PathBuf {
     resolve(config, &accounting.spool)
-}
-
-/// What a person at a terminal sees while a long backfill runs: a spinner while the backends are
-/// asked, while observations become records and while the spool is written. Drawn
-/// only when standard error is a terminal and `-q` was not given; under cron (no terminal) and
-/// with `-q` every bar is hidden and nothing is written.
-struct Progress {
-    visible: bool,
-}
-
-impl Progress {
-    fn new() -> Self {
-        use std::io::IsTerminal;
-        // -q sets the log level to errors only; a bar is not an error.
-        let quiet = tracing::level_filters::LevelFilter::current()
-            < tracing::level_filters::LevelFilter::WARN;
-        Self {
-            visible: std::io::stderr().is_terminal() && !quiet,
-        }
-    }
-
-    fn target(&self) -> ProgressDrawTarget {
-        if self.visible {
-            ProgressDrawTarget::stderr()
-        } else {
-            ProgressDrawTarget::hidden()
-        }
-    }
-
-    fn spinner(&self, message: String) -> ProgressBar {
-        let bar = ProgressBar::with_draw_target(None, self.target()).with_message(message);
-        if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
-            bar.set_style(style);
-        }
-        bar.enable_steady_tick(std::time::Duration::from_millis(120));
-        bar
-    }
 }

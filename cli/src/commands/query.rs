@@ -80,15 +80,9 @@ pub fn run(args: &QueryArgs) -> Outcome {
         },
         None => None,
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match super::runtime() {
         Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("error: cannot start the async runtime: {err}");
-            return Outcome::Partial;
-        }
+        Err(outcome) => return outcome,
     };
     if let Some(url) = &args.ldap {
         let query = accelfed_central::registry::ldap::query(url, &args.ldap_base, &filter);

@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use accelfed_accounting::ship::{Backoff, Client, ClientSettings, ShipOptions, ship, verify};
+use accelfed_accounting::ship::{
+    Backoff, Client, ClientSettings, ShipError, ShipOptions, ShipReport, ship, verify,
+};
 use accelfed_accounting::spool::{ShipLimits, Spool};
 use accelfed_provider::config::ShipConfig;
 
@@ -28,24 +30,11 @@ pub fn run(args: &ShipArgs) -> Outcome {
             return Outcome::Config;
         }
     };
-    let (accounting, settings) = (&accounting, &settings);
-    let options = ShipOptions {
-        limits: ShipLimits {
-            max_records: settings.batch_size,
-            ..ShipLimits::default()
-        },
-        backoff: Backoff {
-            attempts: settings.attempts,
-            initial: Duration::from_millis(settings.backoff_initial_ms),
-            max: Duration::from_millis(settings.backoff_max_ms.max(settings.backoff_initial_ms)),
-        },
-        in_flight: settings.in_flight,
-    };
     let runtime = match super::threaded_runtime() {
         Ok(runtime) => runtime,
         Err(outcome) => return outcome,
     };
-    let mut spool = match Spool::open(spool_path(&args.config, accounting)) {
+    let mut spool = match Spool::open(spool_path(&args.config, &accounting)) {
         Ok(spool) => spool,
         Err(err) => {
             tracing::error!("{err}");
@@ -62,8 +51,29 @@ pub fn run(args: &ShipArgs) -> Outcome {
                 "verified against the repository"
             );
         }
-        ship(&mut spool, &mut client, &options).await
+        ship(&mut spool, &mut client, &ship_options(&settings)).await
     });
+    outcome(result, &spool)
+}
+
+/// Batch size, retries and how many batches travel at once, from `[accounting.ship]`.
+fn ship_options(settings: &ShipConfig) -> ShipOptions {
+    ShipOptions {
+        limits: ShipLimits {
+            max_records: settings.batch_size,
+            ..ShipLimits::default()
+        },
+        backoff: Backoff {
+            attempts: settings.attempts,
+            initial: Duration::from_millis(settings.backoff_initial_ms),
+            max: Duration::from_millis(settings.backoff_max_ms.max(settings.backoff_initial_ms)),
+        },
+        in_flight: settings.in_flight,
+    }
+}
+
+/// Logs what the run shipped and what it left; the exit status.
+fn outcome(result: Result<ShipReport, ShipError>, spool: &Spool) -> Outcome {
     match result {
         Ok(report) => {
             let depth = spool.depth().unwrap_or(0);
@@ -84,7 +94,7 @@ pub fn run(args: &ShipArgs) -> Outcome {
                 Outcome::Partial
             }
         }
-        Err(err @ accelfed_accounting::ship::ShipError::Settings { .. }) => {
+        Err(err @ ShipError::Settings { .. }) => {
             eprintln!("error: {err}");
             Outcome::Config
         }

@@ -9,21 +9,13 @@ use crate::args::TokenArgs;
 use crate::exit::Outcome;
 
 pub fn run(args: &TokenArgs) -> Outcome {
-    let site = match SiteName::new(args.site.as_str()) {
+    let site = match site_name(&args.site) {
         Ok(site) => site,
         Err(err) => {
             eprintln!("error: --site: {err}");
             return Outcome::Config;
         }
     };
-    if let Some(c) = invisible(site.as_str()) {
-        eprintln!(
-            "error: --site: the name holds the invisible character U+{:04X}; a site name must read as \
-             what it is",
-            u32::from(c)
-        );
-        return Outcome::Config;
-    }
     let token = match new_token() {
         Ok(token) => token,
         Err(err) => {
@@ -69,6 +61,18 @@ pub fn run(args: &TokenArgs) -> Outcome {
         ),
     }
     Outcome::Ok
+}
+
+/// The site name as `serve` will read it back: valid, and with no invisible character.
+fn site_name(name: &str) -> Result<SiteName, String> {
+    let site = SiteName::new(name).map_err(|err| err.to_string())?;
+    match invisible(site.as_str()) {
+        Some(c) => Err(format!(
+            "the name holds the invisible character U+{:04X}; a site name must read as what it is",
+            u32::from(c)
+        )),
+        None => Ok(site),
+    }
 }
 
 /// central.toml's text with the site's table, checked as `serve` reads it; errors name the file.

@@ -20,11 +20,11 @@ use tokio_postgres::{Client, NoTls};
 
 use super::capacity::Installed;
 use super::error::RepositoryError;
-use super::outcome::Outcome;
 use super::period::Period;
 use super::query::{SummaryQuery, SummaryRow};
 use super::row::RecordRow;
-use super::sync::SyncCount;
+use super::sync_count::SyncCount;
+use crate::wire::Outcome;
 
 /// A repository in a PostgreSQL database.
 #[derive(Debug, Clone)]

@@ -7,11 +7,11 @@
 
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
-use super::super::outcome::Outcome;
 use super::super::plan::{Action, Planner};
 use super::super::row::{COLUMNS, RecordRow};
 use super::super::totals::{SummaryKey, Totals};
 use super::read::row_from_sql;
+use crate::wire::Outcome;
 
 pub(super) fn ingest(
     conn: &mut Connection,

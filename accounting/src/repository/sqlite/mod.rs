@@ -13,10 +13,10 @@ use rusqlite::Connection;
 
 use super::capacity::Installed;
 use super::error::RepositoryError;
-use super::outcome::Outcome;
 use super::query::{SummaryQuery, SummaryRow};
 use super::row::RecordRow;
-use super::sync::SyncCount;
+use super::sync_count::SyncCount;
+use crate::wire::Outcome;
 
 /// A repository in one SQLite file.
 #[derive(Debug, Clone)]

@@ -10,7 +10,7 @@ use super::super::capacity::{INSTALLED_SQL, Installed};
 use super::super::period::Period;
 use super::super::query::{self, Dimension, GroupKey, Param, SummaryQuery, SummaryRow};
 use super::super::row::RecordRow;
-use super::super::sync::SyncCount;
+use super::super::sync_count::SyncCount;
 use super::super::totals::Totals;
 
 /// The installed GPUs per (site, model, month) that records carry (the largest figure of each).

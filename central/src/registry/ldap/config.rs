@@ -17,7 +17,7 @@ use serde::Deserialize;
 
 use accelfed_schemas::render::ldif::LdifMode;
 
-use super::entry::rdns;
+use accelfed_schemas::render::ldif::dn::rdns;
 
 /// `[ldap]`.
 #[derive(Debug, Clone, Deserialize)]

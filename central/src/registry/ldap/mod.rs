@@ -4,7 +4,7 @@
 //! * [`view`]: the view as GLUE2 entries under `GLUE2GroupID=grid,o=glue`, one
 //!   `GLUE2DomainID=<site>` subtree per site, rendered by the project's LDIF renderer.
 //! * [`plan`]: the pure diff (add, modify per attribute, delete by DN) between the view and what
-//!   the server has; [`client`] carries it out with ldap3; [`sync`] does one round, [`task`]
+//!   the server has; [`client`] carries it out with ldap3; [`round`] does one round, [`task`]
 //!   repeats it after pushes and on an interval.
 //! * [`filter`] and [`query`]: the registry's filters as an LDAP search, every value escaped
 //!   (RFC 4515); [`read`] makes offers of the entries found.
@@ -17,7 +17,7 @@ pub mod filter;
 pub mod plan;
 pub mod query;
 pub mod read;
-pub mod sync;
+pub mod round;
 pub mod task;
 pub mod view;
 
@@ -26,4 +26,4 @@ pub use config::LdapSyncConfig;
 pub use error::LdapError;
 pub use plan::{LdapOp, PlanCounts, plan};
 pub use query::query;
-pub use sync::{LdapSync, SyncReport};
+pub use round::{LdapSync, SyncReport};

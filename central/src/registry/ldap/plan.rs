@@ -8,7 +8,9 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::entry::{DirEntry, depth, dn_key};
+use accelfed_schemas::render::ldif::dn::{depth, dn_key};
+
+use super::entry::DirEntry;
 
 /// One LDAP request.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,7 +17,9 @@ use chrono::{DateTime, Utc};
 
 use accelfed_schemas::render::ldif::dn::unescape_value;
 
-use super::entry::{DirEntry, dn_key, rdns};
+use accelfed_schemas::render::ldif::dn::{dn_key, rdns};
+
+use super::entry::DirEntry;
 use accelfed_schemas::offer::unit::{Facts, Unit};
 use accelfed_schemas::offer::{Offer, ServiceKind};
 

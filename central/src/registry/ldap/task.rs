@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::sync::LdapSync;
+use super::round::LdapSync;
+use crate::registry::Registry;
 use crate::registry::index::Index;
-use crate::registry::registry::Registry;
 
 /// How often the task looks for a new index.
 const POLL: Duration = Duration::from_secs(1);

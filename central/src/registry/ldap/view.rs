@@ -21,7 +21,9 @@ use accelfed_schemas::glue::entity::Entity;
 use accelfed_schemas::render::ldif::dn::{self, RESOURCE_GROUP, SUFFIX};
 use accelfed_schemas::render::ldif::{LdifMode, entries_of};
 
-use super::entry::{DirEntry, rdns};
+use accelfed_schemas::render::ldif::dn::rdns;
+
+use super::entry::DirEntry;
 
 /// One site's part of the view: its entities as the registry read them from its latest document.
 #[derive(Debug, Clone, Copy)]
@@ -93,9 +95,9 @@ fn rebase(rendered: &str, domain_dn: &str, base: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::ldap::entry::{dn_key, is_under};
     use accelfed_schemas::glue::entity::Class;
     use accelfed_schemas::glue::sample::snapshot;
+    use accelfed_schemas::render::ldif::dn::{dn_key, is_under};
     use accelfed_schemas::render::ldif::{entries_glue20, entries_glue21};
 
     const BASE: &str = "GLUE2GroupID=grid,o=glue";

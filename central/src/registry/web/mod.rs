@@ -22,7 +22,7 @@ use chrono::Utc;
 
 use accelfed_accounting::repository::Repository;
 
-use crate::registry::registry::Registry;
+use crate::registry::Registry;
 use form::FormParams;
 use page::PageData;
 

@@ -1,4 +1,5 @@
-//! Distinguished names: RFC 4514 escaping of attribute values and the DN of each entry.
+//! Distinguished names, all of their handling in one place: RFC 4514 escaping of attribute values,
+//! the DN of each entry, and reading DNs back (RDNs, the comparison key of two spellings).
 //!
 //! Site names and IDs come from operators and middleware, so any of `,+"\<>;=` may appear in them;
 //! an unescaped comma would silently move an entry to another place in the DIT (or make ldapadd
@@ -157,6 +158,89 @@ pub fn first_rdn_value(dn: &str) -> Result<String, DnError> {
     unescape_value(&dn[start.unwrap_or(0)..end])
 }
 
+/// The RDNs of a DN, outermost last, split at unescaped commas (values stay escaped). Spaces
+/// around an RDN (which RFC 2253 allowed after a comma) are dropped; nothing else is: a value's
+/// own leading or trailing space is escaped (`\20`, `\ `), and any other white space or control
+/// character at its edge (a pushed ID may end in a tab or a newline) is part of the value.
+pub fn rdns(dn: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut escaped = false;
+    for (index, ch) in dn.char_indices() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match ch {
+            '\\' => escaped = true,
+            ',' => {
+                out.push(trim_rdn(&dn[start..index]));
+                start = index + 1;
+            }
+            _ => {}
+        }
+    }
+    let last = trim_rdn(&dn[start..]);
+    if !out.is_empty() || !last.is_empty() {
+        out.push(last);
+    }
+    out
+}
+
+/// `rdn` without the spaces around it, keeping an escaped trailing space (`a\ `).
+fn trim_rdn(rdn: &str) -> &str {
+    let mut rdn = rdn.trim_start_matches(' ');
+    while let Some(rest) = rdn.strip_suffix(' ') {
+        let backslashes = rest.bytes().rev().take_while(|&byte| byte == b'\\').count();
+        if backslashes % 2 == 1 {
+            break;
+        }
+        rdn = rest;
+    }
+    rdn
+}
+
+/// How many RDNs `dn` has: a parent always has fewer than its children.
+pub fn depth(dn: &str) -> usize {
+    rdns(dn).len()
+}
+
+/// A DN in a form two spellings of the same name share: attribute types lower-cased, values
+/// unescaped (GLUE2 values compare case-exactly, so their case is kept). A value that does not
+/// unescape is kept as written: it can then only equal itself.
+pub fn dn_key(dn: &str) -> String {
+    let mut key = String::with_capacity(dn.len());
+    for (index, rdn) in rdns(dn).into_iter().enumerate() {
+        if index > 0 {
+            // A character no unescaped value can hold is a safe separator.
+            key.push('\u{1}');
+        }
+        match rdn.split_once('=') {
+            Some((kind, value)) => {
+                key.push_str(&kind.trim().to_ascii_lowercase());
+                key.push('=');
+                match unescape_value(value) {
+                    Ok(value) => key.push_str(&value),
+                    Err(_) => key.push_str(value),
+                }
+            }
+            None => key.push_str(rdn),
+        }
+    }
+    key
+}
+
+/// Whether `dn` is `base` or lies under it.
+pub fn is_under(dn: &str, base: &str) -> bool {
+    let dn = rdns(dn);
+    let base = rdns(base);
+    dn.len() >= base.len()
+        && dn[dn.len() - base.len()..]
+            .iter()
+            .zip(&base)
+            .all(|(a, b)| dn_key(a) == dn_key(b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,5 +340,60 @@ mod tests {
         let dn = child("GLUE2DomainID", "a,b=c\\", SUFFIX);
         assert_eq!(dn, "GLUE2DomainID=a\\2Cb\\3Dc\\5C,o=glue");
         assert_eq!(first_rdn_value(&dn).expect("valid in this test"), "a,b=c\\");
+    }
+
+    #[test]
+    fn rdns_split_at_unescaped_commas_only() {
+        assert_eq!(
+            rdns("GLUE2DomainID=a\\,b,GLUE2GroupID=grid,o=glue"),
+            ["GLUE2DomainID=a\\,b", "GLUE2GroupID=grid", "o=glue"]
+        );
+        assert_eq!(rdns("o=glue"), ["o=glue"]);
+        assert!(rdns("").is_empty());
+        assert_eq!(depth("x=a\\\\,y=b"), 2);
+    }
+
+    #[test]
+    fn only_spaces_around_rdns_are_dropped() {
+        // Found by the ldap_dn fuzz target: an ID ending in a newline (a registry push may carry
+        // one) lost it in the key, so `x\n` and `x` were one entry to the sync's plan.
+        assert_ne!(
+            dn_key("GLUE2DomainID=x\n,o=glue"),
+            dn_key("GLUE2DomainID=x,o=glue")
+        );
+        assert_eq!(rdns("a=x\t, b=y "), ["a=x\t", "b=y"]);
+        assert_eq!(dn_key("a=x\\ ,o=glue"), "a=x \u{1}o=glue");
+        assert_eq!(dn_key("a=x\\\\ ,o=glue"), "a=x\\\u{1}o=glue");
+        assert!(rdns("  ").is_empty());
+    }
+
+    #[test]
+    fn two_escapings_of_the_same_dn_share_a_key() {
+        assert_eq!(
+            dn_key("GLUE2DomainID=a\\,b,o=glue"),
+            dn_key("glue2domainid=a\\2Cb, O=glue")
+        );
+        assert_ne!(
+            dn_key("GLUE2DomainID=A,o=glue"),
+            dn_key("GLUE2DomainID=a,o=glue")
+        );
+        assert_ne!(dn_key("x=a\\,b"), dn_key("x=a,b"));
+    }
+
+    #[test]
+    fn under_compares_whole_rdns() {
+        assert!(is_under(
+            "a=1,GLUE2GroupID=grid,o=glue",
+            "GLUE2GroupID=grid,o=glue"
+        ));
+        assert!(is_under(
+            "GLUE2GroupID=grid,o=glue",
+            "glue2groupid=grid,o=glue"
+        ));
+        assert!(!is_under(
+            "a=1,GLUE2GroupID=gridx,o=glue",
+            "GLUE2GroupID=grid,o=glue"
+        ));
+        assert!(!is_under("o=glue", "GLUE2GroupID=grid,o=glue"));
     }
 }

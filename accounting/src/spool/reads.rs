@@ -1,5 +1,6 @@
-//! Reading the spool page by page for the shipper, and the per-month counts that `ship --verify`
-//! compares with the repository's.
+//! The spool's reads: pending records page by page for the shipper, the records of recent months
+//! the meter compares for retractions, and the per-month counts `ship --verify` compares with the
+//! repository's.
 
 use rusqlite::params;
 

@@ -1,5 +1,5 @@
-//! The registry service: checks a push, stores it, and swaps in a new index; answers queries from
-//! the index.
+//! The registry's state and its one door: checks a push, stores it, and swaps in a new index;
+//! answers queries from the index. Exported as `registry::Registry`.
 
 use std::sync::{Arc, RwLock};
 
