@@ -48,15 +48,6 @@ impl TestDatabase {
             name,
         }
     }
-
-    /// Creates the database from a test without a runtime of its own.
-    pub fn create_blocking() -> Self {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a runtime")
-            .block_on(Self::create())
-    }
 }
 
 impl Drop for TestDatabase {
