@@ -7,12 +7,10 @@
 //! ```
 //!
 //! PostgreSQL is the server at `ACCELFED_BENCH_POSTGRES` (default postgres://postgres@127.0.0.1:5432);
-//! each run creates its own databases and drops them. SQLite files go under `target/`.
+//! each run creates its own databases and drops them (`accelfed_tests::postgres::BenchServer`). SQLite
+//! files go under `target/`.
 
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
-
-#[path = "support/records.rs"]
-mod records;
 
 use std::time::{Duration, Instant};
 
@@ -21,8 +19,8 @@ use accelfed_accounting::repository::{
     Dimension, IngestOptions, Period, Repository, SummaryFilter, SummaryQuery,
 };
 use accelfed_accounting::wire::Submission;
-use records::{SITES, batch, periods, site};
-use tokio_postgres::NoTls;
+use accelfed_tests::bench_records::{MONTHS, SITES, batch, now, site};
+use accelfed_tests::postgres::BenchServer;
 
 struct Args {
     mode: String,
@@ -61,8 +59,20 @@ fn args() -> Args {
     args
 }
 
+/// Checks as the service makes them, at a fixed "now" after every generated month.
 fn options() -> IngestOptions {
-    records::options(100_000)
+    IngestOptions {
+        max_batch: 100_000,
+        now: now(),
+    }
+}
+
+/// The months the records fall in.
+fn periods() -> Vec<Period> {
+    MONTHS
+        .iter()
+        .map(|&(year, month)| Period::new(year, month).expect("a valid month"))
+        .collect()
 }
 
 /// Ingests `records` records in batches through the repository; returns the database time and
@@ -107,40 +117,6 @@ fn rate(records: usize, time: Duration) -> f64 {
     records as f64 / time.as_secs_f64()
 }
 
-struct Pg {
-    server: String,
-}
-
-impl Pg {
-    fn new() -> Self {
-        Self {
-            server: std::env::var("ACCELFED_BENCH_POSTGRES")
-                .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into()),
-        }
-    }
-
-    async fn admin(&self, sql: &str) {
-        let (client, connection) =
-            tokio_postgres::connect(&format!("{}/postgres", self.server), NoTls)
-                .await
-                .expect("PostgreSQL server for the benchmark");
-        tokio::spawn(connection);
-        client.batch_execute(sql).await.unwrap();
-    }
-
-    /// A fresh database; returns its URL.
-    async fn fresh(&self, name: &str) -> String {
-        self.drop(name).await;
-        self.admin(&format!("CREATE DATABASE {name}")).await;
-        format!("{}/{name}", self.server)
-    }
-
-    async fn drop(&self, name: &str) {
-        self.admin(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-            .await;
-    }
-}
-
 async fn bench_ingest(args: &Args) {
     let n = args.records;
     let size = args.batch;
@@ -177,8 +153,7 @@ async fn bench_ingest(args: &Args) {
             std::fs::remove_file(&path).ok();
         }
         if args.postgres {
-            let pg = Pg::new();
-            let pid = std::process::id();
+            let pg = BenchServer::from_env();
             let mut floors = Vec::new();
             for (label, table) in [
                 (
@@ -187,26 +162,26 @@ async fn bench_ingest(args: &Args) {
                 ),
                 ("COPY into unpartitioned table", PostgresFloorTable::Plain),
             ] {
-                let name = format!("accelfed_bench_floor_{pid}");
-                let url = pg.fresh(&name).await;
-                let mut floor = PostgresFloor::open(&url, table, &periods()).await.unwrap();
+                let database = pg.fresh("floor").await;
+                let mut floor = PostgresFloor::open(&database.url, table, &periods())
+                    .await
+                    .unwrap();
                 let mut floor_time = Duration::ZERO;
                 for b in 0..n / size {
                     floor_time += floor.copy_batch(&batch(b, size, 0)).await.unwrap();
                 }
                 drop(floor);
-                pg.drop(&name).await;
+                pg.drop(database).await;
                 floors.push((label, floor_time));
             }
-            let name = format!("accelfed_bench_ingest_{pid}");
-            let url = pg.fresh(&name).await;
-            let repo = Repository::open(&url).await.unwrap();
+            let database = pg.fresh("ingest").await;
+            let repo = Repository::open(&database.url).await.unwrap();
             let time = ingest(&repo, n, size, 0).await;
             assert_eq!(total_records(&repo).await, n as i64);
             let resend = ingest(&repo, n / 10, size, 1).await;
             assert_eq!(total_records(&repo).await, n as i64);
             drop(repo);
-            pg.drop(&name).await;
+            pg.drop(database).await;
             for (label, floor_time) in &floors {
                 println!(
                     "postgres run {run}: floor ({label}) {:.0} rows/s; ingest = {:.0}% of it",
@@ -246,9 +221,9 @@ async fn bench_report(args: &Args) {
     let size = 50_000.min(n);
     println!("report: {n} stored records, per-VO report");
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let pg = Pg::new();
-    let name = format!("accelfed_bench_report_{}", std::process::id());
+    let pg = BenchServer::from_env();
     let mut repos = Vec::new();
+    let mut database = None;
     if args.sqlite {
         let path = dir.path().join("report.sqlite");
         repos.push((
@@ -257,8 +232,9 @@ async fn bench_report(args: &Args) {
         ));
     }
     if args.postgres {
-        let url = pg.fresh(&name).await;
-        repos.push(("postgres", Repository::open(&url).await.unwrap()));
+        let fresh = pg.fresh("report").await;
+        repos.push(("postgres", Repository::open(&fresh.url).await.unwrap()));
+        database = Some(fresh);
     }
     for (label, repo) in &repos {
         let start = Instant::now();
@@ -300,8 +276,8 @@ async fn bench_report(args: &Args) {
         }
     }
     drop(repos);
-    if args.postgres {
-        pg.drop(&name).await;
+    if let Some(database) = database {
+        pg.drop(database).await;
     }
 }
 

@@ -1,12 +1,11 @@
-//! The whole central service started in-process through `accelfed_central::run`, attacked the way
+//! The whole central service started in-process through `accelfed_central::run` (by
+//! `accelfed_tests::central::Server`), attacked the way
 //! issue #23 found it exhausted: connections that never start TLS, connections that send half a
 //! request and stop, more of them than the limits allow. A site's normal calls on both ports are
 //! still answered within a second, the idle connections are closed after the timeouts, and the log
 //! stays a few lines.
 
 #![allow(clippy::unwrap_used)]
-
-mod support;
 
 use std::io::Write as _;
 use std::net::SocketAddr;
@@ -19,7 +18,8 @@ use tokio::net::{TcpSocket, TcpStream};
 use accelfed_accounting::wire::proto::SyncRequest;
 use accelfed_accounting::wire::proto::accounting_client::AccountingClient;
 use accelfed_central::auth::TokenHash;
-use accelfed_central::{CentralConfig, Listeners, run};
+use accelfed_tests::central::Server;
+use accelfed_tests::pki::Pki;
 
 const TOKEN: &str = "9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d";
 
@@ -73,7 +73,7 @@ async fn idle_and_half_open_connections_past_the_limits_leave_the_site_served() 
     tracing::subscriber::set_global_default(subscriber).unwrap();
 
     let dir = tempfile::tempdir().unwrap();
-    let pki = support::pki();
+    let pki = Pki::generate();
     std::fs::write(dir.path().join("cert.pem"), &pki.cert_pem).unwrap();
     std::fs::write(dir.path().join("key.pem"), &pki.key_pem).unwrap();
     let text = format!(
@@ -86,17 +86,8 @@ async fn idle_and_half_open_connections_past_the_limits_leave_the_site_served() 
     );
     let path = dir.path().join("central.toml");
     std::fs::write(&path, text).unwrap();
-    let loaded = CentralConfig::load(&path).unwrap();
-    let listeners = Listeners::bind(&loaded.config.listen).await.unwrap();
-    let addresses = listeners.addresses();
-    let (grpc, https) = (addresses.grpc.unwrap(), addresses.https.unwrap());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let service = tokio::spawn(async move {
-        run(&loaded, listeners, async {
-            let _ = stopped.await;
-        })
-        .await
-    });
+    let server = Server::start(&path);
+    let (grpc, https) = (server.grpc, server.https.unwrap());
 
     // 40 connections per port from two other addresses: TCP only, and half a TLS record.
     let mut attackers = Vec::new();
@@ -153,8 +144,7 @@ async fn idle_and_half_open_connections_past_the_limits_leave_the_site_served() 
         assert!(closed_within(stream, Duration::from_secs(4)).await);
     }
 
-    let _ = stop.send(());
-    service.await.unwrap().unwrap();
+    server.stop().unwrap();
     let log = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
     let _ = std::io::stderr().write_all(log.as_bytes());
     assert!(

@@ -4,8 +4,6 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod support;
-
 use std::time::Duration;
 
 use tokio::net::TcpListener;
@@ -20,6 +18,7 @@ use accelfed_central::auth::{TokenHash, Tokens};
 use accelfed_central::{ServeSettings, serve};
 use accelfed_schemas::names::SiteName;
 use accelfed_schemas::usage::sample;
+use accelfed_tests::pki::Pki;
 
 // Of `accelfed token`'s form (64 hex digits): other tokens are refused before hashing.
 const TOKEN: &str = "5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e";
@@ -41,7 +40,7 @@ impl Drop for Running {
 
 async fn start(max_batch: usize) -> Running {
     let dir = tempfile::tempdir().unwrap();
-    let pki = support::pki();
+    let pki = Pki::generate();
 
     let repository = Repository::open(dir.path().join("r.sqlite").to_str().unwrap())
         .await

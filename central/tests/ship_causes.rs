@@ -4,8 +4,6 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod support;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -21,6 +19,7 @@ use accelfed_central::auth::Tokens;
 use accelfed_central::ingest::IngestService;
 use accelfed_central::metrics::Metrics;
 use accelfed_schemas::usage::sample;
+use accelfed_tests::pki::Pki;
 
 const TOKEN: &str = "3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c";
 
@@ -50,7 +49,7 @@ async fn ship_once(endpoint: String, ca_pem: String) -> (Result<(), ShipError>, 
 }
 
 /// A TLS gRPC server with `pki`'s certificate on a free port.
-async fn tls_server(pki: &support::Pki, dir: &std::path::Path) -> u16 {
+async fn tls_server(pki: &Pki, dir: &std::path::Path) -> u16 {
     let repository = Repository::open(dir.join("r.sqlite").to_str().unwrap())
         .await
         .unwrap();
@@ -76,8 +75,8 @@ async fn tls_server(pki: &support::Pki, dir: &std::path::Path) -> u16 {
 #[tokio::test]
 async fn an_unknown_certificate_authority_is_named_and_not_retried() {
     let dir = tempfile::tempdir().unwrap();
-    let served = support::pki();
-    let other = support::pki();
+    let served = Pki::generate();
+    let other = Pki::generate();
     let port = tls_server(&served, dir.path()).await;
     let (result, took) = ship_once(format!("https://localhost:{port}"), other.ca_pem).await;
     let error = result.unwrap_err();
@@ -96,7 +95,7 @@ async fn an_unknown_certificate_authority_is_named_and_not_retried() {
 
 #[tokio::test]
 async fn a_refused_connection_is_named_and_retried() {
-    let pki = support::pki();
+    let pki = Pki::generate();
     // A port nothing listens on: bound, then closed.
     let port = {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -118,7 +117,7 @@ async fn a_refused_connection_is_named_and_retried() {
 
 #[tokio::test]
 async fn a_port_that_does_not_speak_tls_is_named_and_not_retried() {
-    let pki = support::pki();
+    let pki = Pki::generate();
     // A plain-HTTP server: answers whatever arrives with an HTTP/1.1 error and closes.
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();

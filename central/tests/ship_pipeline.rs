@@ -6,8 +6,6 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -31,6 +29,7 @@ use accelfed_central::metrics::Metrics;
 use accelfed_schemas::gpu::GpuCount;
 use accelfed_schemas::names::{LocalId, SiteName};
 use accelfed_schemas::usage::{UsageRecord, sample};
+use accelfed_tests::pki::Pki;
 
 // Of `accelfed token`'s form (64 hex digits): other tokens are refused before hashing.
 const TOKEN: &str = "7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a";
@@ -110,7 +109,7 @@ async fn run(spool: &mut Spool, client: &mut Client) -> Result<ShipReport, ShipE
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_batch_stops_the_run_in_order_and_the_next_run_counts_everything_once() {
     let dir = tempfile::tempdir().unwrap();
-    let pki = support::pki();
+    let pki = Pki::generate();
 
     let repository = Repository::open(dir.path().join("r.sqlite").to_str().unwrap())
         .await

@@ -11,16 +11,15 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[allow(dead_code)]
-#[path = "accounting/harness.rs"]
-mod harness;
-
 use std::collections::BTreeMap;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use accelfed_schemas::usage::Month;
-use harness::*;
+// `accelfed serve` runs as a process of its own here, not in-process: killing it with SIGKILL
+// mid-ingest is what this test does.
+use accelfed_tests::central::{ServeProcess as Server, *};
+use accelfed_tests::pki::pki;
 
 const ROUNDS: u64 = 10;
 const VOS: [&str; 3] = ["atlas", "cms", "lhcb"];

@@ -10,15 +10,12 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[allow(dead_code)]
-#[path = "accounting/harness.rs"]
-mod harness;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
+use accelfed_tests::pki::{PkiFiles, pki};
 use base64::Engine as _;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -66,7 +63,7 @@ fn verified(signed: &[u8], ca: &Path) -> Vec<u8> {
 }
 
 /// Serves AMS's publish call on a free port of 127.0.0.1 until the runtime stops.
-async fn fake_ams(pki: &harness::Pki, seen: Arc<Mutex<Seen>>) -> u16 {
+async fn fake_ams(pki: &PkiFiles, seen: Arc<Mutex<Seen>>) -> u16 {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let certs = vec![rustls::pki_types::CertificateDer::from(pem_der(
         &std::fs::read_to_string(&pki.cert).unwrap(),
@@ -202,7 +199,7 @@ fn answer(head: &str, body: &[u8], seen: &Mutex<Seen>) -> (&'static str, String)
 }
 
 /// How the site signs, as its `[accounting.apel.ams]` lines say it.
-fn signing(pki: &harness::Pki) -> String {
+fn signing(pki: &PkiFiles) -> String {
     format!(
         "certificate = \"{}\"\nkey = \"{}\"\n",
         pki.cert.display(),
@@ -210,7 +207,7 @@ fn signing(pki: &harness::Pki) -> String {
     )
 }
 
-fn site(dir: &Path, port: u16, pki: &harness::Pki, key: &str) -> std::path::PathBuf {
+fn site(dir: &Path, port: u16, pki: &PkiFiles, key: &str) -> std::path::PathBuf {
     site_with(dir, port, pki, key, &signing(pki), "", "")
 }
 
@@ -219,7 +216,7 @@ fn site(dir: &Path, port: u16, pki: &harness::Pki, key: &str) -> std::path::Path
 fn site_with(
     dir: &Path,
     port: u16,
-    pki: &harness::Pki,
+    pki: &PkiFiles,
     key: &str,
     extra: &str,
     apel: &str,
@@ -267,7 +264,7 @@ fn accelfed(args: &[&str], config: &Path) -> std::process::Output {
 #[test]
 fn export_publishes_every_record_to_ams_in_its_shape() {
     let dir = tempfile::tempdir().unwrap();
-    let pki = harness::pki(dir.path());
+    let pki = pki(dir.path());
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let seen = Arc::new(Mutex::new(Seen {
         ca: Some(pki.ca.clone()),
@@ -333,7 +330,7 @@ fn export_publishes_every_record_to_ams_in_its_shape() {
 fn messages_split_so_the_signed_and_encoded_request_fits_the_limit() {
     const LIMIT: usize = 150_000;
     let dir = tempfile::tempdir().unwrap();
-    let pki = harness::pki(dir.path());
+    let pki = pki(dir.path());
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let seen = Arc::new(Mutex::new(Seen {
         ca: Some(pki.ca.clone()),
@@ -381,7 +378,7 @@ fn messages_split_so_the_signed_and_encoded_request_fits_the_limit() {
 #[test]
 fn unsigned_only_when_asked_and_a_bad_key_is_a_configuration_error() {
     let dir = tempfile::tempdir().unwrap();
-    let pki = harness::pki(dir.path());
+    let pki = pki(dir.path());
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let seen = Arc::new(Mutex::new(Seen::default()));
     let port = runtime.block_on(fake_ams(&pki, seen.clone()));
@@ -403,7 +400,7 @@ fn unsigned_only_when_asked_and_a_bad_key_is_a_configuration_error() {
 
     // A key that is not the certificate's: a configuration error naming the certificate.
     let other = dir.path().join("other.key");
-    std::fs::write(&other, rcgen::KeyPair::generate().unwrap().serialize_pem()).unwrap();
+    std::fs::write(&other, accelfed_tests::pki::unrelated_key_pem()).unwrap();
     let extra = format!(
         "certificate = \"{}\"\nkey = \"{}\"\n",
         pki.cert.display(),

@@ -133,15 +133,14 @@ fn every_command_has_help() {
 #[test]
 fn validate_central_checks_the_file_its_certificate_and_key_and_its_tokens() {
     let dir = tempfile::tempdir().unwrap();
-    let key = rcgen::KeyPair::generate().unwrap();
-    let certificate = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
-        .unwrap()
-        .self_signed(&key)
-        .unwrap();
-    std::fs::write(dir.path().join("cert.pem"), certificate.pem()).unwrap();
-    std::fs::write(dir.path().join("key.pem"), key.serialize_pem()).unwrap();
-    let other = rcgen::KeyPair::generate().unwrap();
-    std::fs::write(dir.path().join("other.pem"), other.serialize_pem()).unwrap();
+    let pki = accelfed_tests::pki::Pki::generate();
+    std::fs::write(dir.path().join("cert.pem"), &pki.cert_pem).unwrap();
+    std::fs::write(dir.path().join("key.pem"), &pki.key_pem).unwrap();
+    std::fs::write(
+        dir.path().join("other.pem"),
+        accelfed_tests::pki::unrelated_key_pem(),
+    )
+    .unwrap();
     let central = |key_file: &str, hash: &str| {
         let path = dir.path().join("central.toml");
         std::fs::write(

@@ -5,11 +5,11 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::io::{BufRead, BufReader};
-use std::net::SocketAddr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
+
+use accelfed_tests::central::ServeProcess;
 
 fn accelfed(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_accelfed"))
@@ -63,44 +63,13 @@ fn init(dir: &Path) -> Output {
     )
 }
 
-/// A running `accelfed serve` (killed when dropped) and its gRPC and HTTPS addresses.
-struct Serve(Child, SocketAddr, SocketAddr);
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn serve(dir: &Path) -> Serve {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_accelfed"))
+/// `accelfed serve` of the central.toml `init` made, run in `dir` as an operator would.
+fn serve(dir: &Path) -> ServeProcess {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_accelfed"));
+    command
         .args(["serve", "--config", "central.toml"])
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let (mut grpc, mut https, mut seen) = (None, None, String::new());
-    while grpc.is_none() || https.is_none() {
-        let Some(Ok(line)) = lines.next() else {
-            let _ = child.kill();
-            panic!("serve did not start:\n{seen}");
-        };
-        if let Some(address) = line.strip_prefix("listening grpc ") {
-            grpc = address.parse().ok();
-        }
-        if let Some(address) = line.strip_prefix("listening https ") {
-            https = address.parse().ok();
-        }
-        seen.push_str(&line);
-        seen.push('\n');
-    }
-    // Keep draining the log so the service never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    Serve(child, grpc.unwrap(), https.unwrap())
+        .current_dir(dir);
+    ServeProcess::spawn(command, &dir.join("central.toml"))
 }
 
 /// A folder as IGTF ships it: the CA as `<subject hash>.0` (a link to its `.pem`), a CRL, a
@@ -132,21 +101,18 @@ fn igtf_folder(dir: &Path, ca: &Path) -> PathBuf {
         "TO Issuer \"/O=accelfed\" PERMIT Subject \".*\"\n",
     )
     .unwrap();
-    let other = rcgen::KeyPair::generate().unwrap();
-    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, "Another IGTF CA");
     std::fs::write(
         folder.join("AnotherCA.pem"),
-        params.self_signed(&other).unwrap().pem(),
+        accelfed_tests::pki::unrelated_ca_pem("Another IGTF CA"),
     )
     .unwrap();
     std::fs::write(folder.join("AnotherCA.info"), "alias = AnotherCA\n").unwrap();
     folder
 }
 
+/// The binary's smoke test: the one test that spawns `accelfed serve` itself (and reads where it
+/// listens from its "listening" lines), where every other service test starts the service
+/// in-process (`accelfed_tests::central::Server`).
 #[test]
 fn a_private_ca_central_takes_sites_that_trust_an_igtf_style_folder() {
     let dir = tempfile::tempdir().unwrap();
@@ -203,7 +169,7 @@ fn a_private_ca_central_takes_sites_that_trust_an_igtf_style_folder() {
     let server = serve(dir);
     let folder = igtf_folder(dir, &dir.join("ca/ca.pem"));
     let folder = folder.to_str().unwrap();
-    let endpoint = format!("https://localhost:{}", server.1.port());
+    let endpoint = format!("https://localhost:{}", server.grpc.port());
     let observations = example("manual-usage.jsonl");
     let meter = accelfed(
         dir,
@@ -237,7 +203,7 @@ fn a_private_ca_central_takes_sites_that_trust_an_igtf_style_folder() {
     assert_eq!(code(&ship), 0, "{}", stderr(&ship));
     assert!(!stderr(&ship).contains(secret.trim()));
 
-    let registry = format!("https://localhost:{}", server.2.port());
+    let registry = format!("https://localhost:{}", server.https.unwrap().port());
     let push = accelfed(
         dir,
         &[

@@ -1,7 +1,7 @@
-//! `accelfed meter` -> `accelfed ship` -> `accelfed serve` -> `accelfed report --by vo` on a
-//! Kubernetes site, with real processes: the meter reads the cluster through the real `kube`
-//! client over TLS with bearer-token auth from the fixture API server of
-//! `provider/tests/kubernetes/server.rs` (a local HTTPS server answering like the Kubernetes API;
+//! `accelfed meter` -> `accelfed ship` -> the central service (in-process, as `accelfed serve`
+//! assembles it) -> `accelfed report --by vo` on a Kubernetes site: the meter reads the cluster
+//! through the real `kube` client over TLS with bearer-token auth from the fixture API server of
+//! `accelfed_tests::fake_kubernetes` (a local HTTPS server answering like the Kubernetes API;
 //! none can be installed on this machine kind), through a generated kubeconfig; the records go
 //! over gRPC/TLS to a repository on SQLite, and the report gives the exact GPU-hours of the fixture
 //! pods per VO.
@@ -13,23 +13,19 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "accounting/harness.rs"]
-#[allow(dead_code, reason = "this test uses part of the accounting harness")]
-mod harness;
-#[path = "../../provider/tests/kubernetes/server.rs"]
-#[allow(dead_code, reason = "this test uses part of the fixture server")]
-mod server;
-
 use std::path::{Path, PathBuf};
 
-use harness::{Pki, Server, TOKEN_A, accelfed, central_config, pki, report_by_vo, status, stderr};
-use server::{Behaviour, FakeApi, pods_finished_at};
+use accelfed_tests::central::{
+    Server, TOKEN_A, accelfed, central_config, report_by_vo, status, stderr,
+};
+use accelfed_tests::fake_kubernetes::{Behaviour, FakeApi, pods_finished_at};
+use accelfed_tests::pki::{PkiFiles, pki};
 
 const API_TOKEN: &str = "meter-token-9c2e";
 const FINISHED: &str = "2024-05-01T14:00:00Z";
 
 /// site.toml of SITE-A: the fixture cluster, a spool, and shipping to `endpoint`.
-fn site_toml(dir: &Path, api: &FakeApi, endpoint: &str, pki: &Pki) -> PathBuf {
+fn site_toml(dir: &Path, api: &FakeApi, endpoint: &str, pki: &PkiFiles) -> PathBuf {
     std::fs::write(dir.join("kubeconfig"), api.kubeconfig(API_TOKEN)).unwrap();
     std::fs::write(dir.join("ship-token"), format!("{TOKEN_A}\n")).unwrap();
     let config = dir.join("site.toml");

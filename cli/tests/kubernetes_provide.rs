@@ -1,5 +1,5 @@
 //! `accelfed provide` on a Kubernetes site, as cron or a BDII runs it, against the fixture API
-//! server of `provider/tests/kubernetes/server.rs` (a local HTTPS server answering like the
+//! server of `accelfed_tests::fake_kubernetes` (a local HTTPS server answering like the
 //! Kubernetes API, through the real `kube` client; none can be installed on this machine kind):
 //!
 //! * with a generated kubeconfig, the GLUE 2.1 JSON publishes the fixture's truth (total, used and
@@ -13,18 +13,14 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "../../provider/tests/kubernetes/server.rs"]
-#[allow(dead_code, reason = "this test uses part of the fixture server")]
-mod server;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
 
+use accelfed_tests::fake_kubernetes::{Behaviour, FakeApi};
 use accelfed_tests::slapd::Slapd;
-use server::{Behaviour, FakeApi};
 
 const SITE: &str = "TEST-K8S-CLI";
 const TOKEN: &str = "provide-token-51aa";

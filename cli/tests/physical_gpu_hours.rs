@@ -1,11 +1,12 @@
-//! One site with every kind of shared GPU, metered, shipped and served by the real processes, and
+//! One site with every kind of shared GPU, metered and shipped by the real processes and served by
+//! the central service (in-process, as `accelfed serve` assembles it), and
 //! the repository's report in physical GPU-hours checked against a hand computation and against
 //! capacity (issue #19's end-to-end check):
 //!
-//! * a Kubernetes cluster (the fixture API server of `provider/tests/kubernetes/server.rs`: no
+//! * a Kubernetes cluster (the fixture API server of `accelfed_tests::fake_kubernetes`: no
 //!   Kubernetes API server can be installed on this machine kind) with an A100 node in MIG mixed
 //!   mode, a T4 time-sliced into 4 replicas per GPU, whole A100s, MI210s and an A10 vGPU;
-//! * an OpenStack cloud (the fake APIs of `provider/tests/openstack_api/server.rs`, answering with
+//! * an OpenStack cloud (the fake APIs of `accelfed_tests::fake_openstack`, answering with
 //!   the recorded responses of the test cloud) whose Placement shows two A100s holding 8 vGPUs
 //!   of type `CUSTOM_NVIDIA_A100_4C` each, with two such VMs that ran 8 hours.
 //!
@@ -14,22 +15,15 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "accounting/harness.rs"]
-#[allow(dead_code, reason = "this test uses part of the accounting harness")]
-mod harness;
-#[path = "../../provider/tests/kubernetes/server.rs"]
-#[allow(dead_code, reason = "this test uses part of the fixture server")]
-mod kubernetes_api;
-#[path = "../../provider/tests/openstack_api/server.rs"]
-#[allow(dead_code, reason = "this test uses part of the fake cloud")]
-mod openstack_api;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use harness::{Pki, Server, TOKEN_A, accelfed, central_config, pki, run, status, stderr};
+use accelfed_tests::central::{Server, TOKEN_A, accelfed, central_config, run, status, stderr};
+use accelfed_tests::fake_kubernetes as kubernetes_api;
+use accelfed_tests::fake_openstack as openstack_api;
+use accelfed_tests::pki::{PkiFiles, pki};
 
 const API_TOKEN: &str = "meter-token-5b1d";
 
@@ -70,7 +64,7 @@ fn site_toml(
     kubernetes: &kubernetes_api::FakeApi,
     openstack: &openstack_api::FakeCloud,
     endpoint: &str,
-    pki: &Pki,
+    pki: &PkiFiles,
 ) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(dir.join("kubeconfig"), kubernetes.kubeconfig(API_TOKEN)).unwrap();

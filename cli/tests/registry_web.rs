@@ -171,14 +171,10 @@ async fn filtering_for_a100_in_chromium_shows_the_a100_site_only() {
         .unwrap();
     let repository = repository(&dir.path().join("accounting.sqlite")).await;
 
-    let key = rcgen::KeyPair::generate().unwrap();
-    let params =
-        rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
-            .unwrap();
-    let certificate = params.self_signed(&key).unwrap();
+    let pki = accelfed_tests::pki::Pki::generate();
     let acceptor = accelfed_central::listen::tls::acceptor(
-        certificate.pem().as_bytes(),
-        key.serialize_pem().as_bytes(),
+        pki.cert_pem.as_bytes(),
+        pki.key_pem.as_bytes(),
         b"http/1.1",
     )
     .unwrap();

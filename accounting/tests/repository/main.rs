@@ -3,8 +3,9 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod postgres;
 mod suite;
+
+use accelfed_tests::postgres;
 
 use accelfed_accounting::repository::Repository;
 

@@ -26,8 +26,9 @@ use accelfed_schemas::usage::UsageRecord;
 use tokio::net::TcpListener;
 
 use crate::records::{record, site};
-use crate::tls::Certificates;
-use crate::{Backend, Settings, postgres, rate, total_records};
+use crate::{Backend, Settings, rate, total_records};
+use accelfed_tests::pki::Pki as Certificates;
+use accelfed_tests::postgres::{BenchDatabase, BenchServer};
 
 /// The records of site `s` out of `n` records over `sites` sites, in chunks of `size`.
 fn site_records(
@@ -67,7 +68,7 @@ async fn floor(settings: &Settings, backend: Backend, dir: &std::path::Path) -> 
             }
         }
         Backend::Postgres => {
-            let server = postgres::Server::from_env();
+            let server = BenchServer::from_env();
             let database = server.fresh("floor").await;
             let mut floor = PostgresFloor::open(
                 &database.url,
@@ -176,8 +177,8 @@ async fn ingest(
         ServeSettings {
             repository: repository.clone(),
             tokens: Tokens::new((0..settings.sites).map(|s| (site(s), TokenHash::of(&token(s))))),
-            certificate_pem: certificates.certificate_pem.clone(),
-            key_pem: certificates.key_pem.clone(),
+            certificate_pem: certificates.cert_pem.clone().into_bytes(),
+            key_pem: certificates.key_pem.clone().into_bytes(),
             max_batch: DEFAULT_MAX_BATCH,
             limits: Default::default(),
         },
@@ -187,7 +188,7 @@ async fn ingest(
             let _ = stopped.await;
         },
     ));
-    let ca_pem = certificates.ca_pem.clone();
+    let ca_pem = certificates.ca_pem.clone().into_bytes();
     let shippers = {
         let settings = settings.clone();
         tokio::task::spawn_blocking(move || ship_all(&settings, spools, &ca_pem, port))
@@ -263,7 +264,7 @@ async fn fresh_repository(
     backend: Backend,
     dir: &std::path::Path,
     name: &str,
-) -> (Repository, Option<postgres::Database>) {
+) -> (Repository, Option<BenchDatabase>) {
     match backend {
         Backend::Sqlite => {
             let path = dir.join(format!("{name}.sqlite"));
@@ -274,7 +275,7 @@ async fn fresh_repository(
             )
         }
         Backend::Postgres => {
-            let server = postgres::Server::from_env();
+            let server = BenchServer::from_env();
             let database = server.fresh(name).await;
             let repository = Repository::open(&database.url)
                 .await
@@ -285,9 +286,9 @@ async fn fresh_repository(
     }
 }
 
-async fn drop_database(database: Option<postgres::Database>) {
+async fn drop_database(database: Option<BenchDatabase>) {
     if let Some(database) = database {
-        postgres::Server::from_env().drop(database).await;
+        BenchServer::from_env().drop(database).await;
     }
 }
 

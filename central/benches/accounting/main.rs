@@ -23,13 +23,8 @@
 #![allow(clippy::print_stdout)]
 
 mod ingest;
-mod postgres;
-// Shared with accounting/benches/repository.rs, which uses other parts of it.
-#[allow(dead_code)]
-#[path = "../../../accounting/benches/support/records.rs"]
 mod records;
 mod report;
-mod tls;
 
 use std::fmt;
 use std::time::Duration;
@@ -160,7 +155,7 @@ fn main() {
         .build()
         .expect("a runtime");
     runtime.block_on(async {
-        let certificates = tls::certificates();
+        let certificates = accelfed_tests::pki::Pki::generate();
         for &backend in &settings.backends {
             if settings.ingest || settings.breakdown {
                 ingest::run(&settings, backend, &certificates).await;

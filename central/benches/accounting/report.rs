@@ -10,7 +10,7 @@ use accelfed_accounting::repository::{Dimension, Period, Repository, SummaryFilt
 use accelfed_schemas::usage::UsageRecord;
 
 use crate::records::batch;
-use crate::{Backend, Settings, postgres, total_records};
+use crate::{Backend, Settings, total_records};
 
 /// Batches of the report's records, generated on another thread while the database loads.
 fn generated(n: usize) -> impl Iterator<Item = Vec<UsageRecord>> {
@@ -57,7 +57,7 @@ fn ms(d: Duration) -> f64 {
 pub async fn run(settings: &Settings, backend: Backend) {
     let n = settings.report_records;
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("a temporary folder");
-    let server = postgres::Server::from_env();
+    let server = accelfed_tests::postgres::BenchServer::from_env();
     let start = Instant::now();
     let (repository, database) = match backend {
         Backend::Sqlite => {

@@ -11,7 +11,10 @@ use accelfed_accounting::wire::encoded::{EncodedSubmitRequest, SUBMIT_PATH, enco
 use accelfed_accounting::wire::proto::SubmitResponse;
 use accelfed_schemas::usage::sample;
 
-use super::harness::{Server, pki};
+// `accelfed serve` runs as a process of its own here, not in-process: the service's own resident
+// memory is what this test measures.
+use accelfed_tests::central::ServeProcess as Server;
+use accelfed_tests::pki::pki;
 
 /// A message of about 30 MB: one encoded record repeated (the bytes are shared, not copied).
 fn large_request() -> EncodedSubmitRequest {

@@ -1,18 +1,17 @@
-//! The accounting pipeline end to end with real processes: `accelfed meter` (manual usage as the
-//! test meter) -> spool -> `accelfed ship` -> gRPC over TLS -> `accelfed serve` -> repository on
-//! SQLite and on PostgreSQL -> `accelfed report --by vo`, with exact GPU-hours; tokens of other
+//! The accounting pipeline end to end: `accelfed meter` (manual usage as the test meter) -> spool
+//! -> `accelfed ship` -> gRPC over TLS -> the central service (in-process, as `accelfed serve`
+//! assembles it; `accelfed_tests::central::Server`) -> repository on SQLite and on PostgreSQL -> `accelfed report --by vo`, with exact GPU-hours; tokens of other
 //! sites and wrong tokens refused; a repository that is down and comes back is caught up.
 
 #![allow(clippy::unwrap_used)]
 
 mod flood;
-mod harness;
-#[path = "../../../accounting/tests/repository/postgres.rs"]
-mod postgres;
 
 use std::time::Duration;
 
-use harness::*;
+use accelfed_tests::central::*;
+use accelfed_tests::pki::pki;
+use accelfed_tests::postgres;
 
 /// 4 GPUs for a day (96 h), 0.5 GPU across a month boundary (6 h + 6 h), ten one-hour single-GPU
 /// jobs in February (10 h), 2 GPUs for 10 h in March (20 h): atlas 108, cms 30; 14 records.

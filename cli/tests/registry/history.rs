@@ -1,8 +1,10 @@
-//! `GET /registry/v1/sites/{site}/history` against a real `accelfed serve`: every stored push of a
+//! `GET /registry/v1/sites/{site}/history` against the central service: every stored push of a
 //! site, newest first, with its size; at most `[registry] keep_history` of them; 404 with a reason
 //! for a site with none. No token is asked, as for the other read endpoints.
 
-use super::harness::{TOKEN_A, TOKEN_B, accelfed, pki, stderr};
+use accelfed_tests::central::{TOKEN_A, TOKEN_B, accelfed, stderr};
+use accelfed_tests::pki::pki;
+
 use super::{Server, central_config, put_raw, sites};
 
 /// The site's history as the API answers it, or the error (status and reason).
@@ -16,7 +18,7 @@ fn history(server: &Server, ca: &std::path::Path, site: &str) -> Result<serde_js
             let client = accelfed_publishers::registry::client(Some(&ca)).unwrap();
             accelfed_publishers::registry::get(
                 &client,
-                &server.url,
+                &server.url(),
                 &format!("/registry/v1/sites/{site}/history"),
                 &[],
             )

@@ -1,39 +1,25 @@
-//! The federation registry end to end with real processes: `accelfed serve` with a test CA
-//! (rcgen), two sites (the example site with its cloud and cluster, and a Slurm-shaped batch-only
-//! site) push with `accelfed provide --publish registry` and their own tokens; `accelfed query`
+//! The federation registry end to end: the central service (in-process, as `accelfed serve`
+//! assembles it) with the test CA, two sites (the example site with its cloud and cluster, and a
+//! Slurm-shaped batch-only site) push with `accelfed provide --publish registry` and their own tokens; `accelfed query`
 //! answers with exactly the expected offers; a site with a short Validity turns stale and is
 //! marked; a token of the wrong site and bad documents are refused with a reason, and what was
 //! stored stays.
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "../accounting/harness.rs"]
-#[allow(dead_code)]
-mod harness;
-
-mod bench;
 mod history;
 mod publish_table;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Output, Stdio};
-use std::sync::mpsc;
+use std::process::Output;
 use std::time::Duration;
 
-use harness::{Pki, TOKEN_A, TOKEN_B, accelfed, pki, stderr};
-
-fn sha256_hex(token: &str) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(token.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+use accelfed_tests::central::{Server, TOKEN_A, TOKEN_B, accelfed, sha256_hex, stderr};
+use accelfed_tests::pki::{PkiFiles, pki};
 
 /// central.toml with the registry on a free port, a small document limit, a history of 3
 /// documents per site, two sites.
-fn central_config(dir: &Path, pki: &Pki) -> PathBuf {
+fn central_config(dir: &Path, pki: &PkiFiles) -> PathBuf {
     let path = dir.join("central.toml");
     std::fs::write(
         &path,
@@ -51,63 +37,6 @@ fn central_config(dir: &Path, pki: &Pki) -> PathBuf {
     )
     .unwrap();
     path
-}
-
-/// A running `accelfed serve`, killed when dropped.
-struct Server {
-    child: Child,
-    url: String,
-    _log: mpsc::Receiver<String>,
-}
-
-impl Server {
-    fn start(config: &Path) -> Server {
-        let mut child = accelfed()
-            .args(["serve", "--config"])
-            .arg(config)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut seen = Vec::new();
-        loop {
-            match rx.recv_timeout(Duration::from_secs(30)) {
-                Ok(line) => {
-                    if let Some(address) = line.strip_prefix("listening https ") {
-                        let port = address.rsplit(':').next().unwrap().to_owned();
-                        return Server {
-                            child,
-                            url: format!("https://localhost:{port}"),
-                            _log: rx,
-                        };
-                    }
-                    seen.push(line);
-                }
-                Err(_) => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    panic!("accelfed serve did not start:\n{}", seen.join("\n"));
-                }
-            }
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn example(name: &str) -> String {
@@ -135,11 +64,11 @@ fn sites(dir: &Path) -> (PathBuf, PathBuf) {
 
 /// Pushes with the flags, which override the example's `[publish.registry]` (it names
 /// registry.example.org); `publish_table` pushes with the table.
-fn push(server: &Server, pki: &Pki, config: &Path, token_file: &Path) -> Output {
+fn push(server: &Server, pki: &PkiFiles, config: &Path, token_file: &Path) -> Output {
     accelfed()
         .args(["provide", "--publish", "registry", "--config"])
         .arg(config)
-        .args(["--registry-url", &server.url, "--registry-token-file"])
+        .args(["--registry-url", &server.url(), "--registry-token-file"])
         .arg(token_file)
         .arg("--registry-ca")
         .arg(&pki.ca)
@@ -147,9 +76,9 @@ fn push(server: &Server, pki: &Pki, config: &Path, token_file: &Path) -> Output 
         .unwrap()
 }
 
-fn query(server: &Server, pki: &Pki, args: &[&str]) -> Vec<serde_json::Value> {
+fn query(server: &Server, pki: &PkiFiles, args: &[&str]) -> Vec<serde_json::Value> {
     let output = accelfed()
-        .args(["query", "--url", &server.url, "--ca"])
+        .args(["query", "--url", &server.url(), "--ca"])
         .arg(&pki.ca)
         .args(["--format", "json"])
         .args(args)
@@ -182,7 +111,7 @@ fn summary(offers: &[serde_json::Value]) -> Vec<(String, String, f64, String, bo
 }
 
 /// `PUT /registry/v1/document` with curl-free raw HTTPS: through the publisher library.
-fn put_raw(server: &Server, pki: &Pki, token: &str, body: Vec<u8>) -> Result<String, String> {
+fn put_raw(server: &Server, pki: &PkiFiles, token: &str, body: Vec<u8>) -> Result<String, String> {
     let ca = std::fs::read(&pki.ca).unwrap();
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -190,7 +119,7 @@ fn put_raw(server: &Server, pki: &Pki, token: &str, body: Vec<u8>) -> Result<Str
         .unwrap()
         .block_on(async {
             let client = accelfed_publishers::registry::client(Some(&ca)).unwrap();
-            accelfed_publishers::registry::push(&client, &server.url, token, body).await
+            accelfed_publishers::registry::push(&client, &server.url(), token, body).await
         })
         .map_err(|error| error.to_string())
 }
@@ -255,7 +184,7 @@ fn two_sites_push_and_a_query_finds_their_a100s() {
 
     // The table marks it too.
     let table = accelfed()
-        .args(["query", "--url", &server.url, "--ca"])
+        .args(["query", "--url", &server.url(), "--ca"])
         .arg(&pki.ca)
         .args(wanted)
         .output()
@@ -443,7 +372,7 @@ fn min_gpus_counts_whole_gpus_and_slices_have_their_own_filter() {
 
     // The table says the same.
     let table = accelfed()
-        .args(["query", "--url", &server.url, "--ca"])
+        .args(["query", "--url", &server.url(), "--ca"])
         .arg(&pki.ca)
         .args(["--min-slices", "8"])
         .output()
@@ -458,7 +387,7 @@ fn min_gpus_counts_whole_gpus_and_slices_have_their_own_filter() {
 
     // Counts that are not finite numbers are refused, by the CLI and by the API.
     let nan = accelfed()
-        .args(["query", "--url", &server.url, "--min-gpus", "nan"])
+        .args(["query", "--url", &server.url(), "--min-gpus", "nan"])
         .output()
         .unwrap();
     assert_eq!(nan.status.code(), Some(2), "{}", stderr(&nan));
@@ -475,8 +404,13 @@ fn min_gpus_counts_whole_gpus_and_slices_have_their_own_filter() {
         let answer = runtime.block_on(async {
             let client = accelfed_publishers::registry::client(Some(&ca)).unwrap();
             let query = [(name, value.to_owned())];
-            accelfed_publishers::registry::get(&client, &server.url, "/registry/v1/offers", &query)
-                .await
+            accelfed_publishers::registry::get(
+                &client,
+                &server.url(),
+                "/registry/v1/offers",
+                &query,
+            )
+            .await
         });
         match answer {
             Err(accelfed_publishers::registry::RegistryError::Refused {

@@ -1,12 +1,14 @@
-//! `[publish.registry]` in the site's file instead of the `--registry-*` flags, against a real
-//! `accelfed serve`: `provide --publish registry` alone pushes (token file relative to the
+//! `[publish.registry]` in the site's file instead of the `--registry-*` flags, against the
+//! central service (in-process): `provide --publish registry` alone pushes (token file relative to the
 //! configuration file); a flag overrides its key and its URL is checked by the same rule; without
 //! `--publish` the document still goes to standard output; a bad URL in the table is a
 //! configuration error at its line.
 
 use std::path::Path;
 
-use super::harness::{TOKEN_A, accelfed, pki, stderr};
+use accelfed_tests::central::{TOKEN_A, accelfed, stderr};
+use accelfed_tests::pki::pki;
+
 use super::{Server, central_config, example, query, summary};
 
 /// The example site's batch part (site EXAMPLE-GPU) with `publish` appended.
@@ -32,7 +34,7 @@ fn provide_pushes_where_the_publish_registry_table_says() {
     };
 
     // No flags: everything from the table; the relative token file is found beside the file.
-    let config = site_with(dir.path(), &table(&server.url));
+    let config = site_with(dir.path(), &table(&server.url()));
     let pushed = accelfed()
         .args(["provide", "--publish", "registry", "--config"])
         .arg(&config)
@@ -84,7 +86,7 @@ fn provide_pushes_where_the_publish_registry_table_says() {
     let pushed = accelfed()
         .args(["provide", "--publish", "registry", "--config"])
         .arg(&config)
-        .args(["--registry-url", &server.url])
+        .args(["--registry-url", &server.url()])
         .output()
         .unwrap();
     assert!(pushed.status.success(), "{}", stderr(&pushed));

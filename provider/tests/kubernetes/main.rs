@@ -5,11 +5,11 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod bench;
 mod deploy;
 mod in_cluster;
-mod server;
 mod sharing;
+
+use accelfed_tests::fake_kubernetes as server;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,14 +1,15 @@
 //! The OpenStack provider and meter through the real client (reqwest, Keystone v3 tokens,
 //! microversions, pagination) against [`server::FakeCloud`]: a local test HTTP server that answers
 //! like the OpenStack APIs, serving the recorded responses of the small test cloud
-//! (`tests/fixtures/openstack/`, shaped exactly as the services send them) and injecting the faults
+//! (`provider/tests/fixtures/openstack/`, shaped exactly as the services send them) and injecting the faults
 //! a real cloud cannot be made to produce on demand. The real cloud itself is exercised by
 //! `tests/tests/openstack_cloud.rs`.
 
 #![allow(clippy::unwrap_used)]
 
 mod faults;
-mod server;
+
+use accelfed_tests::fake_openstack as server;
 
 use std::path::Path;
 

@@ -1,36 +1,12 @@
 //! The same checks on both databases. PostgreSQL is the server the machine runs (127.0.0.1:5432,
-//! trust auth; `ACCELFED_TEST_POSTGRES` overrides it); each test makes its own database and drops
-//! it. An unreachable server fails the test: both backends must be shown to behave the same.
+//! trust auth; `ACCELFED_TEST_POSTGRES` overrides it); each test makes its own database
+//! (`accelfed_tests::postgres::TestDatabase`), dropped when the test ends. An unreachable server
+//! fails the test: both backends must be shown to behave the same.
 
-use std::sync::atomic::{AtomicU32, Ordering};
-
+use accelfed_tests::postgres::TestDatabase;
 use chrono::TimeZone;
-use tokio_postgres::NoTls;
 
 use super::*;
-
-static COUNTER: AtomicU32 = AtomicU32::new(0);
-
-fn server() -> String {
-    std::env::var("ACCELFED_TEST_POSTGRES")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".to_owned())
-}
-
-async fn admin(sql: String) {
-    let admin = format!("{}/postgres", server());
-    let (client, connection) = tokio_postgres::connect(&admin, NoTls)
-        .await
-        .unwrap_or_else(|e| {
-            panic!("PostgreSQL at {admin} is unreachable ({e}); the registry store tests need it")
-        });
-    let task = tokio::spawn(connection);
-    client
-        .batch_execute(&sql)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    drop(client);
-    let _ = task.await;
-}
 
 /// Runs `check` on a fresh SQLite store and a fresh PostgreSQL store.
 async fn on_both<F, Fut>(check: F)
@@ -42,17 +18,9 @@ where
     let path = dir.path().join("registry.sqlite");
     check(DocumentStore::open(path.to_str().unwrap()).await.unwrap()).await;
 
-    let name = format!(
-        "accelfed_registry_test_{}_{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    );
-    admin(format!("CREATE DATABASE {name}")).await;
-    let store = DocumentStore::open(&format!("{}/{name}", server()))
-        .await
-        .unwrap();
+    let database = TestDatabase::create().await;
+    let store = DocumentStore::open(&database.url).await.unwrap();
     check(store).await;
-    admin(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await;
 }
 
 fn document(site: &str, minute: u32, text: &str) -> StoredDocument {

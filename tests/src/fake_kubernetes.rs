@@ -1,7 +1,7 @@
 //! A local HTTPS server that answers like the Kubernetes API server, for the real `kube` client.
 //!
 //! It stands in for a real API server because none can be installed on the machines this project
-//! is built and tested on. It serves the recorded lists under `tests/fixtures/kubernetes/`, which
+//! is built and tested on. It serves the recorded lists under `provider/tests/fixtures/kubernetes/`, which
 //! are shaped exactly as the API returns them (`kind: NodeList`, `apiVersion: v1`, `metadata`,
 //! `items`), and behaves as the API does where the client depends on it:
 //!
@@ -9,9 +9,16 @@
 //! * `410 Gone` with a `Status` body (`reason: Expired`) for an expired continue token, once per
 //!   path named in [`Behaviour::expire_once`];
 //! * `401 Unauthorized` with a `Status` body unless `Authorization: Bearer <token>` matches;
-//! * TLS with a certificate for 127.0.0.1 signed by a CA generated for the test (`rcgen`).
+//! * TLS with a certificate for 127.0.0.1 signed by the test CA ([`crate::pki`]).
 //!
 //! It also answers Prometheus's `/api/v1/query` from `prometheus_*.json` fixtures, for the DCGM path.
+//! The fixtures stay beside the provider's tests (`provider/tests/fixtures/kubernetes/`); see
+//! [`fixtures`].
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "test support: a failure here is the test's failure"
+)]
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -67,15 +74,14 @@ impl Drop for FakeApi {
     }
 }
 
-/// The fixture folder; from `provider/` or from another crate's tests that include this file
-/// (`cli/tests/kubernetes_*.rs`), both one level below the workspace root.
+/// The fixture folder, `provider/tests/fixtures/kubernetes/` (this crate's folder, `tests/`, is one
+/// level below the workspace root, as `provider/` is).
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../provider/tests/fixtures/kubernetes")
 }
 
 /// The fixture pods with every running pod (and running container) finished at `finished` (an
 /// RFC 3339 instant after they started), so metered GPU-hours do not depend on when a test runs.
-#[allow(dead_code, reason = "the cli tests that include this file use it")]
 pub fn pods_finished_at(finished: &str) -> Value {
     let text = std::fs::read_to_string(fixtures().join("cluster/pods.json")).unwrap();
     let mut list: Value = serde_json::from_str(&text).unwrap();
@@ -106,23 +112,12 @@ impl FakeApi {
     /// Starts the server on a free port of 127.0.0.1.
     pub async fn start(behaviour: Behaviour) -> FakeApi {
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let ca_key = rcgen::KeyPair::generate().unwrap();
-        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        ca_params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "accelfed test CA");
-        let ca_cert = ca_params.self_signed(&ca_key).unwrap();
-        let issuer = rcgen::Issuer::new(ca_params, ca_key);
-        let server_key = rcgen::KeyPair::generate().unwrap();
-        let server_params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap();
-        let server_cert = server_params.signed_by(&server_key, &issuer).unwrap();
-
+        let pki = crate::pki::Pki::generate();
         let tls = rustls::ServerConfig::builder()
             .with_no_client_auth()
             .with_single_cert(
-                vec![server_cert.der().clone()],
-                rustls::pki_types::PrivateKeyDer::Pkcs8(server_key.serialize_der().into()),
+                vec![pki.cert_der.clone().into()],
+                rustls::pki_types::PrivateKeyDer::Pkcs8(pki.key_der.clone().into()),
             )
             .unwrap();
         let acceptor = TlsAcceptor::from(Arc::new(tls));
@@ -160,7 +155,7 @@ impl FakeApi {
         });
         FakeApi {
             url: format!("https://{addr}"),
-            ca_pem: ca_cert.pem(),
+            ca_pem: pki.ca_pem,
             seen,
             state: served,
             task,
@@ -174,10 +169,6 @@ impl FakeApi {
         self.state.lists.lock().unwrap().clear();
     }
 
-    #[allow(
-        dead_code,
-        reason = "used by cli/tests/kubernetes_meter.rs, which includes this file"
-    )]
     /// From now on serves `list` (a whole list object, e.g. a changed copy of a fixture) for
     /// `/api/v1/<file>`, until [`FakeApi::serve_folder`] is called.
     pub fn serve_list(&self, file: &str, list: Value) {

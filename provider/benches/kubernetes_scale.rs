@@ -1,10 +1,10 @@
 //! The scale benchmark of issue 7: a generated cluster of 5,000 GPU nodes and 150,000 pods (each
 //! pod about 4 KB of JSON as the API returns it, without managedFields), read in pages of 500.
 //!
-//! Run it alone, in release mode (it is `#[ignore]`d so `cargo test` stays fast):
+//! A `cargo bench` target without a harness (figures in BENCHMARKS.md, `## Kubernetes`):
 //!
 //! ```text
-//! cargo test --workspace --release --test kubernetes -- --ignored --nocapture scale
+//! cargo bench --workspace --locked --bench kubernetes_scale
 //! ```
 //!
 //! Per page it times the floor, `serde_json` reading the page's bytes into
@@ -14,6 +14,8 @@
 //! Pages are generated to a temporary folder first (not timed), then read back one at a time and
 //! dropped, as the client drops each page's text, so the process's peak memory (`VmHWM`) is what a
 //! listing of this size costs (plus the generator's one page).
+
+#![allow(clippy::unwrap_used)]
 
 use std::time::{Duration, Instant};
 
@@ -253,8 +255,13 @@ fn peak_rss_mb() -> f64 {
     kb / 1024.0
 }
 
-#[test]
-#[ignore = "scale benchmark: run alone with --release --ignored"]
+/// `cargo bench` passes `--bench` and runs the benchmark; `cargo test --benches` only builds it.
+fn main() {
+    if std::env::args().any(|arg| arg == "--bench") {
+        scale_5000_nodes_150000_pods_in_pages_of_500();
+    }
+}
+
 fn scale_5000_nodes_150000_pods_in_pages_of_500() {
     let mut floor = Duration::ZERO;
     let mut mapping = Duration::ZERO;

@@ -7,14 +7,15 @@
 //! with their `batch` and `extern` steps and every TRES list), each copy with its own job id. The
 //! generator is a `Read`, so neither side holds the document; its own cost is measured too.
 //!
-//! Run the benchmark (release build; figures in BENCHMARKS.md, `## Slurm`):
+//! A `cargo bench` target without a harness (figures in BENCHMARKS.md, `## Slurm`):
 //!
 //! ```text
-//! cargo test --workspace --release --test slurm_bench -- --ignored --nocapture
+//! cargo bench --workspace --locked --bench slurm_scale
 //! ```
 //!
-//! The small test below runs in the normal suite and checks that the generated document is what
-//! the benchmark claims: every job read, and GPU-seconds per VO as the templates add up.
+//! Without `--bench` (as `cargo test` runs it: the target has `test = true`) it runs only the
+//! small check that the generated document is what the benchmark claims: every job read, and
+//! GPU-seconds per VO as the templates add up.
 
 #![allow(clippy::unwrap_used)]
 
@@ -276,7 +277,18 @@ fn expected(jobs: u64) -> BTreeMap<String, u64> {
     sums
 }
 
-#[test]
+/// `cargo bench` passes `--bench` and runs the benchmark; `cargo test` runs the check.
+fn main() {
+    if std::env::args().any(|arg| arg == "--bench") {
+        bench_parse_and_meter_sacct_json();
+    } else {
+        the_generated_document_reads_back_with_every_job_and_its_gpu_seconds();
+        println!(
+            "slurm_scale: the generated document checks out (run the benchmark with cargo bench)"
+        );
+    }
+}
+
 fn the_generated_document_reads_back_with_every_job_and_its_gpu_seconds() {
     let metered = meter(2_001);
     assert_eq!(metered.jobs, 2_001);
@@ -310,16 +322,10 @@ fn status_kib(field: &str) -> u64 {
         .unwrap()
 }
 
-/// Peak resident memory of metering `jobs` jobs, in a fresh process of this test binary.
+/// Peak resident memory of metering `jobs` jobs, in a fresh process of this benchmark binary.
 fn peak_kib(jobs: u64) -> u64 {
     let output = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "bench_parse_and_meter_sacct_json",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+        .arg("--bench")
         .env(CHILD_ENV, jobs.to_string())
         .output()
         .unwrap();
@@ -345,8 +351,6 @@ fn cpu() -> String {
         .unwrap_or_default()
 }
 
-#[test]
-#[ignore = "benchmark: cargo test --workspace --release --test slurm_bench -- --ignored --nocapture"]
 fn bench_parse_and_meter_sacct_json() {
     if let Ok(jobs) = std::env::var(CHILD_ENV) {
         let jobs: u64 = jobs.parse().unwrap();

@@ -1,8 +1,8 @@
 //! The registry's query latency at scale: 1,000 sites x 50 GPU flavors (plus each site's two batch
 //! node types) in the index, the HTTPS API on loopback, 200 concurrent clients (one keep-alive TLS
-//! connection each). Not a timed test: it is ignored and run explicitly, in release mode:
+//! connection each). A `cargo bench` target without a harness:
 //!
-//! `cargo test --release --workspace --locked --test registry -- --ignored --nocapture bench_`
+//! `cargo bench --workspace --locked --bench registry_latency`
 //!
 //! Each query form is measured twice (see `loops`): closed loop (every client sends its next query
 //! as soon as it has the answer: what the server sustains) and open loop (the clients together
@@ -19,6 +19,8 @@
 //! in-process figures show the selection's own cost.
 //!
 //! BENCHMARKS.md (## Registry) records the figures.
+
+#![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -152,8 +154,13 @@ fn direct_costs(index: &Index) {
     });
 }
 
-#[test]
-#[ignore = "a benchmark: run explicitly in release mode (see the file's header)"]
+/// `cargo bench` passes `--bench` and runs the benchmark; `cargo test --benches` only builds it.
+fn main() {
+    if std::env::args().any(|arg| arg == "--bench") {
+        bench_query_latency_1000_sites_200_clients();
+    }
+}
+
 fn bench_query_latency_1000_sites_200_clients() {
     let server_threads = env_number("ACCELFED_BENCH_SERVER_THREADS", 2.0) as usize;
     let client_threads = env_number("ACCELFED_BENCH_CLIENT_THREADS", 2.0) as usize;
@@ -161,7 +168,7 @@ fn bench_query_latency_1000_sites_200_clients() {
     let client_runtime = runtime(client_threads, "bench-client");
     let dir = tempfile::tempdir().unwrap();
     let pki_dir = tempfile::tempdir().unwrap();
-    let pki = super::harness::pki(pki_dir.path());
+    let pki = accelfed_tests::pki::pki(pki_dir.path());
     let (address, stop_tx, server) = server_runtime.block_on(async {
         let store = DocumentStore::open(dir.path().join("registry.sqlite").to_str().unwrap())
             .await

@@ -3,7 +3,7 @@
 //! It stands in for a cloud where a test needs faults a real one cannot be made to produce on
 //! demand (Keystone down, a token that expires mid-run, one service answering 503 or too slowly, one
 //! project's quota unreadable). It serves the recorded responses of the small test cloud under
-//! `tests/fixtures/openstack/` (captured from the cloud `scripts/openstack/cloud.sh` starts), shaped
+//! `provider/tests/fixtures/openstack/` (captured from the cloud `scripts/openstack/cloud.sh` starts), shaped
 //! exactly as the services send them, on one port with a path prefix per service as DevStack lays
 //! them out (`/identity/v3`, `/compute/v2.1`, `/placement`, `/image`):
 //!
@@ -18,6 +18,11 @@
 //!   request whose path contains a given text.
 //!
 //! Responses that were not captured (token body, version documents, flavor access, images) follow the shapes of the OpenStack API reference.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "test support: a failure here is the test's failure"
+)]
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -91,8 +96,8 @@ impl Drop for FakeCloud {
     }
 }
 
-/// The fixture folder; from `provider/` or from another crate's tests that include this file
-/// (`cli/tests/`), both one level below the workspace root.
+/// The fixture folder, `provider/tests/fixtures/openstack/` (this crate's folder, `tests/`, is one
+/// level below the workspace root, as `provider/` is).
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../provider/tests/fixtures/openstack")
 }

@@ -1,13 +1,16 @@
 //! Generated usage records for the repository benchmarks (`accounting/benches/repository.rs` and
-//! `central/benches/accounting/`, which includes this file by path): deterministic, so every run
-//! and both databases see the same records, with random resource ids (hence random record ids,
-//! as real SHA-256 ids are), 20 VOs, 4 models, 5 GPU counts and the 12 months of 2025.
+//! `central/benches/accounting/`; feature `bench-support`): deterministic, so every run and both
+//! databases see the same records, with random resource ids (hence random record ids, as real
+//! SHA-256 ids are), 20 VOs, 4 models, 5 GPU counts and the 12 months of 2025.
+//!
+//! Only plain data and the schemas' types cross this module's boundary: the accounting crate's own
+//! benchmark links a second copy of `accelfed-accounting` through this crate, so the ingest options
+//! and periods are built by each benchmark from [`now`] and [`MONTHS`].
 
-use accelfed_accounting::repository::{IngestOptions, Period};
 use accelfed_schemas::gpu::{AcceleratorType, GpuCount, GpuModel};
 use accelfed_schemas::names::{Fqan, LocalId, SiteName, Text, VoName};
 use accelfed_schemas::usage::{Month, RecordType, Source, UsageRecord};
-use chrono::{TimeZone, Utc};
+use chrono::{DateTime, TimeZone, Utc};
 
 pub const SITES: usize = 20;
 pub const VOS: usize = 20;
@@ -74,20 +77,25 @@ pub fn batch(b: usize, size: usize, variant: u64) -> Vec<UsageRecord> {
         .collect()
 }
 
-/// Checks as the service makes them, at a fixed "now" after every generated month.
-pub fn options(max_batch: usize) -> IngestOptions {
-    IngestOptions {
-        max_batch,
-        now: Utc
-            .with_ymd_and_hms(2026, 6, 1, 0, 0, 0)
-            .single()
-            .expect("a valid instant"),
-    }
+/// The "now" the service's checks are made at: after every generated month.
+pub fn now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 6, 1, 0, 0, 0)
+        .single()
+        .expect("a valid instant")
 }
 
-/// The months the records fall in.
-pub fn periods() -> Vec<Period> {
-    (1..=12)
-        .map(|m| Period::new(2025, m).expect("a valid month"))
-        .collect()
-}
+/// The months the records fall in, as (year, month).
+pub const MONTHS: [(i32, u32); 12] = [
+    (2025, 1),
+    (2025, 2),
+    (2025, 3),
+    (2025, 4),
+    (2025, 5),
+    (2025, 6),
+    (2025, 7),
+    (2025, 8),
+    (2025, 9),
+    (2025, 10),
+    (2025, 11),
+    (2025, 12),
+];

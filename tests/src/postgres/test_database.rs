@@ -20,11 +20,11 @@ pub struct TestDatabase {
 }
 
 fn server() -> String {
-    std::env::var("ACCELFED_TEST_POSTGRES")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".to_owned())
+    std::env::var("ACCELFED_TEST_POSTGRES").unwrap_or_else(|_| super::DEFAULT_SERVER.to_owned())
 }
 
 impl TestDatabase {
+    /// Creates the database; call it inside a tokio runtime.
     pub async fn create() -> Self {
         let server = server();
         let nanos = std::time::SystemTime::now()
@@ -36,21 +36,12 @@ impl TestDatabase {
             std::process::id(),
             COUNTER.fetch_add(1, Ordering::Relaxed)
         );
-        let admin = format!("{server}/postgres");
-        let (client, connection) = match tokio_postgres::connect(&admin, NoTls).await {
-            Ok(pair) => pair,
-            Err(error) => panic!(
-                "PostgreSQL at {admin} is unreachable ({error}); the repository tests need it \
-                 (set ACCELFED_TEST_POSTGRES to another server URL)"
-            ),
-        };
-        let task = tokio::spawn(connection);
-        client
-            .batch_execute(&format!("CREATE DATABASE {name}"))
-            .await
-            .unwrap_or_else(|e| panic!("CREATE DATABASE {name}: {e}"));
-        drop(client);
-        let _ = task.await;
+        super::admin(
+            &server,
+            &format!("CREATE DATABASE {name}"),
+            "the tests need it (set ACCELFED_TEST_POSTGRES to another server URL)",
+        )
+        .await;
         Self {
             url: format!("{server}/{name}"),
             server,
@@ -61,8 +52,8 @@ impl TestDatabase {
 
 impl Drop for TestDatabase {
     fn drop(&mut self) {
-        // Drop runs inside the test's runtime, which must not block; a fresh thread with its own
-        // runtime does the cleanup.
+        // Drop may run inside the test's runtime, which must not block; a fresh thread with its
+        // own runtime does the cleanup.
         let admin = format!("{}/postgres", self.server);
         let sql = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
         let joined = std::thread::spawn(move || {

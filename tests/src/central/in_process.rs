@@ -1,0 +1,112 @@
+//! The central service started in-process, as `accelfed serve` assembles it
+//! ([`accelfed_central::run`] on listeners bound from `[listen]`, port 0 resolved), on a runtime
+//! of its own thread; stopped, with calls in flight finished, when the [`Server`] is dropped.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use accelfed_central::{CentralConfig, Listeners};
+use tokio::sync::oneshot;
+
+/// A running central service.
+#[derive(Debug)]
+pub struct Server {
+    pub grpc: SocketAddr,
+    pub metrics: Option<SocketAddr>,
+    pub https: Option<SocketAddr>,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<Result<(), String>>>,
+}
+
+type Started = Result<accelfed_central::Addresses, String>;
+
+impl Server {
+    /// Starts the service of the central.toml at `config`; panics with the reason when it does
+    /// not start.
+    pub fn start(config: &Path) -> Server {
+        let loaded =
+            CentralConfig::load(config).unwrap_or_else(|err| panic!("{}: {err}", config.display()));
+        let (started_tx, started_rx) = mpsc::channel::<Started>();
+        let (stop_tx, stop_rx) = oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .map_err(|err| err.to_string())?;
+            let result = runtime.block_on(async {
+                let listeners = match Listeners::bind(&loaded.config.listen).await {
+                    Ok(listeners) => listeners,
+                    Err(err) => {
+                        let _ = started_tx.send(Err(err.to_string()));
+                        return Err(err.to_string());
+                    }
+                };
+                let _ = started_tx.send(Ok(listeners.addresses()));
+                let shutdown = async move {
+                    let _ = stop_rx.await;
+                };
+                accelfed_central::run(&loaded, listeners, shutdown)
+                    .await
+                    .map_err(|err| err.to_string())
+            });
+            runtime.shutdown_timeout(Duration::from_secs(5));
+            result
+        });
+        let addresses = match started_rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(Ok(addresses)) => addresses,
+            Ok(Err(err)) => panic!("the central service did not start: {err}"),
+            Err(_) => panic!("the central service did not bind its listeners within 30 s"),
+        };
+        Server {
+            grpc: addresses.grpc.expect("the gRPC listener's address"),
+            metrics: addresses.metrics,
+            https: addresses.https,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// The gRPC endpoint as sites name it (`https://localhost:<port>`).
+    pub fn endpoint(&self) -> String {
+        format!("https://localhost:{}", self.grpc.port())
+    }
+
+    /// The registry's base URL (`https://localhost:<port>`); panics without `[listen] https`.
+    pub fn url(&self) -> String {
+        let https = self.https.expect("[listen] https in central.toml");
+        format!("https://localhost:{}", https.port())
+    }
+
+    /// `GET /metrics`; panics without `[listen] metrics`.
+    pub fn metrics(&self) -> String {
+        super::metrics::get(self.metrics.expect("[listen] metrics in central.toml"))
+    }
+
+    /// Stops the service, lets calls in flight finish, and says how it ended.
+    pub fn stop(mut self) -> Result<(), String> {
+        self.stop_and_join()
+    }
+
+    fn stop_and_join(&mut self) -> Result<(), String> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        match self.thread.take().map(JoinHandle::join) {
+            None | Some(Ok(Ok(()))) => Ok(()),
+            Some(Ok(Err(err))) => Err(err),
+            Some(Err(_)) => Err("the service's thread panicked".to_owned()),
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Err(err) = self.stop_and_join() {
+            eprintln!("the central service stopped with an error: {err}");
+        }
+    }
+}
