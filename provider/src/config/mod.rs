@@ -6,6 +6,7 @@
 mod accounting;
 mod apel;
 mod error;
+mod problem;
 mod publish;
 mod site;
 
@@ -16,8 +17,11 @@ use serde::Deserialize;
 pub use accounting::{AccountingConfig, ShipConfig};
 pub use apel::{AmsConfig, ApelCharset, ApelConfig, DirqConfig};
 pub use error::ConfigError;
+pub use problem::Problem;
 pub use publish::{PublishConfig, RegistryPublishConfig, check_registry_url};
 pub use site::{ContactConfig, LocationConfig, SiteConfig};
+
+pub use crate::backend::{ProviderConfig, Provision};
 
 use crate::kubernetes::KubernetesConfig;
 use crate::openstack::OpenstackConfig;
@@ -30,6 +34,7 @@ use crate::static_site::StaticConfig;
 /// `[[openstack]]`, `[[slurm]]`, ...) rather than a `type = "..."` tag: serde reads tagged enums
 /// through a buffer that loses TOML's positions, and every configuration error must say
 /// `file:line:column`. The set stays closed: an unknown table is refused with the known names.
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
@@ -53,31 +58,6 @@ pub struct Config {
     /// Where `accelfed provide --publish <name>` sends the document, when its flags do not say.
     #[serde(default)]
     pub publish: Option<PublishConfig>,
-}
-
-/// One configured provider; the closed set of middleware accelfed reads.
-#[derive(Debug, Clone, Copy)]
-pub enum ProviderConfig<'a> {
-    /// Services described entirely in the configuration file.
-    Static(&'a StaticConfig),
-    /// An OpenStack cloud.
-    Openstack(&'a OpenstackConfig),
-    /// A Slurm cluster.
-    Slurm(&'a SlurmConfig),
-    /// A Kubernetes cluster.
-    Kubernetes(&'a KubernetesConfig),
-}
-
-impl ProviderConfig<'_> {
-    /// The provider's table in the configuration file, for messages.
-    pub fn name(&self) -> &'static str {
-        match self {
-            ProviderConfig::Static(_) => "static",
-            ProviderConfig::Openstack(_) => "openstack",
-            ProviderConfig::Slurm(_) => "slurm",
-            ProviderConfig::Kubernetes(_) => "kubernetes",
-        }
-    }
 }
 
 /// A configuration that parsed and validated, with where it came from.
@@ -134,20 +114,9 @@ impl Config {
                 .map_err(|problem| problem.into_config_error(path, source, "publish"))?;
         }
         for provider in config.providers() {
-            match provider {
-                ProviderConfig::Static(static_config) => static_config
-                    .validate()
-                    .map_err(|problem| problem.into_config_error(path, source, provider.name()))?,
-                ProviderConfig::Openstack(openstack) => openstack
-                    .validate()
-                    .map_err(|problem| problem.into_config_error(path, source, provider.name()))?,
-                ProviderConfig::Slurm(slurm) => slurm
-                    .validate()
-                    .map_err(|problem| problem.into_config_error(path, source, provider.name()))?,
-                ProviderConfig::Kubernetes(kubernetes) => kubernetes
-                    .validate()
-                    .map_err(|problem| problem.into_config_error(path, source, provider.name()))?,
-            }
+            provider
+                .validate()
+                .map_err(|problem| problem.into_config_error(path, source, provider.name()))?;
         }
         config.require_gocdb_id(path, source)?;
         Ok(config)
@@ -160,24 +129,11 @@ impl Config {
         if self.site.gocdb_id.is_some() {
             return Ok(());
         }
-        let static_clouds = self.static_site.iter().flat_map(|s| {
-            s.cloud
-                .iter()
-                .enumerate()
-                .map(|(index, cloud)| (format!("static.cloud[{index}]"), &cloud.id))
-        });
-        let openstack = self
-            .openstack
-            .iter()
-            .enumerate()
-            .map(|(index, cloud)| (format!("openstack[{index}]"), &cloud.id));
-        let kubernetes = self
-            .kubernetes
-            .iter()
-            .enumerate()
-            .filter(|(_, cluster)| cluster.service == crate::kubernetes::ServiceKind::Cloud)
-            .map(|(index, cluster)| (format!("kubernetes[{index}]"), &cluster.id));
-        match static_clouds.chain(openstack).chain(kubernetes).next() {
+        let first = self
+            .providers_indexed()
+            .into_iter()
+            .find_map(|(index, provider)| provider.clouds(index).into_iter().next());
+        match first {
             None => Ok(()),
             Some((field, id)) => Err(ConfigError::at(
                 path,
@@ -195,12 +151,26 @@ impl Config {
 
     /// The configured providers, in a fixed order.
     pub fn providers(&self) -> Vec<ProviderConfig<'_>> {
-        self.static_site
-            .iter()
-            .map(ProviderConfig::Static)
-            .chain(self.openstack.iter().map(ProviderConfig::Openstack))
-            .chain(self.slurm.iter().map(ProviderConfig::Slurm))
-            .chain(self.kubernetes.iter().map(ProviderConfig::Kubernetes))
+        self.providers_indexed()
+            .into_iter()
+            .map(|(_, provider)| provider)
+            .collect()
+    }
+
+    /// The configured providers, each with its position in its own table (what
+    /// [`ProviderConfig::label`] names it by), in the order of [`Config::providers`]. With the
+    /// struct's fields, the one place that lists the tables.
+    pub fn providers_indexed(&self) -> Vec<(usize, ProviderConfig<'_>)> {
+        fn indexed<'a, T: 'a>(
+            table: impl IntoIterator<Item = &'a T>,
+            variant: fn(&'a T) -> ProviderConfig<'a>,
+        ) -> impl Iterator<Item = (usize, ProviderConfig<'a>)> {
+            table.into_iter().map(variant).enumerate()
+        }
+        indexed(&self.static_site, ProviderConfig::Static)
+            .chain(indexed(&self.openstack, ProviderConfig::Openstack))
+            .chain(indexed(&self.slurm, ProviderConfig::Slurm))
+            .chain(indexed(&self.kubernetes, ProviderConfig::Kubernetes))
             .collect()
     }
 }

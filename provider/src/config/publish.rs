@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::static_site::Problem;
+use crate::config::Problem;
 
 /// `[publish]`.
 #[derive(Debug, Clone, Deserialize)]
