@@ -8,6 +8,7 @@ mod exit;
 mod files;
 mod pki;
 mod secret;
+mod site_file;
 mod telemetry;
 mod trust;
 

@@ -3,9 +3,9 @@
 //! * [`stdout`]: the BDII provider-script contract: the document on standard output and nothing
 //!   else (logs go to standard error).
 //! * [`file`]: a file replaced atomically, so a reader never sees half a document.
-//!
-//! LDAP, the federation registry (HTTPS) and record shipping (gRPC) join as further files here.
+//! * [`config`]: `[publish]`, the publishers' table of the site's file.
 
+pub mod config;
 pub mod file;
 pub mod registry;
 pub mod stdout;

@@ -8,18 +8,21 @@
 
 use std::path::Path;
 
-use accelfed_provider::config::{Config, check_registry_url};
 use accelfed_publishers::Destination;
+use accelfed_publishers::config::{RegistryPublishConfig, check_registry_url};
 use accelfed_schemas::render;
 use accelfed_schemas::render::ldif::LdifMode;
 
 use super::meter::resolve;
 use crate::args::{ProvideArgs, PublishTarget};
 use crate::exit::Outcome;
+use crate::site_file::SiteFile;
 
 pub fn run(args: &ProvideArgs) -> Outcome {
-    let loaded = match Config::load(&args.config) {
-        Ok(loaded) => loaded,
+    let SiteFile {
+        loaded, publish, ..
+    } = match SiteFile::load(&args.config) {
+        Ok(file) => file,
         Err(err) => {
             eprintln!("error: {err}");
             return last_good(args, Outcome::Config);
@@ -38,7 +41,10 @@ pub fn run(args: &ProvideArgs) -> Outcome {
     // Where to push is settled (and the token read) before anything is gathered: a usage error
     // should not wait for every provider to answer.
     let registry = if args.publish == Some(PublishTarget::Registry) {
-        match RegistryPush::prepare(args, &loaded.config) {
+        let table = publish
+            .as_ref()
+            .and_then(|publish| publish.registry.as_ref());
+        match RegistryPush::prepare(args, table) {
             Ok(registry) => Some(registry),
             Err(message) => {
                 eprintln!("error: {message}");
@@ -195,8 +201,8 @@ fn matches_format(document: &[u8], format: render::Format) -> Result<(), String>
 }
 
 /// Where `--publish registry` sends, with the token and CA already read. Each setting is its flag
-/// (or environment variable), else its key in `[publish.registry]`; paths from the file are
-/// relative to the file.
+/// (or environment variable), else its key in `[publish.registry]` (`table`); paths from the file
+/// are relative to the file.
 #[derive(Debug)]
 struct RegistryPush {
     url: String,
@@ -206,11 +212,7 @@ struct RegistryPush {
 
 impl RegistryPush {
     /// Settles the target and reads the token and CA files; every error is a usage error.
-    fn prepare(args: &ProvideArgs, config: &Config) -> Result<Self, String> {
-        let table = config
-            .publish
-            .as_ref()
-            .and_then(|publish| publish.registry.as_ref());
+    fn prepare(args: &ProvideArgs, table: Option<&RegistryPublishConfig>) -> Result<Self, String> {
         let missing = |flag: &str| {
             format!(
                 "--publish registry needs {flag}, or [publish.registry] in the configuration file"

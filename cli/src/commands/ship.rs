@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
+use accelfed_accounting::ship::ShipConfig;
 use accelfed_accounting::ship::{Backoff, Client, ClientSettings, ShipOptions, ship, verify};
 use accelfed_accounting::spool::{ShipLimits, Spool};
-use accelfed_provider::config::ShipConfig;
 
 use super::meter::{load_accounting, resolve, spool_path};
 use crate::args::ShipArgs;

@@ -1,24 +1,21 @@
 //! The site configuration file (TOML): the site itself and the providers that describe its services.
+//! (The file's `[accounting]` and `[publish]` tables belong to accelfed-accounting and
+//! accelfed-publishers; see [`Config`].)
 //!
 //! Parsing is strict (unknown keys are errors) and validating needs no network, so `accelfed validate`
 //! can run anywhere. Every error names the file, line and column, and the field.
 
-mod accounting;
-mod apel;
 mod error;
 mod problem;
-mod publish;
 mod site;
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 
-pub use accounting::{AccountingConfig, ShipConfig};
-pub use apel::{AmsConfig, ApelCharset, ApelConfig, DirqConfig};
 pub use error::ConfigError;
 pub use problem::Problem;
-pub use publish::{PublishConfig, RegistryPublishConfig, check_registry_url};
 pub use site::{ContactConfig, LocationConfig, SiteConfig};
 
 pub use crate::backend::{ProviderConfig, Provision};
@@ -34,7 +31,11 @@ use crate::static_site::StaticConfig;
 /// `[[openstack]]`, `[[slurm]]`, ...) rather than a `type = "..."` tag: serde reads tagged enums
 /// through a buffer that loses TOML's positions, and every configuration error must say
 /// `file:line:column`. The set stays closed: an unknown table is refused with the known names.
-
+///
+/// `[accounting]` and `[publish]` are other crates' settings in the same file: this struct only
+/// names them (so they are not refused as unknown) and skips their contents; the binary reads them
+/// with their own types from the same text (`cli/src/site_file.rs`), where their errors are
+/// located the same way.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
@@ -52,12 +53,13 @@ pub struct Config {
     /// Kubernetes clusters, read through their API.
     #[serde(default)]
     pub kubernetes: Vec<KubernetesConfig>,
-    /// Usage accounting: the spool, manual usage, and where records are shipped.
+    /// `[accounting]`: read by the accounting pipeline (accelfed-accounting's `AccountingConfig`),
+    /// not here; named so that the set of tables stays closed (see the type's comment).
     #[serde(default)]
-    pub accounting: Option<AccountingConfig>,
-    /// Where `accelfed provide --publish <name>` sends the document, when its flags do not say.
+    pub accounting: Option<IgnoredAny>,
+    /// `[publish]`: read by the publishers (accelfed-publishers' `PublishConfig`), not here.
     #[serde(default)]
-    pub publish: Option<PublishConfig>,
+    pub publish: Option<IgnoredAny>,
 }
 
 /// A configuration that parsed and validated, with where it came from.
@@ -108,11 +110,6 @@ impl Config {
         config.site.validate().map_err(|(field, message)| {
             ConfigError::at(path, source, None, format!("site.{field}: {message}"))
         })?;
-        if let Some(publish) = &config.publish {
-            publish
-                .validate()
-                .map_err(|problem| problem.into_config_error(path, source, "publish"))?;
-        }
         for provider in config.providers() {
             provider
                 .validate()
