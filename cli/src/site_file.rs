@@ -129,4 +129,23 @@ mod tests {
         );
         assert!(sections.publish.is_none());
     }
+
+    #[test]
+    fn every_example_site_reads_whole() {
+        // provider's own tests read the examples too, but skip the tables it only names.
+        let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+        for name in [
+            "site.toml",
+            "openstack-site.toml",
+            "slurm-site.toml",
+            "kubernetes-site.toml",
+        ] {
+            let file = SiteFile::load(&examples.join(name))
+                .unwrap_or_else(|error| panic!("{name}: {error}"));
+            if name == "site.toml" {
+                assert!(file.accounting.is_some_and(|a| a.ship.is_some()));
+                assert!(file.publish.is_some_and(|p| p.registry.is_some()));
+            }
+        }
+    }
 }

@@ -3,12 +3,13 @@
 //!
 //! `config.rs` is `[[openstack]]`; `auth.rs` resolves credentials from `clouds.yaml` and `OS_*`;
 //! `client/` is the only IO; `api.rs` declares the API objects (`server.rs` and `server_specs.rs`
-//! read servers compactly, with `crate::json`'s scanner); `inventory.rs` is what one run lists;
-//! the rest is pure: `conventions.rs`
-//! and `detect.rs` read GPUs from flavor extra specs, `capacity.rs` reads them from Placement,
-//! `vo.rs` maps projects to VOs, `server_pass.rs` reads each server's GPUs and usage once, `map.rs`
-//! assembles the service, `vgpu.rs` reads how many vGPUs
-//! one physical GPU holds, `usage.rs` turns servers into GPU usage intervals and `meter.rs` those into usage observations.
+//! read servers compactly, with `crate::json`'s scanner); `inventory.rs` is what one run lists.
+//! The rest is pure: `conventions.rs` and `detect.rs` read GPUs from flavor extra specs,
+//! `capacity.rs` reads them from Placement, `vo.rs` maps projects to VOs, `server_pass.rs` reads
+//! each server's GPUs and usage once, `map.rs` assembles the service, `vgpu.rs` reads how many
+//! vGPUs one physical GPU holds, `usage.rs` turns servers into GPU usage intervals and `meter.rs`
+//! those into usage observations.
+//!
 //! This file is the entry point: one run of the provider and of the meter's listing, and the
 //! backend contract (`crate::backend`). Warnings (odd flavors, unreadable project properties) are
 //! logged; failures are returned so the caller exits 1 while still publishing what was read.
@@ -62,7 +63,7 @@ pub struct Provided {
 }
 
 /// Reads the whole service of the cloud ([`Listing::Service`]) and maps it; the meter reads less
-/// ([`usage`]).
+/// ([`usage()`]).
 pub async fn provide(config: &OpenstackConfig) -> Result<Provided, OpenstackError> {
     let creds = client::credentials(config)?;
     let Fetched { state, failures } = client::fetch(config, creds, Listing::Service).await?;
