@@ -5,7 +5,7 @@
 //! A backend's `mod.rs` implements [`Backend`] for its configuration table: how a failure names
 //! it, how its table is checked, what it contributes to the snapshot and (where it has a meter)
 //! its usage observations. [`ProviderConfig`]'s methods dispatch to those implementations in one
-//! place ([`each!`]), so parsing, gathering and metering are one loop each and a new backend is
+//! place (`each!`), so parsing, gathering and metering are one loop each and a new backend is
 //! its folder plus one variant here (and its table in [`crate::config::Config`]).
 
 use chrono::{DateTime, Utc};
@@ -134,5 +134,33 @@ impl<'a> ProviderConfig<'a> {
         now: DateTime<Utc>,
     ) -> Result<Vec<Observation>, String> {
         each!(self, config => Backend::observe(*config, site, since, now).await)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::config::Config;
+
+    #[test]
+    fn each_backend_is_named_by_its_position_in_its_own_table() {
+        let text = "[site]\nname = \"EXAMPLE-GPU\"\ngocdb_id = \"1G0\"\n\n\
+                    [[slurm]]\nid = \"a\"\n\n[[openstack]]\nid = \"cloud\"\n\n\
+                    [[slurm]]\nid = \"b\"\n";
+        let config = Config::parse(Path::new("site.toml"), text).unwrap();
+        let labels: Vec<String> = config
+            .providers_indexed()
+            .into_iter()
+            .map(|(index, provider)| format!("{} {}", provider.name(), provider.label(index)))
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                "openstack openstack \"cloud\"",
+                "slurm slurm[0]",
+                "slurm slurm[1]"
+            ]
+        );
     }
 }

@@ -25,8 +25,9 @@ pub struct Gathered {
 }
 
 /// Runs every provider of `config`, one after the other, and returns the site's snapshot as of
-/// `now`. A provider that fails is reported in [`Gathered::failures`] and the others still publish. Fails only when the assembled
-/// snapshot is inconsistent (an ID used by two providers), which is a configuration error.
+/// `now`. A provider that fails is reported in [`Gathered::failures`] and the others still
+/// publish. Fails only when the assembled snapshot is inconsistent (an ID used by two providers),
+/// which is a configuration error.
 ///
 /// Async because the providers that query middleware do network IO; the static provider does none.
 pub async fn gather(config: &Config, now: DateTime<Utc>) -> Result<Gathered, SnapshotError> {
