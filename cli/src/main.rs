@@ -9,6 +9,7 @@ mod files;
 mod pki;
 mod progress;
 mod secret;
+mod site_file;
 mod telemetry;
 mod trust;
 

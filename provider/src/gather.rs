@@ -6,12 +6,13 @@ use accelfed_schemas::glue::{
     AdminDomain, Contact, Location, Service, SiteSnapshot, SnapshotError,
 };
 
-use crate::config::{Config, ProviderConfig, SiteConfig};
+use crate::config::{Config, SiteConfig};
 
 /// A provider that could not deliver; what the others delivered is still published.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProviderFailure {
-    /// `provider[1] (openstack)`.
+    /// The provider as [`crate::config::ProviderConfig::label`] names it: `slurm[0]`,
+    /// `kubernetes[1]`, `openstack "cloud"`.
     pub provider: String,
     pub message: String,
 }
@@ -23,60 +24,33 @@ pub struct Gathered {
     pub failures: Vec<ProviderFailure>,
 }
 
-/// Runs every provider of `config` and returns the site's snapshot as of `now`. A provider that fails
-/// is reported in [`Gathered::failures`] and the others still publish. Fails only when the assembled
-/// snapshot is inconsistent (an ID used by two providers), which is a configuration error.
+/// Runs every provider of `config`, one after the other, and returns the site's snapshot as of
+/// `now`. A provider that fails is reported in [`Gathered::failures`] and the others still
+/// publish. Fails only when the assembled snapshot is inconsistent (an ID used by two providers),
+/// which is a configuration error.
 ///
 /// Async because the providers that query middleware do network IO; the static provider does none.
 pub async fn gather(config: &Config, now: DateTime<Utc>) -> Result<Gathered, SnapshotError> {
     let mut services = Vec::new();
-    #[allow(unused_mut, reason = "providers that can fail push here")]
     let mut failures = Vec::new();
-    for provider in config.providers() {
-        match provider {
-            ProviderConfig::Static(static_config) => services.extend(static_config.services()),
-            ProviderConfig::Openstack(openstack) => {
-                let provider = format!("openstack {:?}", openstack.id.get_ref().as_str());
-                match crate::openstack::provide(openstack).await {
-                    Ok(provided) => {
-                        services.push(Service::Cloud(provided.mapped.service));
-                        failures.extend(provided.failures.into_iter().map(|message| {
-                            ProviderFailure {
-                                provider: provider.clone(),
-                                message,
-                            }
-                        }));
-                    }
-                    Err(err) => failures.push(ProviderFailure {
-                        provider,
-                        message: err.to_string(),
-                    }),
-                }
+    for (index, provider) in config.providers_indexed() {
+        let name = provider.label(index);
+        match provider.provide().await {
+            Ok(provision) => {
+                services.extend(provision.services);
+                failures.extend(
+                    provision
+                        .failures
+                        .into_iter()
+                        .map(|message| ProviderFailure {
+                            provider: name.clone(),
+                            message,
+                        }),
+                );
             }
-            // Run after the loop, with their index in `[[kubernetes]]`.
-            ProviderConfig::Kubernetes(_) => {}
-            ProviderConfig::Slurm(slurm) => {
-                let index = config
-                    .slurm
-                    .iter()
-                    .position(|s| std::ptr::eq(s, slurm))
-                    .unwrap_or(0);
-                match crate::slurm::provide(slurm).await {
-                    Ok(service) => services.push(Service::Computing(service)),
-                    Err(err) => failures.push(ProviderFailure {
-                        provider: format!("slurm[{index}]"),
-                        message: err.to_string(),
-                    }),
-                }
-            }
-        }
-    }
-    for (index, kubernetes) in config.kubernetes.iter().enumerate() {
-        match crate::kubernetes::provide(kubernetes).await {
-            Ok(service) => services.push(service),
-            Err(err) => failures.push(ProviderFailure {
-                provider: format!("kubernetes[{index}]"),
-                message: err.to_string(),
+            Err(message) => failures.push(ProviderFailure {
+                provider: name,
+                message,
             }),
         }
     }

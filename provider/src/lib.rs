@@ -1,14 +1,19 @@
 //! Providers: read a site's middleware into a [`SiteSnapshot`].
 //!
-//! Each middleware is a folder (`static_site/`; OpenStack, Kubernetes and Slurm follow) with a
-//! `config.rs` (its part of the configuration file) and a pure mapping to the GLUE2 model. [`config`]
-//! holds the whole configuration file; [`gather`] runs every configured provider and assembles the
-//! site's snapshot.
+//! Each middleware is a folder (`openstack/`, `slurm/`, `kubernetes/`, `static_site/`) with the same
+//! files for the same roles: `config.rs` (its table of the configuration file), `client.rs` or
+//! `client/` (the only IO), `inventory.rs` (what one read lists), `map.rs` (listing -> GLUE2),
+//! `meter.rs` (usage observations) and `mod.rs` (the entry point, implementing the backend contract
+//! of `backend.rs`). [`config`] holds the configuration file; [`gather`] and [`observe`] run every
+//! configured backend through [`config::ProviderConfig`], one loop each; `json/` holds the fast
+//! JSON readers the backends share.
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+mod backend;
 pub mod config;
 mod gather;
+mod json;
 pub mod kubernetes;
 mod observe;
 pub mod openstack;

@@ -47,6 +47,37 @@ impl RegistryError {
     }
 }
 
+/// Where a push goes, with the site's token and CA already read (the binary settles them from
+/// flags and `[publish.registry]`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct RegistryTarget {
+    /// The registry's base URL, `https://host[:port][/path]`.
+    pub url: String,
+    pub token: String,
+    /// PEM certificates to trust besides the system's roots.
+    pub ca_pem: Option<Vec<u8>>,
+}
+
+/// Never prints the token: a target may end up in a debug log.
+impl std::fmt::Debug for RegistryTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegistryTarget")
+            .field("url", &self.url)
+            .field("token", &"<redacted>")
+            .field("ca_pem", &self.ca_pem.as_ref().map(Vec::len))
+            .finish()
+    }
+}
+
+/// [`crate::publish`]'s registry destination: a client for `target`'s CA, then [`push`].
+pub(crate) async fn publish(
+    target: &RegistryTarget,
+    document: &[u8],
+) -> Result<String, RegistryError> {
+    let client = client(target.ca_pem.as_deref())?;
+    push(&client, &target.url, &target.token, document.to_vec()).await
+}
+
 /// A client that trusts the system roots and `ca_pem`'s certificates.
 pub fn client(ca_pem: Option<&[u8]>) -> Result<reqwest::Client, RegistryError> {
     let mut builder = reqwest::Client::builder().timeout(TIMEOUT).use_rustls_tls();

@@ -2,6 +2,7 @@
 //! accounting repository. Rendering (fields, ASCII, the 1,000-record and byte limits) is the pure
 //! [`accelfed_schemas::render::apel`]; this module does the IO around it.
 //!
+//! * `config.rs`: `[accounting.apel]`, the export's settings in the site's file.
 //! * [`dirq`]: an outgoing directory in the layout of python-dirq's `QueueSimple`, which is what a
 //!   stock `ssmsend` reads (its `[messaging] path`).
 //! * [`ams`]: ARGO AMS over its REST API (`POST .../topics/{topic}:publish`).
@@ -17,6 +18,7 @@
 //!   replaces the one it has instead of adding to it.
 
 mod ams;
+mod config;
 mod dirq;
 pub mod envelope;
 mod error;
@@ -26,6 +28,7 @@ mod sign;
 mod watermark;
 
 pub use ams::{AmsClient, AmsSettings};
+pub use config::{AmsConfig, ApelCharset, ApelConfig, DirqConfig};
 pub use dirq::DirqQueue;
 pub use error::ApelError;
 pub use export::{Destination, ExportOptions, ExportReport, Selection, export};

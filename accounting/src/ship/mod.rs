@@ -1,5 +1,6 @@
 //! `accelfed ship`: the site's spool to the central repository over gRPC (TLS, bearer token).
 //!
+//! * `config.rs`: `[accounting.ship]`, the shipper's settings in the site's file.
 //! * [`backoff`]: retry delays, exponential with jitter (pure).
 //! * [`client`]: the TLS channel with the site's token (the only IO besides the spool).
 //! * [`run`]: pages of pending records, oldest first, cut into batches sent in that order, a few
@@ -12,12 +13,14 @@
 mod acker;
 mod backoff;
 mod client;
+mod config;
 mod error;
 mod run;
 mod verify;
 
 pub use backoff::{Backoff, delay};
 pub use client::{Client, ClientSettings};
+pub use config::ShipConfig;
 pub use error::ShipError;
 pub use run::{DEFAULT_IN_FLIGHT, Rejected, ShipOptions, ShipReport, ship};
 pub use verify::{VerifyReport, months_to_resend, verify};

@@ -9,9 +9,9 @@ use accelfed_accounting::apel::{
     AmsClient, AmsSettings, ApelError, Destination, DirqQueue, ExportOptions, ExportReport,
     Selection, Signer, Watermark, export,
 };
+use accelfed_accounting::apel::{AmsConfig, ApelCharset, ApelConfig};
 use accelfed_accounting::ship::Backoff;
 use accelfed_accounting::spool::Spool;
-use accelfed_provider::config::{AmsConfig, ApelCharset, ApelConfig};
 
 use super::meter::{load_accounting, resolve, spool_path};
 use crate::args::ExportArgs;

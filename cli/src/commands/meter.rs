@@ -5,17 +5,20 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Datelike, TimeZone, Utc};
 
+use accelfed_accounting::apel::ApelCharset;
 use accelfed_accounting::apel::safety::{self, Charset};
+use accelfed_accounting::config::AccountingConfig;
 use accelfed_accounting::meter::{
     Installed, Metered, MeteredResources, meter, read_manual, retractions,
 };
 use accelfed_accounting::spool::Spool;
-use accelfed_provider::config::{AccountingConfig, ApelCharset, Config};
+use accelfed_provider::config::Config;
 use accelfed_schemas::usage::{Observation, Source, UsageRecord};
 
 use crate::args::MeterArgs;
 use crate::exit::Outcome;
 use crate::progress::Progress;
+use crate::site_file::SiteFile;
 
 /// Where the site feeds APEL, each record is checked before it is spooled against what APEL's
 /// loader and database take ([`accelfed_accounting::apel::safety`]): fixable values are
@@ -301,18 +304,18 @@ fn previous_month_start(now: DateTime<Utc>) -> DateTime<Utc> {
         .unwrap_or(now)
 }
 
-/// The site configuration and its `[accounting]` table (taken out of it), or, printed, why not and
+/// The site configuration and its `[accounting]` table (read by accelfed-accounting), or, printed, why not and
 /// the exit status: every accounting command (meter, ship, export) starts here.
 pub(super) fn load_accounting(path: &Path) -> Result<(Config, AccountingConfig), Outcome> {
-    let mut config = match Config::load(path) {
-        Ok(loaded) => loaded.config,
+    let file = match SiteFile::load(path) {
+        Ok(file) => file,
         Err(err) => {
             eprintln!("error: {err}");
             return Err(Outcome::Config);
         }
     };
-    match config.accounting.take() {
-        Some(accounting) => Ok((config, accounting)),
+    match file.accounting {
+        Some(accounting) => Ok((file.loaded.config, accounting)),
         None => {
             eprintln!(
                 "error: {}: no [accounting] table (it names the spool; see docs/configuration.md)",

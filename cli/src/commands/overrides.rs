@@ -5,7 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use accelfed_provider::config::{AccountingConfig, ShipConfig};
+use accelfed_accounting::config::AccountingConfig;
+use accelfed_accounting::ship::ShipConfig;
 
 use crate::args::{ShipOverrides, SpoolOverride};
 

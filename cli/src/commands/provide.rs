@@ -8,23 +8,19 @@
 
 use std::path::Path;
 
-use accelfed_provider::config::{Config, check_registry_url};
-use accelfed_publishers::Destination;
+use accelfed_publishers::config::{RegistryPublishConfig, check_registry_url};
+use accelfed_publishers::{Destination, RegistryTarget};
 use accelfed_schemas::render;
 use accelfed_schemas::render::ldif::LdifMode;
 
 use super::meter::resolve;
 use crate::args::{ProvideArgs, PublishTarget};
 use crate::exit::Outcome;
+use crate::site_file::SiteFile;
 
 pub fn run(args: &ProvideArgs) -> Outcome {
-    let loaded = match Config::load(&args.config) {
-        Ok(loaded) => loaded,
-        Err(err) => {
-            eprintln!("error: {err}");
-            return last_good(args, Outcome::Config);
-        }
-    };
+    // First: every destination, the registry's included, is reached through
+    // `accelfed_publishers::publish`, which is async.
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -35,10 +31,22 @@ pub fn run(args: &ProvideArgs) -> Outcome {
             return Outcome::Partial;
         }
     };
+    let SiteFile {
+        loaded, publish, ..
+    } = match SiteFile::load(&args.config) {
+        Ok(file) => file,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return last_good(args, &runtime, Outcome::Config);
+        }
+    };
     // Where to push is settled (and the token read) before anything is gathered: a usage error
     // should not wait for every provider to answer.
     let registry = if args.publish == Some(PublishTarget::Registry) {
-        match RegistryPush::prepare(args, &loaded.config) {
+        let table = publish
+            .as_ref()
+            .and_then(|publish| publish.registry.as_ref());
+        match registry_target(args, table) {
             Ok(registry) => Some(registry),
             Err(message) => {
                 eprintln!("error: {message}");
@@ -55,7 +63,7 @@ pub fn run(args: &ProvideArgs) -> Outcome {
         Ok(gathered) => gathered,
         Err(err) => {
             eprintln!("error: {}: {err}", args.config.display());
-            return last_good(args, Outcome::Config);
+            return last_good(args, &runtime, Outcome::Config);
         }
     };
     for failure in &gathered.failures {
@@ -63,7 +71,7 @@ pub fn run(args: &ProvideArgs) -> Outcome {
     }
     let providers = loaded.config.providers().len();
     if registry.is_none() && providers > 0 && gathered.failures.len() >= providers {
-        return last_good(args, Outcome::Partial);
+        return last_good(args, &runtime, Outcome::Partial);
     }
     let document = match args.format {
         render::Format::LdifGlue20 => {
@@ -82,12 +90,16 @@ pub fn run(args: &ProvideArgs) -> Outcome {
         } else {
             render::render(&gathered.snapshot, render::Format::Glue21Json)
         };
-        match registry.push(&runtime, json) {
+        match runtime.block_on(accelfed_publishers::publish(
+            &json,
+            &Destination::Registry(registry),
+        )) {
             Ok(answer) => {
+                let answer = answer.unwrap_or_default();
                 tracing::info!(site = %gathered.snapshot.domain.name, %answer, "pushed to the registry");
             }
-            Err(message) => {
-                eprintln!("error: {message}");
+            Err(err) => {
+                eprintln!("error: {err}");
                 partial = true;
             }
         }
@@ -103,7 +115,7 @@ pub fn run(args: &ProvideArgs) -> Outcome {
         Some(path) => Destination::File(path.clone()),
         None => Destination::Stdout,
     };
-    if let Err(err) = accelfed_publishers::publish(&document, &destination) {
+    if let Err(err) = runtime.block_on(accelfed_publishers::publish(&document, &destination)) {
         tracing::error!("{err}");
         return Outcome::Partial;
     }
@@ -118,8 +130,8 @@ pub fn run(args: &ProvideArgs) -> Outcome {
     }
     if let Some(path) = &args.keep_last_good {
         // Saved after publishing, so a document that could not be written out is never "good".
-        if let Err(err) = accelfed_publishers::publish(&document, &Destination::File(path.clone()))
-        {
+        let saved = Destination::File(path.clone());
+        if let Err(err) = runtime.block_on(accelfed_publishers::publish(&document, &saved)) {
             tracing::error!("--keep-last-good: {err}");
             return Outcome::Partial;
         }
@@ -129,7 +141,7 @@ pub fn run(args: &ProvideArgs) -> Outcome {
 
 /// Publishes the document saved by `--keep-last-good`, if any, in place of one that could not be
 /// made; `outcome` is what went wrong, and stays the exit status.
-fn last_good(args: &ProvideArgs, outcome: Outcome) -> Outcome {
+fn last_good(args: &ProvideArgs, runtime: &tokio::runtime::Runtime, outcome: Outcome) -> Outcome {
     let Some(path) = &args.keep_last_good else {
         return outcome;
     };
@@ -158,8 +170,8 @@ fn last_good(args: &ProvideArgs, outcome: Outcome) -> Outcome {
         Some(output) => Destination::File(output.clone()),
         None => Destination::Stdout,
     };
-    match accelfed_publishers::publish(&document, &destination) {
-        Ok(()) => warn_published(path, document.len()),
+    match runtime.block_on(accelfed_publishers::publish(&document, &destination)) {
+        Ok(_) => warn_published(path, document.len()),
         Err(err) => tracing::error!("{err}"),
     }
     outcome
@@ -194,66 +206,43 @@ fn matches_format(document: &[u8], format: render::Format) -> Result<(), String>
     }
 }
 
-/// Where `--publish registry` sends, with the token and CA already read. Each setting is its flag
-/// (or environment variable), else its key in `[publish.registry]`; paths from the file are
-/// relative to the file.
-#[derive(Debug)]
-struct RegistryPush {
-    url: String,
-    token: String,
-    ca_pem: Option<Vec<u8>>,
-}
-
-impl RegistryPush {
-    /// Settles the target and reads the token and CA files; every error is a usage error.
-    fn prepare(args: &ProvideArgs, config: &Config) -> Result<Self, String> {
-        let table = config
-            .publish
-            .as_ref()
-            .and_then(|publish| publish.registry.as_ref());
-        let missing = |flag: &str| {
-            format!(
-                "--publish registry needs {flag}, or [publish.registry] in the configuration file"
-            )
-        };
-        let url = match (&args.registry_url, table) {
-            (Some(url), _) => {
-                // The file's URL was checked when the file was read; a flag's by the same rule.
-                check_registry_url(url).map_err(|message| format!("--registry-url: {message}"))?;
-                url.clone()
-            }
-            (None, Some(table)) => table.url.get_ref().clone(),
-            (None, None) => return Err(missing("--registry-url")),
-        };
-        // Each path with where it came from, for messages.
-        let (token_path, token_source) = match (&args.registry_token_file, table) {
-            (Some(path), _) => (path.clone(), "--registry-token-file"),
-            (None, Some(table)) => (
-                resolve(&args.config, &table.token_file),
-                "publish.registry.token_file",
-            ),
-            (None, None) => return Err(missing("--registry-token-file")),
-        };
-        let token = crate::secret::read_token(token_source, &token_path)?;
-        let ca = match (&args.registry_ca, table.and_then(|table| table.ca.as_ref())) {
-            (Some(path), _) => Some((path.clone(), "--registry-ca")),
-            (None, Some(path)) => Some((resolve(&args.config, path), "publish.registry.ca")),
-            (None, None) => None,
-        };
-        let ca_pem = match ca {
-            Some((path, source)) => Some(crate::trust::read_ca(source, &path)?),
-            None => None,
-        };
-        Ok(Self { url, token, ca_pem })
-    }
-
-    /// Pushes `document`; the registry's answer, or why it failed (refused or unreachable).
-    fn push(self, runtime: &tokio::runtime::Runtime, document: Vec<u8>) -> Result<String, String> {
-        runtime
-            .block_on(async {
-                let client = accelfed_publishers::registry::client(self.ca_pem.as_deref())?;
-                accelfed_publishers::registry::push(&client, &self.url, &self.token, document).await
-            })
-            .map_err(|err| err.to_string())
-    }
+/// Where `--publish registry` sends, with the token and CA already read: every error is a usage
+/// error. Each setting is its flag (or environment variable), else its key in `[publish.registry]`
+/// (`table`); paths from the file are relative to the file.
+fn registry_target(
+    args: &ProvideArgs,
+    table: Option<&RegistryPublishConfig>,
+) -> Result<RegistryTarget, String> {
+    let missing = |flag: &str| {
+        format!("--publish registry needs {flag}, or [publish.registry] in the configuration file")
+    };
+    let url = match (&args.registry_url, table) {
+        (Some(url), _) => {
+            // The file's URL was checked when the file was read; a flag's by the same rule.
+            check_registry_url(url).map_err(|message| format!("--registry-url: {message}"))?;
+            url.clone()
+        }
+        (None, Some(table)) => table.url.get_ref().clone(),
+        (None, None) => return Err(missing("--registry-url")),
+    };
+    // Each path with where it came from, for messages.
+    let (token_path, token_source) = match (&args.registry_token_file, table) {
+        (Some(path), _) => (path.clone(), "--registry-token-file"),
+        (None, Some(table)) => (
+            resolve(&args.config, &table.token_file),
+            "publish.registry.token_file",
+        ),
+        (None, None) => return Err(missing("--registry-token-file")),
+    };
+    let token = crate::secret::read_token(token_source, &token_path)?;
+    let ca = match (&args.registry_ca, table.and_then(|table| table.ca.as_ref())) {
+        (Some(path), _) => Some((path.clone(), "--registry-ca")),
+        (None, Some(path)) => Some((resolve(&args.config, path), "publish.registry.ca")),
+        (None, None) => None,
+    };
+    let ca_pem = match ca {
+        Some((path, source)) => Some(crate::trust::read_ca(source, &path)?),
+        None => None,
+    };
+    Ok(RegistryTarget { url, token, ca_pem })
 }

@@ -48,7 +48,10 @@ pub fn run(args: &ReportArgs) -> Outcome {
         Some(path) => Destination::File(path.clone()),
         None => Destination::Stdout,
     };
-    if let Err(err) = accelfed_publishers::publish(document.as_bytes(), &destination) {
+    if let Err(err) = runtime.block_on(accelfed_publishers::publish(
+        document.as_bytes(),
+        &destination,
+    )) {
         tracing::error!("{err}");
         return Outcome::Partial;
     }
@@ -83,7 +86,8 @@ fn check(args: &ReportArgs, runtime: &tokio::runtime::Runtime) -> Outcome {
         Some(path) => Destination::File(path.clone()),
         None => Destination::Stdout,
     };
-    if let Err(err) = accelfed_publishers::publish(text.as_bytes(), &destination) {
+    if let Err(err) = runtime.block_on(accelfed_publishers::publish(text.as_bytes(), &destination))
+    {
         tracing::error!("{err}");
         return Outcome::Partial;
     }

@@ -3,10 +3,9 @@
 use std::time::Duration;
 
 use accelfed_accounting::ship::{
-    Backoff, Client, ClientSettings, ShipError, ShipOptions, ShipReport, ship, verify,
+    Backoff, Client, ClientSettings, ShipConfig, ShipError, ShipOptions, ShipReport, ship, verify,
 };
 use accelfed_accounting::spool::{ShipLimits, Spool};
-use accelfed_provider::config::ShipConfig;
 
 use super::meter::{load_accounting, resolve, spool_path};
 use crate::args::ShipArgs;

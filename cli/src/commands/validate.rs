@@ -1,6 +1,6 @@
 //! `accelfed validate`: parse and check a configuration, contacting nothing.
 
-use accelfed_provider::config::Config;
+use crate::site_file::SiteFile;
 
 use crate::args::ValidateArgs;
 use crate::exit::Outcome;
@@ -13,8 +13,8 @@ pub fn run(args: &ValidateArgs) -> Outcome {
         eprintln!("error: give --config (a site) or --central (the central service)");
         return Outcome::Config;
     };
-    match Config::load(config) {
-        Ok(loaded) => {
+    match SiteFile::load(config) {
+        Ok(SiteFile { loaded, .. }) => {
             let providers: Vec<&str> = loaded.config.providers().iter().map(|p| p.name()).collect();
             eprintln!(
                 "{}: valid (site {}, providers: {})",

@@ -1,23 +1,24 @@
 //! The site configuration file (TOML): the site itself and the providers that describe its services.
+//! (The file's `[accounting]` and `[publish]` tables belong to accelfed-accounting and
+//! accelfed-publishers; see [`Config`].)
 //!
 //! Parsing is strict (unknown keys are errors) and validating needs no network, so `accelfed validate`
 //! can run anywhere. Every error names the file, line and column, and the field.
 
-mod accounting;
-mod apel;
 mod error;
-mod publish;
+mod problem;
 mod site;
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 
-pub use accounting::{AccountingConfig, ShipConfig};
-pub use apel::{AmsConfig, ApelCharset, ApelConfig, DirqConfig};
 pub use error::ConfigError;
-pub use publish::{PublishConfig, RegistryPublishConfig, check_registry_url};
+pub use problem::Problem;
 pub use site::{ContactConfig, LocationConfig, SiteConfig};
+
+pub use crate::backend::{ProviderConfig, Provision};
 
 use crate::kubernetes::KubernetesConfig;
 use crate::openstack::OpenstackConfig;
@@ -30,6 +31,11 @@ use crate::static_site::StaticConfig;
 /// `[[openstack]]`, `[[slurm]]`, ...) rather than a `type = "..."` tag: serde reads tagged enums
 /// through a buffer that loses TOML's positions, and every configuration error must say
 /// `file:line:column`. The set stays closed: an unknown table is refused with the known names.
+///
+/// `[accounting]` and `[publish]` are other crates' settings in the same file: this struct only
+/// names them (so they are not refused as unknown) and skips their contents; the binary reads them
+/// with their own types from the same text (`cli/src/site_file.rs`), where their errors are
+/// located the same way.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
@@ -47,37 +53,13 @@ pub struct Config {
     /// Kubernetes clusters, read through their API.
     #[serde(default)]
     pub kubernetes: Vec<KubernetesConfig>,
-    /// Usage accounting: the spool, manual usage, and where records are shipped.
+    /// `[accounting]`: read by the accounting pipeline (accelfed-accounting's `AccountingConfig`),
+    /// not here; named so that the set of tables stays closed (see the type's comment).
     #[serde(default)]
-    pub accounting: Option<AccountingConfig>,
-    /// Where `accelfed provide --publish <name>` sends the document, when its flags do not say.
+    pub accounting: Option<IgnoredAny>,
+    /// `[publish]`: read by the publishers (accelfed-publishers' `PublishConfig`), not here.
     #[serde(default)]
-    pub publish: Option<PublishConfig>,
-}
-
-/// One configured provider; the closed set of middleware accelfed reads.
-#[derive(Debug, Clone, Copy)]
-pub enum ProviderConfig<'a> {
-    /// Services described entirely in the configuration file.
-    Static(&'a StaticConfig),
-    /// An OpenStack cloud.
-    Openstack(&'a OpenstackConfig),
-    /// A Slurm cluster.
-    Slurm(&'a SlurmConfig),
-    /// A Kubernetes cluster.
-    Kubernetes(&'a KubernetesConfig),
-}
-
-impl ProviderConfig<'_> {
-    /// The provider's table in the configuration file, for messages.
-    pub fn name(&self) -> &'static str {
-        match self {
-            ProviderConfig::Static(_) => "static",
-            ProviderConfig::Openstack(_) => "openstack",
-            ProviderConfig::Slurm(_) => "slurm",
-            ProviderConfig::Kubernetes(_) => "kubernetes",
-        }
-    }
+    pub publish: Option<IgnoredAny>,
 }
 
 /// A configuration that parsed and validated, with where it came from.
@@ -128,26 +110,10 @@ impl Config {
         config.site.validate().map_err(|(field, message)| {
             ConfigError::at(path, source, None, format!("site.{field}: {message}"))
         })?;
-        if let Some(publish) = &config.publish {
-            publish
-                .validate()
-                .map_err(|problem| problem.into_config_error(path, source, "publish"))?;
-        }
         for provider in config.providers() {
-            match provider {
-                ProviderConfig::Static(static_config) => static_config
-                    .validate()
-                    .map_err(|problem| problem.into_config_error(path, source, provider.name()))?,
-                ProviderConfig::Openstack(openstack) => openstack
-                    .validate()
-                    .map_err(|problem| problem.into_config_error(path, source, provider.name()))?,
-                ProviderConfig::Slurm(slurm) => slurm
-                    .validate()
-                    .map_err(|problem| problem.into_config_error(path, source, provider.name()))?,
-                ProviderConfig::Kubernetes(kubernetes) => kubernetes
-                    .validate()
-                    .map_err(|problem| problem.into_config_error(path, source, provider.name()))?,
-            }
+            provider
+                .validate()
+                .map_err(|problem| problem.into_config_error(path, source, provider.name()))?;
         }
         config.require_gocdb_id(path, source)?;
         Ok(config)
@@ -160,24 +126,11 @@ impl Config {
         if self.site.gocdb_id.is_some() {
             return Ok(());
         }
-        let static_clouds = self.static_site.iter().flat_map(|s| {
-            s.cloud
-                .iter()
-                .enumerate()
-                .map(|(index, cloud)| (format!("static.cloud[{index}]"), &cloud.id))
-        });
-        let openstack = self
-            .openstack
-            .iter()
-            .enumerate()
-            .map(|(index, cloud)| (format!("openstack[{index}]"), &cloud.id));
-        let kubernetes = self
-            .kubernetes
-            .iter()
-            .enumerate()
-            .filter(|(_, cluster)| cluster.service == crate::kubernetes::ServiceKind::Cloud)
-            .map(|(index, cluster)| (format!("kubernetes[{index}]"), &cluster.id));
-        match static_clouds.chain(openstack).chain(kubernetes).next() {
+        let first = self
+            .providers_indexed()
+            .into_iter()
+            .find_map(|(index, provider)| provider.clouds(index).into_iter().next());
+        match first {
             None => Ok(()),
             Some((field, id)) => Err(ConfigError::at(
                 path,
@@ -195,12 +148,26 @@ impl Config {
 
     /// The configured providers, in a fixed order.
     pub fn providers(&self) -> Vec<ProviderConfig<'_>> {
-        self.static_site
-            .iter()
-            .map(ProviderConfig::Static)
-            .chain(self.openstack.iter().map(ProviderConfig::Openstack))
-            .chain(self.slurm.iter().map(ProviderConfig::Slurm))
-            .chain(self.kubernetes.iter().map(ProviderConfig::Kubernetes))
+        self.providers_indexed()
+            .into_iter()
+            .map(|(_, provider)| provider)
+            .collect()
+    }
+
+    /// The configured providers, each with its position in its own table (what
+    /// [`ProviderConfig::label`] names it by), in the order of [`Config::providers`]. With the
+    /// struct's fields, the one place that lists the tables.
+    pub fn providers_indexed(&self) -> Vec<(usize, ProviderConfig<'_>)> {
+        fn indexed<'a, T: 'a>(
+            table: impl IntoIterator<Item = &'a T>,
+            variant: fn(&'a T) -> ProviderConfig<'a>,
+        ) -> impl Iterator<Item = (usize, ProviderConfig<'a>)> {
+            table.into_iter().map(variant).enumerate()
+        }
+        indexed(&self.static_site, ProviderConfig::Static)
+            .chain(indexed(&self.openstack, ProviderConfig::Openstack))
+            .chain(indexed(&self.slurm, ProviderConfig::Slurm))
+            .chain(indexed(&self.kubernetes, ProviderConfig::Kubernetes))
             .collect()
     }
 }

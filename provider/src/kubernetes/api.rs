@@ -8,11 +8,12 @@
 //! quantities stay text and are checked where they are used, so one bad value names its object
 //! instead of failing the listing.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+
+pub use crate::json::Str;
 
 /// A list page's `metadata`: where the next page starts. ([`super::page`] reads the page's
 /// `items` one by one.)
@@ -353,57 +354,10 @@ fn gpu_resources<'de: 'a, 'a, D: Deserializer<'de>>(
     deserializer.deserialize_any(GpuOnly(std::marker::PhantomData))
 }
 
-/// Text of a pod, borrowed from the page where the JSON string has no escapes (serde's own
-/// `Cow<str>` copies inside `Option`). Reads as a `&str`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Str<'a>(pub Cow<'a, str>);
-
-impl std::ops::Deref for Str<'_> {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Display for Str<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl PartialEq<&str> for Str<'_> {
-    fn eq(&self, other: &&str) -> bool {
-        self.0 == *other
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Text<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for Text<'a> {
-            type Value = Str<'a>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E: serde::de::Error>(
-                self,
-                v: &'de str,
-            ) -> Result<Self::Value, E> {
-                Ok(Str(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Str(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Str(Cow::Owned(v)))
-            }
-        }
-        deserializer.deserialize_str(Text(std::marker::PhantomData))
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::borrow::Cow;
+
     use super::*;
 
     #[test]

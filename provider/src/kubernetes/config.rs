@@ -13,7 +13,8 @@ use toml::Spanned;
 
 use accelfed_schemas::names::{LocalId, Text};
 
-use crate::static_site::{Problem, VoConfig};
+use crate::config::Problem;
+use crate::static_site::VoConfig;
 
 /// One Kubernetes cluster, published as one GLUE2 service.
 #[derive(Debug, Clone, Deserialize)]

@@ -15,8 +15,8 @@ use accelfed_schemas::gpu::Capacity;
 use accelfed_schemas::names::{LocalId, Text};
 
 use super::capacity::{KindTally, Tally, kind_id, tally};
-use super::client::Inventory;
 use super::config::{KubernetesConfig, ServiceKind};
+use super::inventory::Inventory;
 use super::nodes::{NodeGpus, count};
 use super::vo::{namespace_quotas, namespace_vos};
 

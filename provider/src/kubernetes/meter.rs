@@ -25,10 +25,11 @@ use chrono::{DateTime, Utc};
 use accelfed_schemas::names::SiteName;
 use accelfed_schemas::usage::Observation;
 
-use super::client::{self, Inventory, KubeClient};
+use super::client::{self, KubeClient};
 use super::config::KubernetesConfig;
 use super::dcgm::Utilisation;
 use super::error::KubernetesError;
+use super::inventory::Inventory;
 use super::usage;
 use super::vo::namespace_vos;
 

@@ -3,10 +3,12 @@
 //! the pod observations the GPU-hours meter turns into usage records.
 //!
 //! `config.rs` is `[[kubernetes]]`; `client/` is the only IO (the API server through `kube`, and
-//! Prometheus); the rest is pure: `api.rs` is the lean shape of the API objects, `page.rs` streams a list's pages, `quantity.rs`,
+//! Prometheus); `inventory.rs` is what it read; the rest is pure: `api.rs` is the lean shape of the
+//! API objects (borrowing with `crate::json`'s text), `page.rs` streams a list's pages, `quantity.rs`,
 //! `labels.rs`, `nodes.rs` and `pods.rs` read them, `vo.rs` maps namespaces, `capacity.rs` counts,
 //! `map.rs` builds GLUE2, `usage.rs` builds observations, `dcgm.rs` reads utilisation, and `meter.rs`
-//! is the GPU-hours meter's entry point ([`observe`]).
+//! is the GPU-hours meter's entry point ([`observe`]). This file is the entry point of the
+//! provider and the backend contract.
 
 pub mod api;
 mod capacity;
@@ -14,6 +16,7 @@ mod client;
 mod config;
 mod dcgm;
 mod error;
+mod inventory;
 mod labels;
 mod map;
 mod meter;
@@ -24,13 +27,22 @@ mod quantity;
 mod usage;
 mod vo;
 
+use chrono::{DateTime, Utc};
+use toml::Spanned;
+
 use accelfed_schemas::glue::Service;
+use accelfed_schemas::names::{LocalId, SiteName};
+use accelfed_schemas::usage::Observation;
+
+use crate::backend::{Backend, Provision};
+use crate::config::Problem;
 
 pub use capacity::kind_id;
-pub use client::{Inventory, KubeClient, MAX_RESTARTS};
+pub use client::{KubeClient, MAX_RESTARTS};
 pub use config::{KubernetesConfig, PrometheusConfig, ServiceKind};
 pub use dcgm::{Metric, Utilisation};
 pub use error::KubernetesError;
+pub use inventory::Inventory;
 pub use map::{Mapped, service};
 pub use meter::{Metered, observe, observe_inventory};
 pub use nodes::{NodeGpus, NodeResource, read_node};
@@ -48,4 +60,41 @@ pub async fn provide(config: &KubernetesConfig) -> Result<Service, KubernetesErr
         tracing::warn!(provider = "kubernetes", service = %config.id.get_ref(), "{warning}");
     }
     Ok(mapped.service)
+}
+
+/// The Kubernetes backend's contract.
+impl Backend for KubernetesConfig {
+    const TABLE: &'static str = "kubernetes";
+
+    fn validate(&self) -> Result<(), Problem> {
+        KubernetesConfig::validate(self)
+    }
+
+    /// A cluster published as a cloud service; one published as a batch service is no cloud.
+    fn clouds(&self, index: usize) -> Vec<(String, &Spanned<LocalId>)> {
+        if self.service == ServiceKind::Cloud {
+            vec![(format!("{}[{index}]", Self::TABLE), &self.id)]
+        } else {
+            Vec::new()
+        }
+    }
+
+    async fn provide(&self) -> Result<Provision, String> {
+        let service = provide(self).await.map_err(|err| err.to_string())?;
+        Ok(Provision {
+            services: vec![service],
+            failures: Vec::new(),
+        })
+    }
+
+    async fn observe(
+        &self,
+        site: &SiteName,
+        since: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Observation>, String> {
+        observe(self, site, since, now)
+            .await
+            .map_err(|err| err.to_string())
+    }
 }

@@ -17,8 +17,8 @@ use accelfed_schemas::gpu::{AcceleratorType, GpuCount, GpuModel, Sharing};
 use accelfed_schemas::names::{LocalId, SiteName};
 use accelfed_schemas::usage::{Observation, RecordType, Source};
 
-use super::client::Inventory;
 use super::dcgm::Utilisation;
+use super::inventory::Inventory;
 use super::nodes::count;
 use super::pods::Phase;
 

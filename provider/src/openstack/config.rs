@@ -14,7 +14,7 @@ use toml::Spanned;
 use accelfed_schemas::gpu::{AcceleratorType, GpuModel, MemoryMb, Virtualization};
 use accelfed_schemas::names::{LocalId, Text, VoName};
 
-use crate::static_site::Problem;
+use crate::config::Problem;
 
 /// One OpenStack cloud.
 #[derive(Debug, Clone, Deserialize)]

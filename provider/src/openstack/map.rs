@@ -12,35 +12,16 @@ use accelfed_schemas::glue::{
 use accelfed_schemas::gpu::{Capacity, GpuCount, MemoryMb};
 use accelfed_schemas::names::{LocalId, Text, VoName};
 
-use super::api::{Flavor, GlanceImage, Project, ProjectQuota, ResourceProvider, Server};
-use super::capacity::{KindCapacity, ProviderState, gpu_capacity, kind_id};
+use super::api::{Flavor, GlanceImage, Project};
+use super::capacity::{KindCapacity, gpu_capacity, kind_id};
 use super::config::OpenstackConfig;
 use super::conventions::FlavorGpu;
 use super::detect::Detector;
+use super::inventory::CloudState;
 use super::server_pass::{ServerPass, server_pass};
 use super::usage::VmUsage;
 use super::vgpu::{placement_density, resolve};
 use super::vo::project_vo;
-
-/// Everything listed from one cloud.
-#[derive(Debug, Clone, Default)]
-pub struct CloudState {
-    pub compute_url: String,
-    /// The highest compute microversion both sides speak, e.g. `2.93`.
-    pub compute_microversion: Option<String>,
-    pub flavors: Vec<Flavor>,
-    /// Private flavor id -> the projects it is shared with.
-    pub flavor_access: BTreeMap<String, Vec<String>>,
-    pub projects: Vec<Project>,
-    /// Project id -> why something of that project could not be listed.
-    pub project_errors: BTreeMap<String, String>,
-    pub servers: Vec<Server>,
-    pub providers: Vec<(ResourceProvider, ProviderState)>,
-    pub images: Vec<GlanceImage>,
-    pub quotas: BTreeMap<String, ProjectQuota>,
-    /// Services that failed while listing (`placement: 503 ...`): the endpoint's health says so.
-    pub degraded: Vec<String>,
-}
 
 /// A cloud's service, its VMs' GPU usage, and what was odd on the way.
 #[derive(Debug, Clone)]

@@ -17,7 +17,6 @@ use accelfed_schemas::usage::{Observation, RecordType, Source};
 use super::config::{Convention, OpenstackConfig};
 use super::conventions::FlavorGpu;
 use super::error::OpenstackError;
-use super::provide::usage;
 use super::usage::VmUsage;
 
 /// The GPU observations of the cloud's VMs that held GPUs in `[since, now)`.
@@ -32,7 +31,7 @@ pub async fn observe(
     now: DateTime<Utc>,
 ) -> Result<Vec<Observation>, OpenstackError> {
     let changes_since = since.to_rfc3339_opts(SecondsFormat::Secs, true);
-    let used = usage(config, &changes_since).await?;
+    let used = super::usage(config, &changes_since).await?;
     let (observations, warnings) = observations(site, &used.usage, since, now);
     for warning in warnings {
         tracing::warn!(cloud = %config.id.get_ref(), "{warning}");

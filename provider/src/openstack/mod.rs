@@ -3,11 +3,16 @@
 //!
 //! `config.rs` is `[[openstack]]`; `auth.rs` resolves credentials from `clouds.yaml` and `OS_*`;
 //! `client/` is the only IO; `api.rs` declares the API objects (`server.rs` and `server_specs.rs`
-//! read servers compactly); the rest is pure: `conventions.rs`
-//! and `detect.rs` read GPUs from flavor extra specs, `capacity.rs` reads them from Placement,
-//! `vo.rs` maps projects to VOs, `server_pass.rs` reads each server's GPUs and usage once, `map.rs`
-//! assembles the service, `vgpu.rs` reads how many vGPUs
-//! one physical GPU holds, `usage.rs` turns servers into GPU usage intervals and `meter.rs` those into usage observations.
+//! read servers compactly, with `crate::json`'s scanner); `inventory.rs` is what one run lists.
+//! The rest is pure: `conventions.rs` and `detect.rs` read GPUs from flavor extra specs,
+//! `capacity.rs` reads them from Placement, `vo.rs` maps projects to VOs, `server_pass.rs` reads
+//! each server's GPUs and usage once, `map.rs` assembles the service, `vgpu.rs` reads how many
+//! vGPUs one physical GPU holds, `usage.rs` turns servers into GPU usage intervals and `meter.rs`
+//! those into usage observations.
+//!
+//! This file is the entry point: one run of the provider and of the meter's listing, and the
+//! backend contract (`crate::backend`). Warnings (odd flavors, unreadable project properties) are
+//! logged; failures are returned so the caller exits 1 while still publishing what was read.
 
 pub mod api;
 pub mod auth;
@@ -17,11 +22,10 @@ pub mod config;
 pub mod conventions;
 pub mod detect;
 mod error;
-mod json_scan;
+pub mod inventory;
 pub mod map;
 mod meter;
 mod pci_ids;
-mod provide;
 mod server;
 mod server_pass;
 mod server_specs;
@@ -35,7 +39,99 @@ pub use config::{Convention, DeviceConfig, OpenstackConfig};
 pub use conventions::FlavorGpu;
 pub use detect::{Detection, Detector};
 pub use error::OpenstackError;
-pub use map::{CloudState, Mapped, map, map_usage};
+pub use inventory::CloudState;
+pub use map::{Mapped, map, map_usage};
 pub use meter::{observations, observe};
-pub use provide::{Provided, Used, provide, usage};
 pub use usage::VmUsage;
+
+use chrono::{DateTime, Utc};
+use toml::Spanned;
+
+use accelfed_schemas::glue::Service;
+use accelfed_schemas::names::{LocalId, SiteName};
+use accelfed_schemas::usage::Observation;
+
+use crate::backend::{Backend, Provision};
+use crate::config::Problem;
+use client::Fetched;
+
+/// The cloud's service and VM usage, with the failures that degraded it.
+#[derive(Debug, Clone)]
+pub struct Provided {
+    pub mapped: Mapped,
+    pub failures: Vec<String>,
+}
+
+/// Reads the whole service of the cloud ([`Listing::Service`]) and maps it; the meter reads less
+/// ([`usage()`]).
+pub async fn provide(config: &OpenstackConfig) -> Result<Provided, OpenstackError> {
+    let creds = client::credentials(config)?;
+    let Fetched { state, failures } = client::fetch(config, creds, Listing::Service).await?;
+    let mapped = map(config, &state);
+    log(config, &mapped.warnings, &failures);
+    Ok(Provided { mapped, failures })
+}
+
+/// The cloud's VM usage and the failures met while listing it.
+#[derive(Debug, Clone)]
+pub struct Used {
+    pub usage: Vec<VmUsage>,
+    pub failures: Vec<String>,
+}
+
+/// The meter's read: what [`Listing::Usage`] lists (servers deleted since `changes_since`, RFC
+/// 3339, included), mapped to VM usage only.
+pub async fn usage(config: &OpenstackConfig, changes_since: &str) -> Result<Used, OpenstackError> {
+    let creds = client::credentials(config)?;
+    let listing = Listing::Usage { changes_since };
+    let Fetched { state, failures } = client::fetch(config, creds, listing).await?;
+    let (usage, warnings) = map_usage(config, &state);
+    log(config, &warnings, &failures);
+    Ok(Used { usage, failures })
+}
+
+fn log(config: &OpenstackConfig, warnings: &[String], failures: &[String]) {
+    for warning in warnings {
+        tracing::warn!(cloud = %config.id.get_ref(), "{warning}");
+    }
+    for failure in failures {
+        tracing::error!(cloud = %config.id.get_ref(), "{failure}");
+    }
+}
+
+/// The OpenStack backend's contract. Named by its id rather than its index: a cloud's id is how
+/// operators know it, and the failure messages have always said `openstack "<id>"`.
+impl Backend for OpenstackConfig {
+    const TABLE: &'static str = "openstack";
+
+    fn label(&self, _index: usize) -> String {
+        format!("{} {:?}", Self::TABLE, self.id.get_ref().as_str())
+    }
+
+    fn validate(&self) -> Result<(), Problem> {
+        OpenstackConfig::validate(self)
+    }
+
+    fn clouds(&self, index: usize) -> Vec<(String, &Spanned<LocalId>)> {
+        vec![(format!("{}[{index}]", Self::TABLE), &self.id)]
+    }
+
+    async fn provide(&self) -> Result<Provision, String> {
+        let provided = provide(self).await.map_err(|err| err.to_string())?;
+        Ok(Provision {
+            services: vec![Service::Cloud(provided.mapped.service)],
+            failures: provided.failures,
+        })
+    }
+
+    async fn observe(
+        &self,
+        site: &SiteName,
+        since: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Observation>, String> {
+        observe(self, site, since, now)
+            .await
+            .map_err(|err| err.to_string())
+    }
+}

@@ -14,7 +14,7 @@ use super::api::{Flavor, Server};
 use super::capacity::kind_id;
 use super::conventions::{FlavorGpu, Specs};
 use super::detect::Detector;
-use super::map::CloudState;
+use super::inventory::CloudState;
 use super::usage::{VmUsage, holds_no_gpu, observe};
 use super::vgpu::resolve;
 

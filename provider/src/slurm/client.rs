@@ -12,23 +12,11 @@ use chrono::{DateTime, Utc};
 use super::config::{CliConfig, RestConfig, SlurmConfig};
 use super::documents::{is_sinfo_list, parse_nodes, parse_partitions};
 use super::error::SlurmError;
+use super::inventory::Inventory;
 use super::jobs::{JobProblem, JobsError, JobsSummary, SlurmJob, read_jobs};
 use super::negotiate::{self, Api};
-use super::nodes::{NodeProblem, SlurmNode};
-use super::partitions::{SlurmPartition, parse_scontrol_text};
+use super::partitions::parse_scontrol_text;
 use super::version::{DataVersion, KNOWN_MINORS};
-
-/// What the cluster looks like now.
-#[derive(Debug, Clone)]
-pub struct Inventory {
-    pub version: DataVersion,
-    /// `22.05.8`, where Slurm says.
-    pub release: String,
-    pub nodes: Vec<SlurmNode>,
-    pub partitions: Vec<SlurmPartition>,
-    /// Nodes skipped because their GRES could not be read.
-    pub problems: Vec<NodeProblem>,
-}
 
 /// Reads one configured cluster.
 #[derive(Debug, Clone)]

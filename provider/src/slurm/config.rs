@@ -11,7 +11,8 @@ use accelfed_schemas::gpu::{GpuModel, MemoryMb};
 use accelfed_schemas::names::{LocalId, Text};
 
 use super::version::DataVersion;
-use crate::static_site::{Problem, VoConfig};
+use crate::config::Problem;
+use crate::static_site::VoConfig;
 
 /// One Slurm cluster, published as one GLUE2 ComputingService.
 #[derive(Debug, Clone, Deserialize)]

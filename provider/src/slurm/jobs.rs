@@ -12,9 +12,9 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use super::json::{Num, States, opt_string};
-use super::stream::{AHEAD, FrameError, Framer};
 use super::tres_json::TresList;
 use super::version::{DataVersion, Meta};
+use crate::json::{AHEAD, FrameError, Framer};
 
 /// One job's allocation, as the meter needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]

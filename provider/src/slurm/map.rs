@@ -14,8 +14,8 @@ use accelfed_schemas::glue::{
 use accelfed_schemas::gpu::{Capacity, GpuCount, GpuModel, GpuSpec, MemoryMb, Virtualization};
 use accelfed_schemas::names::{LocalId, Text};
 
-use super::client::Inventory;
 use super::config::SlurmConfig;
+use super::inventory::Inventory;
 use super::nodes::{NodeGpus, SlurmNode, untracked_gpus_warning};
 use super::partitions::{Allow, SlurmPartition};
 

@@ -1,41 +1,53 @@
 //! The Slurm provider: GPUs per node, partition and type from Slurm's JSON (CLI or slurmrestd), and
 //! the jobs the GPU-hours meter reads from its accounting.
 //!
-//! `config.rs` is `[[slurm]]`; `client.rs` is the only IO; the rest is pure: `version.rs` picks the
-//! data format from each response's `meta`, `negotiate.rs` the one to ask slurmrestd for, `json.rs` reads the shapes that changed between formats,
-//! `gres.rs` and `tres.rs` read GPU strings, `nodes.rs`, `partitions.rs`, `documents.rs` and
-//! `jobs.rs` read the responses, and `map.rs` builds GLUE2.
+//! `config.rs` is `[[slurm]]`; `client.rs` is the only IO; `inventory.rs` is what it read; the rest
+//! is pure: `version.rs` picks the data format from each response's `meta`, `negotiate.rs` the one
+//! to ask slurmrestd for, `json.rs` reads the shapes that changed between formats (streamed with
+//! `crate::json`'s framer), `gres.rs` and `tres.rs` read GPU strings, `nodes.rs`,
+//! `partitions.rs`, `documents.rs` and `jobs.rs` read the responses, `map.rs` builds GLUE2 and
+//! `meter.rs` the usage observations. This file is the entry point and the backend contract.
 
 mod client;
 mod config;
 mod documents;
 mod error;
 mod gres;
+mod inventory;
 mod jobs;
 mod json;
 mod map;
+mod meter;
 mod negotiate;
 mod nodes;
-mod observe;
 mod partitions;
-mod stream;
 mod tres;
 mod tres_json;
 mod version;
 
-pub use client::{Inventory, SlurmClient};
+pub use crate::json::FrameError;
+pub use client::SlurmClient;
 pub use config::{CliConfig, GpuTypeConfig, RestConfig, SlurmConfig};
 pub use documents::{DocumentError, NodesDocument, parse_nodes, parse_partitions};
 pub use error::SlurmError;
 pub use gres::{GpuGres, GresError, parse_gpu_gres};
+pub use inventory::Inventory;
 pub use jobs::{JobProblem, JobsError, JobsSummary, SlurmJob, read_jobs};
 pub use map::{Mapped, admitted, service};
+pub use meter::{observation, observe};
 pub use nodes::{NodeGpus, NodeProblem, SlurmNode, untracked_gpus_warning};
-pub use observe::{observation, observe};
 pub use partitions::{Allow, SlurmPartition, parse_scontrol_text};
-pub use stream::FrameError;
 pub use tres::{GpuTres, TresError, parse_tres_string};
 pub use version::DataVersion;
+
+use chrono::{DateTime, Utc};
+
+use accelfed_schemas::glue::Service;
+use accelfed_schemas::names::SiteName;
+use accelfed_schemas::usage::Observation;
+
+use crate::backend::{Backend, Provision};
+use crate::config::Problem;
 
 /// Reads the cluster and maps it to GLUE2; warnings (unknown GPU types, skipped nodes) are logged.
 pub async fn provide(
@@ -47,4 +59,32 @@ pub async fn provide(
         tracing::warn!(provider = "slurm", service = %config.id.get_ref(), "{warning}");
     }
     Ok(mapped.service)
+}
+
+/// The Slurm backend's contract.
+impl Backend for SlurmConfig {
+    const TABLE: &'static str = "slurm";
+
+    fn validate(&self) -> Result<(), Problem> {
+        SlurmConfig::validate(self)
+    }
+
+    async fn provide(&self) -> Result<Provision, String> {
+        let service = provide(self).await.map_err(|err| err.to_string())?;
+        Ok(Provision {
+            services: vec![Service::Computing(service)],
+            failures: Vec::new(),
+        })
+    }
+
+    async fn observe(
+        &self,
+        site: &SiteName,
+        since: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Observation>, String> {
+        observe(self, site, since, now)
+            .await
+            .map_err(|err| err.to_string())
+    }
 }

@@ -1,6 +1,8 @@
 //! The static provider: a whole site described in the configuration file. For bare-metal GPU nodes,
 //! or middleware accelfed does not query yet. `config.rs` is the file format, `validate.rs` checks it
-//! hangs together, `map.rs` builds the GLUE2 services (pure).
+//! hangs together, `map.rs` builds the GLUE2 services (pure). No `client.rs`, `inventory.rs` or
+//! `meter.rs`: the configuration is the listing, and manual usage has its own file
+//! (`[accounting] observations`). This file is the entry point and the backend contract.
 
 mod config;
 mod map;
@@ -10,4 +12,39 @@ pub use config::{
     BatchConfig, BatchShareConfig, CloudConfig, EndpointConfig, FlavorConfig, GpuConfig,
     ImageConfig, NodeTypeConfig, OsConfig, ProjectConfig, StaticConfig, VoConfig,
 };
-pub use validate::Problem;
+
+use toml::Spanned;
+
+use accelfed_schemas::names::LocalId;
+
+use crate::backend::{Backend, Provision};
+use crate::config::Problem;
+
+/// The static backend's contract: no IO, no failures, no meter (manual usage has its own file).
+impl Backend for StaticConfig {
+    const TABLE: &'static str = "static";
+
+    /// `[static]` is one table, not a list, so it is named without an index.
+    fn label(&self, _index: usize) -> String {
+        Self::TABLE.to_owned()
+    }
+
+    fn validate(&self) -> Result<(), Problem> {
+        StaticConfig::validate(self)
+    }
+
+    fn clouds(&self, _index: usize) -> Vec<(String, &Spanned<LocalId>)> {
+        self.cloud
+            .iter()
+            .enumerate()
+            .map(|(index, cloud)| (format!("static.cloud[{index}]"), &cloud.id))
+            .collect()
+    }
+
+    async fn provide(&self) -> Result<Provision, String> {
+        Ok(Provision {
+            services: self.services(),
+            failures: Vec::new(),
+        })
+    }
+}

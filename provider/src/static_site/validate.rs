@@ -2,8 +2,6 @@
 //! references resolve, counts add up. Each problem names the field path and points at the value.
 
 use std::collections::HashSet;
-use std::ops::Range;
-use std::path::Path;
 
 use toml::Spanned;
 
@@ -11,36 +9,7 @@ use accelfed_schemas::gpu::{Capacity, GpuCount, Sharing, Virtualization};
 use accelfed_schemas::names::LocalId;
 
 use super::config::{BatchConfig, CloudConfig, GpuConfig, StaticConfig};
-use crate::config::ConfigError;
-
-/// One thing wrong with a static description.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    pub span: Option<Range<usize>>,
-    /// The field path, e.g. `batch[0].node_type[1].gpu[0].used`.
-    pub field: String,
-    pub message: String,
-}
-
-impl Problem {
-    fn new<T>(at: &Spanned<T>, field: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            span: Some(at.span()),
-            field: field.into(),
-            message: message.into(),
-        }
-    }
-
-    /// Locates the problem in the file it came from; `prefix` is the provider's own path.
-    pub fn into_config_error(self, path: &Path, source: &str, prefix: &str) -> ConfigError {
-        ConfigError::at(
-            path,
-            source,
-            self.span,
-            format!("{prefix}.{}: {}", self.field, self.message),
-        )
-    }
-}
+use crate::config::Problem;
 
 type Checked = Result<(), Problem>;
 

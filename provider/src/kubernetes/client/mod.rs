@@ -18,25 +18,13 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use super::api::{Namespace, Node, Pod, ResourceQuota};
 use super::config::KubernetesConfig;
 use super::error::KubernetesError;
-use super::nodes::{NodeGpus, read_node};
+use super::inventory::Inventory;
+use super::nodes::read_node;
 use super::page::read_page;
-use super::pods::{PodGpus, read_pod};
+use super::pods::read_pod;
 
 /// How often one list may be restarted after its continue token expired.
 pub const MAX_RESTARTS: u32 = 3;
-
-/// What one run reads from the cluster.
-#[derive(Debug, Clone, Default)]
-pub struct Inventory {
-    /// Nodes that advertise GPUs.
-    pub nodes: Vec<NodeGpus>,
-    /// Pods that request GPUs, in every phase.
-    pub pods: Vec<PodGpus>,
-    pub namespaces: Vec<Namespace>,
-    pub quotas: Vec<ResourceQuota>,
-    /// Objects skipped or defaulted while reading, each naming the object.
-    pub warnings: Vec<String>,
-}
 
 /// A connection to one cluster's API server.
 #[derive(Clone)]

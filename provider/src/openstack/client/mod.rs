@@ -24,7 +24,7 @@ use super::auth::{self, Credentials};
 use super::config::OpenstackConfig;
 use super::detect::Detector;
 use super::error::OpenstackError;
-use super::map::CloudState;
+use super::inventory::CloudState;
 use super::vo::project_vo;
 
 /// A cloud's listings and what failed while taking them.

@@ -6,7 +6,7 @@
 use serde::Deserialize;
 
 use super::super::api::{Flavor, Server};
-use super::super::json_scan::{ScanError, Scanner};
+use crate::json::{ScanError, Scanner};
 
 /// A Nova page of flavors or servers.
 #[derive(Debug)]

@@ -3,8 +3,8 @@
 //! server pages are read (`client::read_nova_page`); the serde reader in `server.rs` stays for
 //! servers inside other documents and is the reference the tests compare against.
 
-use super::super::json_scan::{ScanError, Scanner};
 use super::{Building, Part, Server};
+use crate::json::{ScanError, Scanner};
 
 /// Reads the server object at the scanner.
 pub fn scan(s: &mut Scanner<'_>) -> Result<Server, ScanError> {

@@ -3,13 +3,17 @@
 //! goes to standard output (a BDII runs `accelfed provide` as its provider script and reads it
 //! there). Flags (and their environment variables) override the table key by key. Relative paths
 //! are relative to the configuration file.
+//!
+//! The table is the publishers' settings, so it lives in this crate; the binary reads it from the
+//! same `site.toml` as the rest (`cli/src/site_file.rs`), so its errors keep their
+//! `file:line:column`.
 
 use std::path::PathBuf;
 
+use std::ops::Range;
+
 use serde::Deserialize;
 use toml::Spanned;
-
-use crate::static_site::Problem;
 
 /// `[publish]`.
 #[derive(Debug, Clone, Deserialize)]
@@ -34,13 +38,22 @@ pub struct RegistryPublishConfig {
     pub ca: Option<PathBuf>,
 }
 
+/// A value of `[publish]` that cannot be used: where it is in the file, its field path inside the
+/// table, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invalid {
+    pub span: Range<usize>,
+    pub field: &'static str,
+    pub message: String,
+}
+
 impl PublishConfig {
     /// Checks what serde cannot: the registry URL's form (no network).
-    pub fn validate(&self) -> Result<(), Problem> {
+    pub fn validate(&self) -> Result<(), Invalid> {
         if let Some(registry) = &self.registry {
-            check_registry_url(registry.url.get_ref()).map_err(|message| Problem {
-                span: Some(registry.url.span()),
-                field: "registry.url".to_owned(),
+            check_registry_url(registry.url.get_ref()).map_err(|message| Invalid {
+                span: registry.url.span(),
+                field: "registry.url",
                 message,
             })?;
         }
@@ -88,25 +101,39 @@ fn redact(url: &reqwest::Url) -> String {
 
 #[cfg(test)]
 mod tests {
+    //! The table read alone; that its errors are located in the whole file is `cli`'s
+    //! `site_file` tests.
+
     use std::path::Path;
 
-    use crate::config::Config;
+    use super::*;
 
-    const SITE: &str = "[site]\nname = \"EXAMPLE-GPU\"\n\n";
+    /// `[publish]` as the site file holds it.
+    #[derive(Debug, Deserialize)]
+    struct File {
+        publish: Option<PublishConfig>,
+    }
 
-    fn parse(publish: &str) -> Result<Config, String> {
-        Config::parse(Path::new("site.toml"), &format!("{SITE}{publish}"))
-            .map_err(|error| error.to_string())
+    fn parse(publish: &str) -> Result<Option<PublishConfig>, String> {
+        let text = format!("[site]\nname = \"EXAMPLE-GPU\"\n\n{publish}");
+        let file: File = toml::from_str(&text).map_err(|error| error.to_string())?;
+        if let Some(publish) = &file.publish {
+            publish.validate().map_err(|invalid| {
+                let line = text[..invalid.span.start].matches('\n').count() + 1;
+                format!("line {line}: {}: {}", invalid.field, invalid.message)
+            })?;
+        }
+        Ok(file.publish)
     }
 
     #[test]
     fn the_registry_table_reads_with_and_without_a_ca() {
-        let config = parse(
+        let publish = parse(
             "[publish.registry]\nurl = \"https://registry.example.org:8443\"\n\
              token_file = \"registry.token\"\nca = \"/etc/accelfed/ca.pem\"\n",
         )
         .unwrap();
-        let registry = config.publish.unwrap().registry.unwrap();
+        let registry = publish.unwrap().registry.unwrap();
         assert_eq!(registry.url.get_ref(), "https://registry.example.org:8443");
         assert_eq!(registry.token_file, Path::new("registry.token"));
         assert_eq!(
@@ -114,11 +141,11 @@ mod tests {
             Some(Path::new("/etc/accelfed/ca.pem"))
         );
 
-        let config =
+        let publish =
             parse("[publish.registry]\nurl = \"https://localhost:8443/\"\ntoken_file = \"t\"\n")
                 .unwrap();
-        assert!(config.publish.unwrap().registry.unwrap().ca.is_none());
-        assert!(parse("").unwrap().publish.is_none());
+        assert!(publish.unwrap().registry.unwrap().ca.is_none());
+        assert!(parse("").unwrap().is_none());
     }
 
     #[test]
@@ -141,7 +168,7 @@ mod tests {
             ))
             .unwrap_err();
             assert!(
-                error.starts_with("site.toml:6:7: publish.registry.url: "),
+                error.starts_with("line 6: registry.url: "),
                 "{url}: {error}"
             );
             assert!(error.contains(reason), "{url}: {error}");
@@ -150,17 +177,16 @@ mod tests {
     }
 
     #[test]
-    fn unknown_and_missing_keys_are_refused_at_their_line() {
+    fn unknown_and_missing_keys_are_refused() {
         let error = parse(
             "[publish.registry]\nurl = \"https://r.example.org\"\ntoken_file = \"t\"\nca_file = \"x\"\n",
         )
         .unwrap_err();
-        assert!(error.starts_with("site.toml:7:1: "), "{error}");
+        assert!(error.contains("line 7"), "{error}");
         assert!(error.contains("unknown field `ca_file`"), "{error}");
         assert!(error.contains("`ca`"), "{error}");
 
         let error = parse("[publish.registry]\nurl = \"https://r.example.org\"\n").unwrap_err();
-        assert!(error.starts_with("site.toml:4:1: "), "{error}");
         assert!(error.contains("missing field `token_file`"), "{error}");
 
         let error = parse("[publish.ldap]\nurl = \"ldap://x\"\n").unwrap_err();

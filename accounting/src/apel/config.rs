@@ -1,7 +1,8 @@
 //! `[accounting.apel]`: where `accelfed export` sends the spool's records as APEL accelerator
 //! messages, for EGI's accounting repository. Exactly one destination: `[accounting.apel.dirq]`
 //! (an ssmsend outgoing directory; ssmsend signs) or `[accounting.apel.ams]` (ARGO AMS directly,
-//! each message signed with the site's host certificate, as ssmsend would).
+//! each message signed with the site's host certificate, as ssmsend would). Read only by the APEL
+//! export, so it lives beside it.
 
 use std::path::PathBuf;
 

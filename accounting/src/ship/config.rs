@@ -1,34 +1,11 @@
-//! The `[accounting]` table of the site's file: where `accelfed meter` keeps its spool, an optional
-//! file of manual usage, and where `accelfed ship` sends the records. Relative paths are relative
-//! to the configuration file.
+//! `[accounting.ship]`: where `accelfed ship` sends the spool's records (the central repository's
+//! gRPC endpoint, the site's token) and how (batch size, batches in flight, retries). Read by the
+//! shipper's caller only, so it lives beside the shipper. Relative paths are relative to the
+//! configuration file.
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Deserializer};
-
-/// `[accounting]`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AccountingConfig {
-    /// The spool (an SQLite file, created if missing) holding records until the repository has
-    /// acknowledged them. Keep it on local disk, not NFS.
-    #[serde(default = "default_spool")]
-    pub spool: PathBuf,
-    /// Usage no meter can read (bare-metal GPU nodes handed to a VO): a JSON-lines file of
-    /// observations, see docs/formats/usage-observations.md. Metered on every run.
-    #[serde(default)]
-    pub observations: Option<PathBuf>,
-    /// The central repository. Needed by `accelfed ship`, not by `accelfed meter`.
-    #[serde(default)]
-    pub ship: Option<ShipConfig>,
-    /// APEL export (`accelfed export`). Needed by `accelfed export` only.
-    #[serde(default)]
-    pub apel: Option<super::apel::ApelConfig>,
-}
-
-fn default_spool() -> PathBuf {
-    PathBuf::from("/var/spool/accelfed/spool.sqlite")
-}
 
 /// `[accounting.ship]`.
 #[derive(Debug, Clone, Deserialize)]

@@ -1,4 +1,4 @@
-//! Reading a large JSON document one value at a time at `from_slice` speed.
+//! Reading a large JSON document one value at a time at `from_slice` speed (Slurm's job lists).
 //!
 //! `serde_json::from_reader` pulls its input a byte at a time through `Read`, about ten times
 //! slower than `from_slice` on the same bytes. [`Framer`] keeps a window of the input (1 MiB, more

@@ -1,0 +1,166 @@
+//! The backend contract: what every middleware folder (`openstack/`, `slurm/`, `kubernetes/`,
+//! `static_site/`) provides, and the closed enum [`ProviderConfig`] the rest of the code goes
+//! through.
+//!
+//! A backend's `mod.rs` implements [`Backend`] for its configuration table: how a failure names
+//! it, how its table is checked, what it contributes to the snapshot and (where it has a meter)
+//! its usage observations. [`ProviderConfig`]'s methods dispatch to those implementations in one
+//! place (`each!`), so parsing, gathering and metering are one loop each and a new backend is
+//! its folder plus one variant here (and its table in [`crate::config::Config`]).
+
+use chrono::{DateTime, Utc};
+use toml::Spanned;
+
+use accelfed_schemas::glue::Service;
+use accelfed_schemas::names::{LocalId, SiteName};
+use accelfed_schemas::usage::Observation;
+
+use crate::config::Problem;
+use crate::kubernetes::KubernetesConfig;
+use crate::openstack::OpenstackConfig;
+use crate::slurm::SlurmConfig;
+use crate::static_site::StaticConfig;
+
+/// What one backend delivered for the snapshot: its services, and the failures that degraded
+/// them without stopping it (a cloud whose Placement did not answer still publishes its flavors).
+#[derive(Debug, Clone, Default)]
+pub struct Provision {
+    pub services: Vec<Service>,
+    pub failures: Vec<String>,
+}
+
+/// The roles of one backend, implemented by its configuration table in its folder's `mod.rs`.
+///
+/// Async methods are fine here: the trait is only used through [`ProviderConfig`]'s match, never
+/// as a trait object, so each call's future is a concrete type.
+pub(crate) trait Backend {
+    /// The table's name in the configuration file (`[[openstack]]` is `openstack`).
+    const TABLE: &'static str;
+
+    /// How messages name this backend; `index` is its position in its table. The default is
+    /// `<table>[<index>]`.
+    fn label(&self, index: usize) -> String {
+        format!("{}[{index}]", Self::TABLE)
+    }
+
+    /// Checks what serde cannot (no network); the problem's field is relative to the table.
+    fn validate(&self) -> Result<(), Problem>;
+
+    /// The cloud services this table publishes, as (field path, id), for the check that a site
+    /// publishing a cloud has a GOCDB id. `index` as for [`Backend::label`].
+    fn clouds(&self, _index: usize) -> Vec<(String, &Spanned<LocalId>)> {
+        Vec::new()
+    }
+
+    /// Reads the middleware and maps it to GLUE2 services. An error means nothing was delivered.
+    async fn provide(&self) -> Result<Provision, String>;
+
+    /// One observation per VM, pod or job that held GPUs in `[since, now)`, each with its whole
+    /// interval; all or nothing (a half-read cloud never writes records that look complete).
+    /// Backends without a meter observe nothing.
+    async fn observe(
+        &self,
+        _site: &SiteName,
+        _since: DateTime<Utc>,
+        _now: DateTime<Utc>,
+    ) -> Result<Vec<Observation>, String> {
+        Ok(Vec::new())
+    }
+}
+
+/// One configured provider; the closed set of middleware accelfed reads.
+#[derive(Debug, Clone, Copy)]
+pub enum ProviderConfig<'a> {
+    /// Services described entirely in the configuration file.
+    Static(&'a StaticConfig),
+    /// An OpenStack cloud.
+    Openstack(&'a OpenstackConfig),
+    /// A Slurm cluster.
+    Slurm(&'a SlurmConfig),
+    /// A Kubernetes cluster.
+    Kubernetes(&'a KubernetesConfig),
+}
+
+/// Runs `$body` with `$config` bound to the variant's table: the one place that lists the
+/// variants, so every method below is one line.
+macro_rules! each {
+    ($provider:expr, $config:ident => $body:expr) => {
+        match $provider {
+            ProviderConfig::Static($config) => $body,
+            ProviderConfig::Openstack($config) => $body,
+            ProviderConfig::Slurm($config) => $body,
+            ProviderConfig::Kubernetes($config) => $body,
+        }
+    };
+}
+
+/// A table's name, from its type (the trait's constant is crate-private).
+fn table<B: Backend>(_: &B) -> &'static str {
+    B::TABLE
+}
+
+impl<'a> ProviderConfig<'a> {
+    /// The provider's table in the configuration file, for messages.
+    pub fn name(&self) -> &'static str {
+        each!(self, config => table(*config))
+    }
+
+    /// How a failure of this provider is named (`slurm[0]`, `kubernetes[1]`, `openstack "cloud"`);
+    /// `index` is its position in its table, as [`crate::config::Config::providers_indexed`] gives it.
+    pub fn label(&self, index: usize) -> String {
+        each!(self, config => Backend::label(*config, index))
+    }
+
+    /// Checks the table after parsing; the problem's field is relative to the table.
+    pub fn validate(&self) -> Result<(), Problem> {
+        each!(self, config => Backend::validate(*config))
+    }
+
+    /// The cloud services the table publishes, as (field path, id).
+    pub fn clouds(self, index: usize) -> Vec<(String, &'a Spanned<LocalId>)> {
+        each!(self, config => Backend::clouds(config, index))
+    }
+
+    /// Reads the middleware into GLUE2 services.
+    pub async fn provide(&self) -> Result<Provision, String> {
+        each!(self, config => Backend::provide(*config).await)
+    }
+
+    /// The usage observations of `[since, now)`.
+    pub async fn observe(
+        &self,
+        site: &SiteName,
+        since: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Observation>, String> {
+        each!(self, config => Backend::observe(*config, site, since, now).await)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::config::Config;
+
+    #[test]
+    fn each_backend_is_named_by_its_position_in_its_own_table() {
+        let text = "[site]\nname = \"EXAMPLE-GPU\"\ngocdb_id = \"1G0\"\n\n\
+                    [[slurm]]\nid = \"a\"\n\n[[openstack]]\nid = \"cloud\"\n\n\
+                    [[slurm]]\nid = \"b\"\n";
+        let config = Config::parse(Path::new("site.toml"), text).unwrap();
+        let labels: Vec<String> = config
+            .providers_indexed()
+            .into_iter()
+            .map(|(index, provider)| format!("{} {}", provider.name(), provider.label(index)))
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                "openstack openstack \"cloud\"",
+                "slurm slurm[0]",
+                "slurm slurm[1]"
+            ]
+        );
+    }
+}
