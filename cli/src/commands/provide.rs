@@ -8,8 +8,9 @@
 
 use std::path::Path;
 
-use accelfed_publishers::config::{RegistryPublishConfig, check_registry_url};
+use accelfed_publishers::config::{PublishConfig, RegistryPublishConfig, check_registry_url};
 use accelfed_publishers::{Destination, RegistryTarget};
+use accelfed_schemas::glue::SiteSnapshot;
 use accelfed_schemas::render;
 use accelfed_schemas::render::ldif::LdifMode;
 
@@ -21,15 +22,9 @@ use crate::site_file::SiteFile;
 pub fn run(args: &ProvideArgs) -> Outcome {
     // First: every destination, the registry's included, is reached through
     // `accelfed_publishers::publish`, which is async.
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match super::runtime() {
         Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("error: cannot start the async runtime: {err}");
-            return Outcome::Partial;
-        }
+        Err(outcome) => return outcome,
     };
     let SiteFile {
         loaded, publish, ..
@@ -42,19 +37,12 @@ pub fn run(args: &ProvideArgs) -> Outcome {
     };
     // Where to push is settled (and the token read) before anything is gathered: a usage error
     // should not wait for every provider to answer.
-    let registry = if args.publish == Some(PublishTarget::Registry) {
-        let table = publish
-            .as_ref()
-            .and_then(|publish| publish.registry.as_ref());
-        match registry_target(args, table) {
-            Ok(registry) => Some(registry),
-            Err(message) => {
-                eprintln!("error: {message}");
-                return Outcome::Config;
-            }
+    let registry = match registry(args, publish.as_ref()) {
+        Ok(registry) => registry,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return Outcome::Config;
         }
-    } else {
-        None
     };
     let gathered = match runtime.block_on(accelfed_provider::gather(
         &loaded.config,
@@ -73,36 +61,10 @@ pub fn run(args: &ProvideArgs) -> Outcome {
     if registry.is_none() && providers > 0 && gathered.failures.len() >= providers {
         return last_good(args, &runtime, Outcome::Partial);
     }
-    let document = match args.format {
-        render::Format::LdifGlue20 => {
-            render::ldif::render(&gathered.snapshot, LdifMode::Glue20, args.dit)
-        }
-        render::Format::LdifGlue21 => {
-            render::ldif::render(&gathered.snapshot, LdifMode::Glue21, args.dit)
-        }
-        other => render::render(&gathered.snapshot, other),
-    };
+    let document = document(&gathered.snapshot, args);
     let mut partial = !gathered.failures.is_empty();
     if let Some(registry) = registry {
-        // The registry reads GLUE 2.1 JSON whatever --format the file gets.
-        let json = if args.format == render::Format::Glue21Json {
-            document.clone()
-        } else {
-            render::render(&gathered.snapshot, render::Format::Glue21Json)
-        };
-        match runtime.block_on(accelfed_publishers::publish(
-            &json,
-            &Destination::Registry(registry),
-        )) {
-            Ok(answer) => {
-                let answer = answer.unwrap_or_default();
-                tracing::info!(site = %gathered.snapshot.domain.name, %answer, "pushed to the registry");
-            }
-            Err(err) => {
-                eprintln!("error: {err}");
-                partial = true;
-            }
-        }
+        partial |= !push(&runtime, registry, &gathered.snapshot, args, &document);
         if args.output.is_none() {
             return if partial {
                 Outcome::Partial
@@ -111,16 +73,78 @@ pub fn run(args: &ProvideArgs) -> Outcome {
             };
         }
     }
+    write_out(&runtime, args, &gathered.snapshot, &document, partial)
+}
+
+/// The registry to push to, when `--publish registry` asks for it: settled before gathering.
+fn registry(
+    args: &ProvideArgs,
+    publish: Option<&PublishConfig>,
+) -> Result<Option<RegistryTarget>, String> {
+    if args.publish != Some(PublishTarget::Registry) {
+        return Ok(None);
+    }
+    let table = publish.and_then(|publish| publish.registry.as_ref());
+    registry_target(args, table).map(Some)
+}
+
+/// The snapshot in `--format`.
+fn document(snapshot: &SiteSnapshot, args: &ProvideArgs) -> Vec<u8> {
+    match args.format {
+        render::Format::LdifGlue20 => render::ldif::render(snapshot, LdifMode::Glue20, args.dit),
+        render::Format::LdifGlue21 => render::ldif::render(snapshot, LdifMode::Glue21, args.dit),
+        other => render::render(snapshot, other),
+    }
+}
+
+/// Pushes the snapshot's GLUE 2.1 JSON to the registry; whether it was taken.
+fn push(
+    runtime: &tokio::runtime::Runtime,
+    registry: RegistryTarget,
+    snapshot: &SiteSnapshot,
+    args: &ProvideArgs,
+    document: &[u8],
+) -> bool {
+    // The registry reads GLUE 2.1 JSON whatever --format the file gets.
+    let json = if args.format == render::Format::Glue21Json {
+        document.to_vec()
+    } else {
+        render::render(snapshot, render::Format::Glue21Json)
+    };
+    match runtime.block_on(accelfed_publishers::publish(
+        &json,
+        &Destination::Registry(registry),
+    )) {
+        Ok(answer) => {
+            let answer = answer.unwrap_or_default();
+            tracing::info!(site = %snapshot.domain.name, %answer, "pushed to the registry");
+            true
+        }
+        Err(err) => {
+            eprintln!("error: {err}");
+            false
+        }
+    }
+}
+
+/// Writes the document to `-o` or stdout and, for a complete one, to `--keep-last-good`.
+fn write_out(
+    runtime: &tokio::runtime::Runtime,
+    args: &ProvideArgs,
+    snapshot: &SiteSnapshot,
+    document: &[u8],
+    partial: bool,
+) -> Outcome {
     let destination = match &args.output {
         Some(path) => Destination::File(path.clone()),
         None => Destination::Stdout,
     };
-    if let Err(err) = runtime.block_on(accelfed_publishers::publish(&document, &destination)) {
+    if let Err(err) = runtime.block_on(accelfed_publishers::publish(document, &destination)) {
         tracing::error!("{err}");
         return Outcome::Partial;
     }
     tracing::info!(
-        site = %gathered.snapshot.domain.name,
+        site = %snapshot.domain.name,
         format = %args.format,
         bytes = document.len(),
         "published"
@@ -131,7 +155,7 @@ pub fn run(args: &ProvideArgs) -> Outcome {
     if let Some(path) = &args.keep_last_good {
         // Saved after publishing, so a document that could not be written out is never "good".
         let saved = Destination::File(path.clone());
-        if let Err(err) = runtime.block_on(accelfed_publishers::publish(&document, &saved)) {
+        if let Err(err) = runtime.block_on(accelfed_publishers::publish(document, &saved)) {
             tracing::error!("--keep-last-good: {err}");
             return Outcome::Partial;
         }
