@@ -13,7 +13,7 @@ use accelfed_accounting::apel::{AmsConfig, ApelCharset, ApelConfig};
 use accelfed_accounting::ship::Backoff;
 use accelfed_accounting::spool::Spool;
 
-use super::meter::{load_accounting, resolve, spool_path};
+use super::accounting_site::{load_accounting, resolve, spool_path};
 use crate::args::ExportArgs;
 use crate::exit::Outcome;
 

@@ -1,7 +1,7 @@
 //! `accelfed meter`: every configured backend's observations (and the manual-usage file) become
 //! monthly usage records, written to the spool in one transaction per run.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use chrono::{DateTime, Datelike, TimeZone, Utc};
 
@@ -18,7 +18,8 @@ use accelfed_schemas::usage::{Observation, Source, UsageRecord};
 use crate::args::MeterArgs;
 use crate::exit::Outcome;
 use crate::progress::Progress;
-use crate::site_file::SiteFile;
+
+use super::accounting_site::{load_accounting, resolve, spool_path};
 
 /// Where the site feeds APEL, each record is checked before it is spooled against what APEL's
 /// loader and database take ([`accelfed_accounting::apel::safety`]): fixable values are
@@ -302,38 +303,4 @@ fn previous_month_start(now: DateTime<Utc>) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(year, month, 1, 0, 0, 0)
         .single()
         .unwrap_or(now)
-}
-
-/// The site configuration and its `[accounting]` table (read by accelfed-accounting), or, printed, why not and
-/// the exit status: every accounting command (meter, ship, export) starts here.
-pub(super) fn load_accounting(path: &Path) -> Result<(Config, AccountingConfig), Outcome> {
-    let file = match SiteFile::load(path) {
-        Ok(file) => file,
-        Err(err) => {
-            eprintln!("error: {err}");
-            return Err(Outcome::Config);
-        }
-    };
-    match file.accounting {
-        Some(accounting) => Ok((file.loaded.config, accounting)),
-        None => {
-            eprintln!(
-                "error: {}: no [accounting] table (it names the spool; see docs/configuration.md)",
-                path.display()
-            );
-            Err(Outcome::Config)
-        }
-    }
-}
-
-/// `path` relative to the configuration file's folder.
-pub(super) fn resolve(config: &Path, path: &Path) -> PathBuf {
-    if path.is_absolute() {
-        return path.to_owned();
-    }
-    config.parent().unwrap_or_else(|| Path::new(".")).join(path)
-}
-
-pub(super) fn spool_path(config: &Path, accounting: &AccountingConfig) -> PathBuf {
-    resolve(config, &accounting.spool)
 }

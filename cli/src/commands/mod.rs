@@ -1,5 +1,6 @@
 //! One file per subcommand.
 
+mod accounting_site;
 mod export;
 mod generate;
 mod init;

@@ -14,7 +14,7 @@ use accelfed_schemas::glue::SiteSnapshot;
 use accelfed_schemas::render;
 use accelfed_schemas::render::ldif::LdifMode;
 
-use super::meter::resolve;
+use super::accounting_site::resolve;
 use crate::args::{ProvideArgs, PublishTarget};
 use crate::exit::Outcome;
 use crate::site_file::SiteFile;

@@ -7,7 +7,7 @@ use accelfed_accounting::ship::{
 };
 use accelfed_accounting::spool::{ShipLimits, Spool};
 
-use super::meter::{load_accounting, resolve, spool_path};
+use super::accounting_site::{load_accounting, resolve, spool_path};
 use crate::args::ShipArgs;
 use crate::exit::Outcome;
 
