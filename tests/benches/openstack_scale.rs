@@ -119,22 +119,24 @@ impl Responses {
     }
 
     /// What the meter reads: flavors, projects, servers.
+    /// What `accelfed meter` reads: flavors, servers, projects and, because the cloud has vGPU
+    /// flavors, Placement's providers (their vGPUs per physical GPU make a vGPU's share).
     fn meter_documents(&self) -> impl Iterator<Item = &[u8]> {
         self.flavor_pages
             .iter()
             .chain(&self.server_pages)
             .map(Vec::as_slice)
             .chain(std::iter::once(self.projects.as_slice()))
-    }
-
-    fn all_documents(&self) -> impl Iterator<Item = &[u8]> {
-        self.meter_documents()
             .chain(std::iter::once(self.provider_list.as_slice()))
             .chain(self.provider_docs.iter().flat_map(|(i, u, t)| {
                 std::iter::once(i.as_slice())
                     .chain(u.as_deref())
                     .chain(t.as_deref())
             }))
+    }
+
+    fn all_documents(&self) -> impl Iterator<Item = &[u8]> {
+        self.meter_documents()
             .chain(self.flavor_access.iter().map(|(_, d)| d.as_slice()))
             .chain(self.quotas.iter().map(|(_, d)| d.as_slice()))
             .chain(std::iter::once(self.images.as_slice()))
@@ -464,16 +466,15 @@ fn read_meter_state(r: &Responses) -> CloudState {
         flavors,
         projects: projects.projects,
         servers,
+        providers: read_providers(r),
         ..CloudState::default()
     }
 }
 
-/// Reads every response as the client does.
-fn read_state(r: &Responses) -> CloudState {
-    let mut state = read_meter_state(r);
+/// Placement's providers with their inventories, usages and traits, as the client reads them.
+fn read_providers(r: &Responses) -> Vec<(ResourceProvider, ProviderState)> {
     let list: ProviderList = serde_json::from_slice(&r.provider_list).unwrap();
-    state.providers = list
-        .resource_providers
+    list.resource_providers
         .into_iter()
         .zip(&r.provider_docs)
         .map(|(rp, (inventories, usages, traits))| {
@@ -491,7 +492,12 @@ fn read_state(r: &Responses) -> CloudState {
             }
             (rp, provider)
         })
-        .collect();
+        .collect()
+}
+
+/// Reads every response as the client does.
+fn read_state(r: &Responses) -> CloudState {
+    let mut state = read_meter_state(r);
     for (id, doc) in &r.flavor_access {
         let access: Access = serde_json::from_slice(doc).unwrap();
         state.flavor_access.insert(
