@@ -380,3 +380,46 @@ fn a_site_with_special_characters_stays_stable_across_update_cycles() {
         );
     }
 }
+
+/// The longest site names accelfed publishes, plain and all DN specials (each escaped to three
+/// characters): the longest one `SiteSnapshot::validate` accepts loads into slapd whole in both
+/// LDIF modes and is found by its name; one character more is refused before anything is rendered,
+/// naming the entity, because slapd's back-mdb would refuse its entries (error 80).
+#[test]
+fn the_longest_site_names_accepted_load_into_slapd_and_one_more_is_refused() {
+    use accelfed_schemas::glue::SnapshotError;
+    use accelfed_schemas::names::MAX_NAME_CHARS;
+
+    for unit in ["a", ","] {
+        let longest = (1..=MAX_NAME_CHARS)
+            .rev()
+            .find(|n| snapshot(&unit.repeat(*n)).validate().is_ok())
+            .unwrap();
+        let over = snapshot(&unit.repeat(longest + 1)).validate().unwrap_err();
+        assert!(
+            matches!(over, SnapshotError::TooLongForLdap { .. }),
+            "{over}"
+        );
+        assert!(over.to_string().contains("shorten the site name"), "{over}");
+
+        let site = unit.repeat(longest);
+        let accepted = snapshot(&site);
+        for (ldif, schemas) in [
+            (render_glue20(&accepted), vec![]),
+            (render_glue21(&accepted), vec![glue21_schema()]),
+        ] {
+            let schemas: Vec<&Path> = schemas.iter().map(PathBuf::as_path).collect();
+            let slapd = Slapd::start(&schemas).unwrap();
+            let report = slapd.load_ldif(&ldif).unwrap();
+            assert_eq!(report.rejected, 0, "{unit:?} x {longest}: {report}");
+            assert_eq!(report.loaded, entry_count(&ldif), "{report}");
+            let filter = format!(
+                "(&(objectClass=GLUE2AdminDomain)(GLUE2DomainID={}))",
+                ldap3::ldap_escape(site.as_str())
+            );
+            let found = slapd.search("o=glue", &filter, &["GLUE2DomainID"]).unwrap();
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert_eq!(found[0].first("GLUE2DomainID"), Some(site.as_str()));
+        }
+    }
+}

@@ -4,6 +4,7 @@
 //! used or free resources above its total. Pure; [`super::check::Checker`] runs it after the
 //! schema and the site.
 
+use accelfed_schemas::glue::validate::too_long_for_ldap;
 use std::collections::HashSet;
 
 use accelfed_schemas::glue::entity::{Class, Entity, Value};
@@ -37,6 +38,10 @@ pub fn first_inconsistency(entities: &[Entity<'_>], site: &str) -> Option<String
     let ids: HashSet<&str> = entities.iter().map(|e| e.id.as_str()).collect();
     entities.iter().find_map(|entity| {
         namespace(entity, own.as_ref(), site)
+            .or_else(|| {
+                // The registry's LDAP view and the BDIIs it feeds must hold every entry.
+                too_long_for_ldap(entity.class, &entity.id).map(|err| err.to_string())
+            })
             .or_else(|| dangling(entity, &ids))
             .or_else(|| over_total(entity))
     })

@@ -14,7 +14,7 @@ pub mod ids;
 #[cfg(any(test, feature = "test-support"))]
 pub mod sample;
 mod site;
-mod validate;
+pub mod validate;
 
 pub use capacity::{
     AcceleratorCapacity, SITE_TOTAL_PREFIX, physical, physical_capacity, share, share_text,

@@ -15,6 +15,19 @@ pub const SUFFIX: &str = "o=glue";
 /// The group entry the services live in, as BDII's GLUE2 layout has it.
 pub const RESOURCE_GROUP: &str = "GLUE2GroupID=resource,o=glue";
 
+/// The longest RDN, in bytes, that an entry may have: slapd's back-mdb (Debian's BDII and accelfed's
+/// LDAP view run on it) keeps an entry's RDN twice, as written and normalized, in one LMDB value of
+/// at most 511 bytes, and refuses the entry ("Other (e.g., implementation specific) error (80)")
+/// when they do not fit. Measured with slapd 2.5: an RDN of 243 bytes loads, one of 247 does not.
+pub const MAX_RDN_BYTES: usize = 240;
+
+/// The RDN of an entity in either LDIF mode is at most as long as this: its class's own ID
+/// attribute (`GLUE2<Class>ID`, never shorter than the attribute the LDIF keys it by, such as
+/// `GLUE2ShareID`), `=`, and the escaped ID.
+pub fn rdn_bytes_at_most(class_name: &str, id: &str) -> usize {
+    "GLUE2".len() + class_name.len() + "ID=".len() + escape_value(id).len()
+}
+
 /// Escapes one attribute value for use in an RDN (RFC 4514, section 2.4), the way OpenLDAP's slapd
 /// prints it: `,+"\<>;=` as `\2C \2B \22 \5C \3C \3E \3B \3D`, a leading `#` as `\23`, a leading or
 /// trailing space as `\20`, NUL as `\00`.
