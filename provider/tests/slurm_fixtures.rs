@@ -624,3 +624,46 @@ fn a_mig_slice_job_counts_its_share_of_the_physical_gpu() {
     let whole = observation(&config(), &site, whole).unwrap().unwrap();
     assert_eq!((whole.count.get(), whole.sharing), (4.0, Sharing::Whole));
 }
+
+/// A job that holds GPU shards (`gres/shard`, Slurm's MPS-style sharing) and no whole GPU: with
+/// `shards_per_gpu` it counts shards / shards_per_gpu physical GPUs of its shards' type; without
+/// it, the job is skipped with a problem naming the setting, never counted as whole GPUs. The TRES
+/// entries are shaped as Slurm lists GRES TRES (`gres/shard` and the typed `gres/shard:a100`).
+#[test]
+fn a_shard_job_counts_its_share_of_a_gpu_or_is_skipped_naming_the_setting() {
+    use accelfed_provider::slurm::observation;
+    use accelfed_schemas::gpu::Sharing;
+    use accelfed_schemas::names::SiteName;
+
+    let mut document: serde_json::Value =
+        serde_json::from_slice(&fixture("v0.0.40/sacct.json")).unwrap();
+    for job in document["jobs"].as_array_mut().unwrap() {
+        if job["job_id"].as_u64() == Some(101) {
+            let allocated = job["tres"]["allocated"].as_array_mut().unwrap();
+            allocated.retain(|tres| !tres["name"].as_str().is_some_and(|n| n.starts_with("gpu")));
+            allocated
+                .push(serde_json::json!({"type": "gres", "name": "shard", "id": 1003, "count": 2}));
+            allocated.push(
+                serde_json::json!({"type": "gres", "name": "shard:a100", "id": 1004, "count": 2}),
+            );
+        }
+    }
+    let (_, jobs, _) = jobs(&serde_json::to_vec(&document).unwrap());
+    let job = jobs.iter().find(|j| j.job_id == "101").unwrap();
+    assert_eq!((job.gpus, job.shards), (0, 2));
+    let site = SiteName::new("TEST").unwrap();
+
+    let skipped = observation(&config(), &site, job).unwrap_err().to_string();
+    assert!(
+        skipped.contains("gres/shard=2") && skipped.contains("shards_per_gpu"),
+        "{skipped}"
+    );
+
+    let mut shared = config();
+    shared.shards_per_gpu = std::num::NonZeroU32::new(8);
+    let observed = observation(&shared, &site, job).unwrap().unwrap();
+    assert_eq!(observed.model.as_str(), "NVIDIA A100-SXM4-80GB");
+    assert_eq!(observed.count.get(), 0.25);
+    assert_eq!(observed.sharing, Sharing::Mps { replicas: 8 });
+    assert_eq!(observed.utilisation, None);
+}

@@ -37,6 +37,10 @@ pub struct SlurmConfig {
     /// published with its Slurm name as the model and a warning.
     #[serde(default)]
     pub gpu_types: BTreeMap<String, GpuTypeConfig>,
+    /// How many `gres/shard`s one GPU holds (gres.conf's shard `Count` over the node's GPUs): a
+    /// job's shards are metered as `shards / shards_per_gpu` physical GPUs. Required where jobs
+    /// hold shards; such jobs are skipped with a warning without it.
+    pub shards_per_gpu: Option<std::num::NonZeroU32>,
     /// VO of each Slurm account: `"vo.atlas" = "atlas"` or `{ vo = "atlas", fqan = "/atlas" }`.
     /// Checked first when metering a job.
     #[serde(default)]

@@ -42,6 +42,8 @@ pub struct SlurmJob {
     pub gpu_type: Option<String>,
     /// The largest `gres/gpuutil` of the job's steps' `TRESUsageInTot`.
     pub gpuutil: Option<u64>,
+    /// Allocated GPU shards (`gres/shard`); 0 when none.
+    pub shards: u64,
 }
 
 impl SlurmJob {
@@ -290,6 +292,7 @@ impl RawJob {
             suspended_s: self.time.suspended.as_u64().unwrap_or(0),
             gpus: allocated.gpus.count.unwrap_or(0),
             gpu_type: allocated.gpus.gpu_type,
+            shards: allocated.gpus.shards.unwrap_or(0),
             gpuutil,
             cluster: self.cluster,
             job_id,

@@ -141,12 +141,16 @@ fn observe_blocking(
 /// or the only configured type); a type not configured is metered with its Slurm name as the
 /// model, never dropped. `gres/gpuutil` (percent, summed over the job's GPUs) becomes the mean
 /// utilisation `gpuutil / (100 x GPUs)`, capped at 1.
+///
+/// A job that holds GPU shards (`gres/shard`) and no whole GPU is metered as `shards /
+/// shards_per_gpu` physical GPUs of the untyped model (`Sharing::Mps`); without `shards_per_gpu`
+/// it is skipped with a problem that says to set it, never counted as whole GPUs.
 pub fn observation(
     config: &SlurmConfig,
     site: &SiteName,
     job: &SlurmJob,
 ) -> Result<Option<Observation>, JobProblem> {
-    let (Some(start), true) = (job.start, job.gpus > 0) else {
+    let (Some(start), true) = (job.start, job.gpus > 0 || job.shards > 0) else {
         return Ok(None);
     };
     let problem = |reason: String| JobProblem {
@@ -156,16 +160,32 @@ pub fn observation(
     };
     let resource = LocalId::new(format!("{}:{}", job.cluster, job.job_id))
         .map_err(|err| problem(format!("no usable record name: {err}")))?;
-    let units = u32::try_from(job.gpus)
-        .map_err(|_| problem(format!("{} GPUs is not a plausible count", job.gpus)))?;
+    let shared = job.gpus == 0;
+    let held = if shared { job.shards } else { job.gpus };
+    let units = u32::try_from(held)
+        .map_err(|_| problem(format!("{held} GPUs is not a plausible count")))?;
     let model = model(config, job.gpu_type.as_deref());
-    let sharing = sharing(job.gpu_type.as_deref(), &model);
+    let sharing = if shared {
+        let per_gpu = config.shards_per_gpu.ok_or_else(|| {
+            problem(format!(
+                "holds gres/shard={held} and no whole GPU, but [slurm] shards_per_gpu is not set: \
+                 how much of a GPU a shard is is unknown"
+            ))
+        })?;
+        Sharing::Mps {
+            replicas: per_gpu.get(),
+        }
+    } else {
+        sharing(job.gpu_type.as_deref(), &model)
+    };
     // Physical GPUs: a MIG slice counts its share of the parent GPU.
     let count = GpuCount::new(f64::from(units) * sharing.physical_share())
         .map_err(|err| problem(format!("{units} GPUs: {err}")))?;
     let vo = config.vo_of(&job.account, &job.qos, &job.partition);
+    // Slurm sums gpuutil over whole GPUs; a shard job's share of it is not known.
     let utilisation = job
         .gpuutil
+        .filter(|_| !shared)
         .map(|percent| (percent as f64 / (100.0 * job.gpus as f64)).min(1.0));
     Ok(Some(Observation {
         site: site.clone(),

@@ -5,6 +5,8 @@
 //! Slurm lists the same GPUs twice, once untyped (`gres/gpu`, the count) and once per type
 //! (`gres/gpu:a100`, the model): the count comes from `gres/gpu` and is never added to the typed
 //! entries. Only when `gres/gpu` is missing (a site that tracks only typed TRES) is the typed sum used.
+//! GPU shards (`gres/shard`, Slurm's MPS-style sharing, `shard:<type>` typed) are counted apart,
+//! by the same rule.
 
 /// The GPUs of one allocation.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -16,6 +18,8 @@ pub struct GpuTres {
     /// `gres/gpuutil` where Slurm records it (23.02+ with NVML): GPU utilisation in percent,
     /// summed over the allocation's GPUs.
     pub gpuutil: Option<u64>,
+    /// How many GPU shards (`gres/shard`); `None` when the TRES names none.
+    pub shards: Option<u64>,
 }
 
 /// Why a TRES could not be read.
@@ -32,6 +36,8 @@ pub struct GpuTresBuilder {
     untyped: Option<u64>,
     typed: Vec<(String, u64)>,
     gpuutil: Option<u64>,
+    shards: Option<u64>,
+    typed_shards: Vec<(String, u64)>,
 }
 
 impl GpuTresBuilder {
@@ -43,26 +49,42 @@ impl GpuTresBuilder {
         match name.split_once(':') {
             None if name == "gpu" => self.untyped = Some(self.untyped.unwrap_or(0) + count),
             None if name == "gpuutil" => self.gpuutil = Some(count),
-            Some(("gpu", gpu_type)) => match self.typed.iter_mut().find(|(t, _)| t == gpu_type) {
-                Some((_, sum)) => *sum += count,
-                None => self.typed.push((gpu_type.to_owned(), count)),
-            },
+            None if name == "shard" => self.shards = Some(self.shards.unwrap_or(0) + count),
+            Some(("shard", gpu_type)) => add_typed(&mut self.typed_shards, gpu_type, count),
+            Some(("gpu", gpu_type)) => add_typed(&mut self.typed, gpu_type, count),
             _ => {}
         }
     }
 
     pub fn finish(self) -> GpuTres {
-        let typed_sum = (!self.typed.is_empty()).then(|| self.typed.iter().map(|(_, c)| c).sum());
-        let gpu_type = match self.typed.as_slice() {
+        // A shard job's GPU type comes from its typed shards (`gres/shard:a100`).
+        let types = if self.typed.is_empty() {
+            &self.typed_shards
+        } else {
+            &self.typed
+        };
+        let gpu_type = match types.as_slice() {
             [(only, _)] => Some(only.clone()),
             _ => None,
         };
         GpuTres {
-            count: self.untyped.or(typed_sum),
+            count: self.untyped.or(typed_sum(&self.typed)),
             gpu_type,
             gpuutil: self.gpuutil,
+            shards: self.shards.or(typed_sum(&self.typed_shards)),
         }
     }
+}
+
+fn add_typed(typed: &mut Vec<(String, u64)>, gpu_type: &str, count: u64) {
+    match typed.iter_mut().find(|(t, _)| t == gpu_type) {
+        Some((_, sum)) => *sum += count,
+        None => typed.push((gpu_type.to_owned(), count)),
+    }
+}
+
+fn typed_sum(typed: &[(String, u64)]) -> Option<u64> {
+    (!typed.is_empty()).then(|| typed.iter().map(|(_, c)| c).sum())
 }
 
 /// Reads a TRES string (`cpu=1,gres/gpu:a100=2,gres/gpu=2`).
@@ -77,7 +99,8 @@ pub fn parse_tres_string(text: &str) -> Result<GpuTres, TresError> {
             continue;
         };
         // `gres/gpumem=1024M` and other GPU metrics carry units; only counts matter here.
-        if !(name == "gpu" || name == "gpuutil" || name.starts_with("gpu:")) {
+        let shard = name == "shard" || name.starts_with("shard:");
+        if !(name == "gpu" || name == "gpuutil" || name.starts_with("gpu:") || shard) {
             continue;
         }
         let count = value.parse::<u64>().map_err(|_| TresError {
@@ -101,7 +124,8 @@ mod tests {
             GpuTres {
                 count: Some(2),
                 gpu_type: Some("a100".into()),
-                gpuutil: None
+                gpuutil: None,
+                shards: None,
             }
         );
     }
@@ -122,6 +146,15 @@ mod tests {
         let tres = parse_tres_string("cpu=00:00:10,gres/gpumem=1024M,gres/gpuutil=150").unwrap();
         assert_eq!(tres.gpuutil, Some(150));
         assert_eq!(tres.count, None);
+    }
+
+    #[test]
+    fn shards_are_counted_apart_from_gpus() {
+        let tres = parse_tres_string("cpu=2,gres/shard:a100=3,gres/shard=3,node=1").unwrap();
+        assert_eq!((tres.count, tres.shards), (None, Some(3)));
+        assert_eq!(tres.gpu_type.as_deref(), Some("a100"));
+        let typed = parse_tres_string("gres/shard:a100=2,gres/shard:v100=1").unwrap();
+        assert_eq!(typed.shards, Some(3));
     }
 
     #[test]

@@ -58,6 +58,8 @@ enum GpuName {
     Gpu,
     GpuUtil,
     Typed(String),
+    Shard,
+    TypedShard(String),
 }
 
 impl GpuName {
@@ -66,6 +68,8 @@ impl GpuName {
             GpuName::Gpu => "gpu".to_owned(),
             GpuName::GpuUtil => "gpuutil".to_owned(),
             GpuName::Typed(name) => format!("gpu:{name}"),
+            GpuName::Shard => "shard".to_owned(),
+            GpuName::TypedShard(name) => format!("shard:{name}"),
         }
     }
 }
@@ -171,7 +175,13 @@ impl Visitor<'_> for NameSeed {
         Ok(match v {
             "gpu" => Some(GpuName::Gpu),
             "gpuutil" => Some(GpuName::GpuUtil),
-            _ => v.strip_prefix("gpu:").map(|t| GpuName::Typed(t.to_owned())),
+            "shard" => Some(GpuName::Shard),
+            _ => match v.strip_prefix("gpu:") {
+                Some(t) => Some(GpuName::Typed(t.to_owned())),
+                None => v
+                    .strip_prefix("shard:")
+                    .map(|t| GpuName::TypedShard(t.to_owned())),
+            },
         })
     }
     fn visit_unit<E: de::Error>(self) -> Result<Option<GpuName>, E> {
