@@ -47,6 +47,15 @@ pub enum ApelCharset {
     Latin1,
 }
 
+impl From<ApelCharset> for super::safety::Charset {
+    fn from(charset: ApelCharset) -> Self {
+        match charset {
+            ApelCharset::Utf8 => Self::Utf8mb3,
+            ApelCharset::Latin1 => Self::Latin1,
+        }
+    }
+}
+
 /// `[accounting.apel.dirq]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -4,12 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use accelfed_accounting::apel::safety::Charset;
 use accelfed_accounting::apel::{
     AmsClient, AmsSettings, ApelError, Destination, DirqQueue, ExportOptions, ExportReport,
     Selection, Signer, Watermark, export,
 };
-use accelfed_accounting::apel::{AmsConfig, ApelCharset, ApelConfig};
+use accelfed_accounting::apel::{AmsConfig, ApelConfig};
 use accelfed_accounting::ship::Backoff;
 use accelfed_accounting::spool::Spool;
 
@@ -81,10 +80,7 @@ async fn options(destination: &Destination, apel: &ApelConfig) -> Result<ExportO
         .await
         .map_err(|err| format!("accounting.apel.max_message_bytes: {err}"))?;
     Ok(ExportOptions {
-        charset: match apel.charset {
-            ApelCharset::Utf8 => Charset::Utf8mb3,
-            ApelCharset::Latin1 => Charset::Latin1,
-        },
+        charset: apel.charset.into(),
         max_message_bytes,
         limit: apel.max_message_bytes,
     })

@@ -30,11 +30,7 @@ fn apel_safe(
     charset: ApelCharset,
     partial: &mut bool,
 ) -> Vec<UsageRecord> {
-    let charset = match charset {
-        ApelCharset::Utf8 => Charset::Utf8mb3,
-        ApelCharset::Latin1 => Charset::Latin1,
-    };
-    let checked = safety::check(records, charset);
+    let checked = safety::check(records, Charset::from(charset));
     // One line per field at the default level (a site whose users all have accented names
     // would otherwise log every record); each record at debug.
     let mut by_field = std::collections::BTreeMap::<&str, usize>::new();
