@@ -108,10 +108,10 @@ fn meter_ship_report_gives_the_exact_gpu_hours_of_the_fixture_pods() {
     // In physical GPUs: atlas: train-a100-1 2 x 4 h, train-cordoned-1 1 x 3 h, notebook-ts-1 3
     // of a T4's 4 time-slicing replicas x 1 h = 3/4, rocm-failed-1 2 x 1 h = 13.75. cms:
     // mig-small-1 3 1g.10gb slices of an A100 (3/7) x 16 h (2 h in April, 14 h in May), eval-done-1
-    // 1 x 1.5 h = 48/7 + 1.5. No VO: vgpu-scratch-1 1 x 2 h.
+    // 1 x 1.5 h = 48/7 + 1.5. No VO: vgpu-scratch-1's one A10-12Q vGPU (half an A10) x 2 h.
     let database = repository.display().to_string();
     let (rows, total) = report_by_vo(&database);
-    let want = [("", 2.0), ("atlas", 13.75), ("cms", 48.0 / 7.0 + 1.5)];
+    let want = [("", 1.0), ("atlas", 13.75), ("cms", 48.0 / 7.0 + 1.5)];
     assert_eq!(rows.len(), want.len(), "{rows:?}");
     // The report may round its hours for display: equal to a hundredth.
     for ((vo, hours, _), (want_vo, want_hours)) in rows.iter().zip(want) {
@@ -122,7 +122,7 @@ fn meter_ship_report_gives_the_exact_gpu_hours_of_the_fixture_pods() {
         );
     }
     assert!(
-        (total - (2.0 + 13.75 + 48.0 / 7.0 + 1.5)).abs() < 0.01,
+        (total - (1.0 + 13.75 + 48.0 / 7.0 + 1.5)).abs() < 0.01,
         "{total}"
     );
     // One record per pod and month: 4 atlas pods, mig-small-1 twice and eval-done-1, the vGPU pod.

@@ -32,7 +32,7 @@ fn truth() -> BTreeMap<String, (u64, u64, u64)> {
         ("nvidia-a100-sxm4-80gb.mig-1g.10gb", (7, 3, 4)),
         ("nvidia-a100-sxm4-80gb.mig-3g.40gb", (2, 1, 1)),
         ("tesla-t4.time-slicing", (8, 3, 5)),
-        ("nvidia-a10-12q.vgpu", (1, 1, 0)),
+        ("nvidia-a10.vgpu", (1, 1, 0)),
         ("amd-instinct-mi210", (8, 0, 8)),
     ]
     .into_iter()

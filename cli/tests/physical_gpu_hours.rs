@@ -179,13 +179,13 @@ fn a_site_of_mig_time_sliced_and_vgpu_gpus_reports_physical_gpu_hours_within_cap
     // By hand, in physical GPU-hours (provider/tests/fixtures/kubernetes/README.md for the pods):
     // A100 80GB: train-a100-1 2 x 4 h + train-cordoned-1 1 x 3 h + eval-done-1 1 x 1.5 h +
     // mig-small-1's three 1g.10gb slices (3/7 of a GPU) x 16 h; T4: notebook-ts-1's 3 of 4
-    // time-slicing replicas x 1 h; MI210: rocm-failed-1 2 x 1 h; A10-12Q: vgpu-scratch-1 1 x 2 h
-    // (the cluster does not say how many A10-12Q one A10 holds, so whole); the cloud's A100 40GB:
+    // time-slicing replicas x 1 h; MI210: rocm-failed-1 2 x 1 h; A10: vgpu-scratch-1's one A10-12Q
+    // vGPU (two to an A10's 24 GB, so half of one) x 2 h; the cloud's A100 40GB:
     // two VMs with one vGPU of 8 per GPU x 8 h = 2.
     let want: BTreeMap<&str, f64> = [
         ("NVIDIA A100-SXM4-40GB", 2.0 * 8.0 / 8.0),
         ("NVIDIA A100-SXM4-80GB", 8.0 + 3.0 + 1.5 + 3.0 / 7.0 * 16.0),
-        ("NVIDIA A10-12Q", 2.0),
+        ("NVIDIA A10", 1.0),
         ("AMD Instinct MI210", 2.0),
         ("Tesla T4", 0.75),
     ]

@@ -15,6 +15,7 @@
 
 use std::collections::BTreeMap;
 
+use accelfed_schemas::gpu::vgpu::VgpuType;
 use accelfed_schemas::gpu::{GpuModel, MemoryMb};
 
 /// The most memory a GPU label can mean in MiB: 1 TiB, four times the largest GPU memory made
@@ -29,7 +30,7 @@ pub struct Labels<'a> {
     pub warnings: Vec<String>,
     /// Notes that are about a name, not the node (a GPU model outside the catalogue): the reader
     /// reports each once, on the first node that has it.
-    pub once: Vec<String>,
+    pub names: Vec<String>,
 }
 
 impl<'a> Labels<'a> {
@@ -38,7 +39,7 @@ impl<'a> Labels<'a> {
             node,
             labels,
             warnings: Vec::new(),
-            once: Vec::new(),
+            names: Vec::new(),
         }
     }
 
@@ -70,6 +71,13 @@ impl<'a> Labels<'a> {
     /// Reports something about the node's GPUs that is not one label's fault.
     pub fn note(&mut self, what: &str) {
         self.warnings.push(format!("node {:?}: {what}", self.node));
+    }
+
+    /// Reports something about a name, not the node (see [`Labels::names`]).
+    pub fn note_name(&mut self, note: String) {
+        if !self.names.contains(&note) {
+            self.names.push(note);
+        }
     }
 
     /// Reports a label: `why` says what is wrong and what was done instead.
@@ -171,6 +179,12 @@ fn join_version(major: &str, minor: Option<&str>, revision: Option<&str>) -> Str
 pub fn nvidia_model(product: &str) -> String {
     let (name, _) = accelfed_schemas::gpu::catalog::strip_sharing(product);
     if accelfed_schemas::gpu::catalog::lookup(name).is_none() {
+        // A vGPU guest's product is its vGPU type (`NVIDIA-A10-12Q`): the model is the board's GPU.
+        if let Some(parent) =
+            accelfed_schemas::gpu::vgpu::parse(name).and_then(|vgpu| vgpu.parent())
+        {
+            return parent.name.to_owned();
+        }
         // Outside the catalogue: only the dash GFD put after the vendor word is undone; the
         // device's own name has the others.
         for vendor in ["NVIDIA-", "Tesla-", "Quadro-", "GRID-"] {
@@ -180,6 +194,16 @@ pub fn nvidia_model(product: &str) -> String {
         }
     }
     GpuModel::canonical(name).map_or_else(|_| name.to_owned(), |model| model.as_str().to_owned())
+}
+
+/// The vGPU type a product label names (`NVIDIA-A10-12Q` in a vGPU guest), when it is no catalogued
+/// GPU's name.
+pub fn vgpu_type(product: &str) -> Option<VgpuType<'_>> {
+    let (name, _) = accelfed_schemas::gpu::catalog::strip_sharing(product);
+    if accelfed_schemas::gpu::catalog::lookup(name).is_some() {
+        return None;
+    }
+    accelfed_schemas::gpu::vgpu::parse(name)
 }
 
 /// The MIG profile GFD's product label names under the single strategy (`...-MIG-1g.10gb`).

@@ -14,13 +14,14 @@
 //! pod's devices times that share, so usage is in physical GPUs. Model names go through the model
 //! catalogue (`GpuModel::canonical`); a name outside it is reported once.
 
+use accelfed_schemas::gpu::vgpu::VgpuShare;
 use accelfed_schemas::gpu::{
     GpuCount, GpuModel, GpuSpec, MigBasis, Sharing, Virtualization, mig_sharing,
 };
 use accelfed_schemas::names::Text;
 
 use super::api::Node;
-use super::labels::{Labels, amd_model, mig_profile, nvidia_model};
+use super::labels::{Labels, amd_model, mig_profile, nvidia_model, vgpu_type};
 use super::quantity::whole;
 
 /// The GPUs of one node.
@@ -110,7 +111,7 @@ pub fn read_node(
             });
         }
     }
-    for note in labels.once.drain(..) {
+    for note in labels.names.drain(..) {
         // Once per name: a model outside the catalogue would be named by every node that has it.
         if !warnings.iter().any(|warning| warning.ends_with(&note)) {
             warnings.push(format!("node {name:?}: {note}"));
@@ -282,6 +283,10 @@ impl<'r> ResourceKind<'r> {
                     }
                 }
                 let shared = replicas(resource, prefix, capacity, *shared, labels)?;
+                if let Some(sharing) = vgpu(&gpu.model, shared.per_gpu, labels) {
+                    gpu.virtualization = Virtualization::Vgpu;
+                    return Some((gpu, sharing.clone(), worth(capacity, &sharing)));
+                }
                 if shared.per_gpu <= 1 {
                     return Some((gpu, Sharing::Whole, count(capacity)));
                 }
@@ -353,6 +358,33 @@ fn mig(parent: &GpuModel, profile: &str, replicas: u32, labels: &mut Labels<'_>)
         profile: name,
         slices,
         of: of.saturating_mul(replicas.max(1)),
+    }
+}
+
+/// What one device of a vGPU guest is of its physical GPU, when GFD's product names a vGPU type
+/// (`NVIDIA-A10-12Q`: half an A10), divided among `replicas` when the vGPU is time-sliced too. A type
+/// of a board accelfed does not know is reported and its devices count whole (`None`).
+fn vgpu(parent: &GpuModel, replicas: u32, labels: &mut Labels<'_>) -> Option<Sharing> {
+    let product = labels.text("nvidia.com/gpu.product")?;
+    let vgpu = vgpu_type(product)?;
+    if let Some(profile) = vgpu.mig_profile() {
+        return Some(mig(parent, &profile, replicas, labels));
+    }
+    match vgpu.share() {
+        VgpuShare::Known {
+            sharing: Sharing::Vgpu { vgpu_type, per_gpu },
+            ..
+        } => Some(Sharing::Vgpu {
+            vgpu_type,
+            per_gpu: per_gpu.saturating_mul(replicas.max(1)),
+        }),
+        _ => {
+            labels.note_name(format!(
+                "vGPU type {} is not of a GPU accelfed knows (board {}, {} GB); its devices are counted as whole GPUs",
+                vgpu.name, vgpu.board, vgpu.framebuffer_gb
+            ));
+            None
+        }
     }
 }
 
@@ -433,9 +465,8 @@ fn spec(vendor: &str, model: &str, labels: &mut Labels<'_>) -> GpuSpec {
         Ok((canonical, recognised)) => {
             if !model.ends_with(" GPU")
                 && let Some(warning) = recognised.warning(model)
-                && !labels.once.contains(&warning)
             {
-                labels.once.push(warning);
+                labels.note_name(warning);
             }
             canonical
         }
@@ -575,6 +606,70 @@ mod tests {
         );
         assert_eq!(resource.physical, GpuCount::whole(2));
         assert_eq!(read.installed[0].1, GpuCount::whole(2));
+    }
+
+    #[test]
+    fn a_vgpu_guest_publishes_its_board_gpu_and_counts_each_vgpu_as_its_share() {
+        // What GFD labels in a VM with two A10-12Q vGPUs (the guest driver's product name, dashed).
+        let mut warnings = Vec::new();
+        let read = read_node(
+            &ready(
+                r#"{"nvidia.com/gpu":"2"}"#,
+                r#"{"nvidia.com/gpu.product":"NVIDIA-A10-12Q","nvidia.com/vgpu.present":"true","nvidia.com/gpu.memory":"12288","nvidia.com/gpu.count":"2"}"#,
+            ),
+            &[],
+            &mut warnings,
+        )
+        .unwrap();
+        let resource = &read.resources[0];
+        assert_eq!(resource.gpu.model.as_str(), "NVIDIA A10");
+        assert_eq!(resource.gpu.virtualization, Virtualization::Vgpu);
+        assert_eq!(
+            resource.gpu.sharing,
+            Sharing::Vgpu {
+                vgpu_type: Text::new("A10-12Q").unwrap(),
+                per_gpu: 2
+            }
+        );
+        // Two halves of an A10: one physical GPU.
+        assert_eq!(resource.physical, GpuCount::whole(1));
+        assert_eq!(
+            read.installed,
+            [(resource.gpu.model.clone(), GpuCount::whole(1))]
+        );
+        assert!(warnings.is_empty(), "{warnings:?}");
+
+        // A MIG-backed type is its slice; a board nobody knows counts whole, reported once.
+        let read = read_node(
+            &ready(
+                r#"{"nvidia.com/gpu":"7"}"#,
+                r#"{"nvidia.com/gpu.product":"NVIDIA-A100-1-5C"}"#,
+            ),
+            &[],
+            &mut warnings,
+        )
+        .unwrap();
+        assert_eq!(
+            read.resources[0].gpu.model.as_str(),
+            "NVIDIA A100-PCIE-40GB"
+        );
+        assert_eq!(read.resources[0].physical, GpuCount::whole(1));
+        let read = read_node(
+            &ready(
+                r#"{"nvidia.com/gpu":"2"}"#,
+                r#"{"nvidia.com/gpu.product":"NVIDIA-Z9-8Q"}"#,
+            ),
+            &[],
+            &mut warnings,
+        )
+        .unwrap();
+        assert_eq!(read.resources[0].physical, GpuCount::whole(2));
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("vGPU type Z9-8Q is not of a GPU accelfed knows")),
+            "{warnings:?}"
+        );
     }
 
     #[test]

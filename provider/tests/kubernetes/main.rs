@@ -118,7 +118,8 @@ async fn gather_publishes_the_fixture_truth_per_gpu_kind() {
         ),
         // 2 T4s x 4 replicas; the notebook's effective request is 3 (sidecar 1 + init 2).
         ("tesla-t4.time-slicing", (whole(8), whole(3), whole(5))),
-        ("nvidia-a10-12q.vgpu", (whole(1), whole(1), whole(0))),
+        // One A10-12Q vGPU: its slot is half an A10, published as the A10 it is part of.
+        ("nvidia-a10.vgpu", (whole(1), whole(1), whole(0))),
         // The failed ROCm pod holds nothing; the amd.com/gpu taint is tolerated.
         ("amd-instinct-mi210", (whole(8), whole(0), whole(8))),
     ]
@@ -152,6 +153,17 @@ async fn gather_publishes_the_fixture_truth_per_gpu_kind() {
         .unwrap();
     assert_eq!(t4_env.physical_per_instance, whole(2));
     assert_eq!(t4_env.logical_per_instance, whole(8));
+    // The vGPU guest's one A10-12Q: a slot of half an A10, with the vGPU's own 12 GiB.
+    let a10_env = service
+        .manager
+        .environments
+        .iter()
+        .flat_map(|e| &e.accelerators)
+        .find(|a| kind_id(&a.gpu) == "nvidia-a10.vgpu")
+        .unwrap();
+    assert_eq!(a10_env.logical_per_instance, whole(1));
+    assert_eq!(a10_env.physical_per_instance, GpuCount::new(0.5).unwrap());
+    assert_eq!(a10_env.gpu.memory.map(|m| m.get()), Some(12_885));
     let mig = service
         .manager
         .accelerators
@@ -514,10 +526,11 @@ async fn meter_observes_every_started_gpu_pod_with_dcgm_utilisation() {
     assert_eq!(observations.len(), 7, "{observations:#?}");
     let hours = hours_per_vo(&observations, now);
     // In physical GPUs: atlas: 2x4h + 1x3h + 3/4x1h (the notebook's 3 of a T4's 4 replicas) +
-    // 2x1h (failed ROCm); cms: 3/7x16h (3 1g.10gb slices of an A100) + 1x1.5h; scratch: 1x2h.
+    // 2x1h (failed ROCm); cms: 3/7x16h (3 1g.10gb slices of an A100) + 1x1.5h; scratch: one
+    // A10-12Q vGPU (half an A10) x 2h.
     assert_close(hours["atlas"], 13.75);
     assert_close(hours["cms"], 48.0 / 7.0 + 1.5);
-    assert_eq!(hours["-"], 2.0);
+    assert_eq!(hours["-"], 1.0);
     let train = observations
         .iter()
         .find(|o| o.count == whole(2) && o.model.as_str() == "NVIDIA A100-SXM4-80GB")
@@ -586,7 +599,7 @@ async fn the_meter_keeps_only_pods_that_held_gpus_in_its_window() {
     let hours = hours_per_vo(&metered.observations, at(14));
     assert_close(hours["atlas"], 2.0 * 4.0 + 3.0 + 0.75);
     assert_close(hours["cms"], 48.0 / 7.0);
-    assert_eq!(hours["-"], 2.0);
+    assert_eq!(hours["-"], 1.0);
     assert!(metered.observations.iter().all(|o| o.utilisation.is_none()));
     // [09:00, 09:15): only mig-small-1 (since 04-30 22:00) and eval-done-1 (08:00 - 09:30; its
     // end after `now` is clamped to `now` by the accounting meter) held GPUs; train-a100-1 (10:00)
