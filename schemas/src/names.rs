@@ -79,6 +79,18 @@ macro_rules! name_type {
                 Ok(Self(std::sync::Arc::from(value)))
             }
 
+            /// A name known to be valid when the program is written (a default, a fixed
+            /// attribute value): the one spelling of such constants.
+            ///
+            /// # Panics
+            /// On an invalid literal: a programming error caught by any test that reaches it.
+            pub fn literal(value: &'static str) -> Self {
+                match Self::new(value) {
+                    Ok(name) => name,
+                    Err(err) => panic!("invalid {} literal {value:?}: {err}", $what),
+                }
+            }
+
             pub fn as_str(&self) -> &str {
                 &self.0
             }
@@ -170,17 +182,6 @@ impl LocalId {
 }
 
 impl Text {
-    /// A text known to be valid when the program is written (a default, a fixed attribute value).
-    ///
-    /// # Panics
-    /// On an empty or padded literal: a programming error caught by any test that reaches it.
-    pub fn literal(value: &'static str) -> Self {
-        match Self::new(value) {
-            Ok(text) => text,
-            Err(err) => panic!("invalid text literal {value:?}: {err}"),
-        }
-    }
-
     fn validate(value: &str) -> Result<(), NameError> {
         check("text", value)
     }

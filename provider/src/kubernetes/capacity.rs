@@ -181,7 +181,7 @@ fn empty(nodes: &[NodeGpus], id: &str) -> KindTally {
         .unwrap_or_else(|| {
             GpuSpec::new(
                 accelfed_schemas::names::Text::literal("unknown"),
-                accelfed_schemas::gpu::GpuModel::new("GPU").expect("literal model is valid"),
+                accelfed_schemas::gpu::GpuModel::literal("GPU"),
             )
         });
     KindTally {

@@ -341,7 +341,7 @@ fn environment_id(shape: &str) -> String {
 }
 
 fn local_id(text: &str) -> LocalId {
-    LocalId::new(text).unwrap_or_else(|_| LocalId::new("unnamed").expect("literal id is valid"))
+    LocalId::new(text).unwrap_or_else(|_| LocalId::literal("unnamed"))
 }
 
 #[cfg(test)]

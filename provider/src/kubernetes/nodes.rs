@@ -460,7 +460,7 @@ fn nvidia_spec(prefix: &str, labels: &mut Labels<'_>) -> GpuSpec {
 
 /// A spec of the canonical model (see `GpuModel::canonical`); a name outside the catalogue is kept
 /// and reported (not the placeholder used when a node has no product label).
-fn spec(vendor: &str, model: &str, labels: &mut Labels<'_>) -> GpuSpec {
+fn spec(vendor: &'static str, model: &str, labels: &mut Labels<'_>) -> GpuSpec {
     let model = match GpuModel::canonical_with_note(model) {
         Ok((canonical, recognised)) => {
             if !model.ends_with(" GPU")
@@ -470,9 +470,9 @@ fn spec(vendor: &str, model: &str, labels: &mut Labels<'_>) -> GpuSpec {
             }
             canonical
         }
-        Err(_) => GpuModel::new("GPU").expect("literal model is valid"),
+        Err(_) => GpuModel::literal("GPU"),
     };
-    GpuSpec::new(Text::new(vendor).expect("literal vendor is valid"), model)
+    GpuSpec::new(Text::literal(vendor), model)
 }
 
 fn text(value: &str) -> Option<Text> {

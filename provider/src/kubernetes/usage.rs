@@ -98,7 +98,7 @@ pub fn observations(
                         "{who}: node {:?} does not describe {name}; model recorded as the resource name, each device as a whole GPU",
                         pod.node.as_deref().unwrap_or("")
                     ));
-                    let model = GpuModel::new(name.clone()).unwrap_or_else(|_| GpuModel::new("GPU").expect("literal model is valid"));
+                    let model = GpuModel::new(name.clone()).unwrap_or_else(|_| GpuModel::literal("GPU"));
                     (model, Sharing::Whole)
                 });
             // Physical GPUs: a MIG slice, time-slicing or MPS replica is its share of one GPU.

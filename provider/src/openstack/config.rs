@@ -139,7 +139,7 @@ impl DeviceConfig {
 }
 
 fn production() -> Text {
-    Text::new("production").unwrap_or_else(|_| unreachable!("a non-empty literal"))
+    Text::literal("production")
 }
 fn vo_property() -> String {
     "VO".to_owned()

@@ -1,5 +1,5 @@
 //! The listing of one cloud: what the client reads (`client/`) and the pure mapping (`map.rs`,
-//! `server_pass.rs`) turns into GLUE2 and VM usage. Its own file because both sides, and the
+//! `holdings.rs`) turns into GLUE2 and VM usage. Its own file because both sides, and the
 //! recorded-fixture tests, build it.
 
 use std::collections::BTreeMap;

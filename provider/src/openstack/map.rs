@@ -17,8 +17,8 @@ use super::capacity::{KindCapacity, gpu_capacity, kind_id};
 use super::config::OpenstackConfig;
 use super::conventions::FlavorGpu;
 use super::detect::Detector;
+use super::holdings::{Holdings, holdings};
 use super::inventory::CloudState;
-use super::server_pass::{ServerPass, server_pass};
 use super::usage::VmUsage;
 use super::vgpu::{placement_density, resolve};
 use super::vo::project_vo;
@@ -32,13 +32,11 @@ pub struct Mapped {
 }
 
 fn text(value: &str) -> Text {
-    Text::new(value.trim())
-        .unwrap_or_else(|_| Text::new("unnamed").unwrap_or_else(|_| unreachable!()))
+    Text::new(value.trim()).unwrap_or_else(|_| Text::literal("unnamed"))
 }
 
 fn local_id(value: &str) -> LocalId {
-    LocalId::new(value.trim())
-        .unwrap_or_else(|_| LocalId::new("unnamed").unwrap_or_else(|_| unreachable!()))
+    LocalId::new(value.trim()).unwrap_or_else(|_| LocalId::literal("unnamed"))
 }
 
 /// Builds the service and the usage observations.
@@ -66,11 +64,11 @@ pub fn map(config: &OpenstackConfig, state: &CloudState) -> Mapped {
         }
     }
 
-    let ServerPass {
+    let Holdings {
         usage,
         running,
         used,
-    } = server_pass(state, &detector, &vos, density, &mut warnings);
+    } = holdings(state, &detector, &vos, density, &mut warnings);
 
     let shares = shares(state, &vos, &kinds, &flavor_gpus, &used, &running);
     let instance_types = instance_types(state, &vos, &flavor_gpus);
@@ -129,7 +127,7 @@ pub fn map_usage(config: &OpenstackConfig, state: &CloudState) -> (Vec<VmUsage>,
     let vos = project_vos(config, state, &mut warnings);
     let (density, density_warnings) = placement_density(&state.providers, detector.devices());
     warnings.extend(density_warnings);
-    let pass = server_pass(state, &detector, &vos, density, &mut warnings);
+    let pass = holdings(state, &detector, &vos, density, &mut warnings);
     (pass.usage, warnings.into_iter().collect())
 }
 

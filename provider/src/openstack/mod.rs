@@ -2,10 +2,10 @@
 //! servers and images through its APIs, and yields the cloud's GLUE2 service and per-VM GPU usage.
 //!
 //! `config.rs` is `[[openstack]]`; `auth.rs` resolves credentials from `clouds.yaml` and `OS_*`;
-//! `client/` is the only IO; `api.rs` declares the API objects (`server.rs` and `server_specs.rs`
-//! read servers compactly, with `crate::json`'s scanner); `inventory.rs` is what one run lists.
+//! `client/` is the only IO; `api.rs` declares the API objects (`server/` reads servers and their
+//! embedded extra specs compactly, with `crate::json`'s scanner); `inventory.rs` is what one run lists.
 //! The rest is pure: `conventions.rs` and `detect.rs` read GPUs from flavor extra specs,
-//! `capacity.rs` reads them from Placement, `vo.rs` maps projects to VOs, `server_pass.rs` reads
+//! `capacity.rs` reads them from Placement, `vo.rs` maps projects to VOs, `holdings.rs` reads
 //! each server's GPUs and usage once, `map.rs` assembles the service, `vgpu.rs` reads how many
 //! vGPUs one physical GPU holds, `usage.rs` turns servers into GPU usage intervals and `meter.rs`
 //! those into usage observations.
@@ -22,13 +22,12 @@ pub mod config;
 pub mod conventions;
 pub mod detect;
 mod error;
+mod holdings;
 pub mod inventory;
 pub mod map;
 mod meter;
 mod pci_ids;
 mod server;
-mod server_pass;
-mod server_specs;
 pub mod usage;
 mod vgpu;
 pub mod vo;

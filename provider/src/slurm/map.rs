@@ -118,7 +118,7 @@ fn type_key(gpu: &NodeGpus) -> &str {
 }
 
 fn local_id(text: &str) -> LocalId {
-    LocalId::new(text).unwrap_or_else(|_| LocalId::new("gpu").unwrap_or_else(|_| unreachable!()))
+    LocalId::new(text).unwrap_or_else(|_| LocalId::literal("gpu"))
 }
 
 fn count(value: u64) -> GpuCount {

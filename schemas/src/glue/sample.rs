@@ -27,10 +27,7 @@ fn vo(name: &str) -> VoAccess {
 }
 
 fn a100() -> GpuSpec {
-    let mut gpu = GpuSpec::new(
-        text("NVIDIA"),
-        GpuModel::new("NVIDIA A100-SXM4-80GB").expect("valid"),
-    );
+    let mut gpu = GpuSpec::new(text("NVIDIA"), GpuModel::literal("NVIDIA A100-SXM4-80GB"));
     gpu.memory = Some(MemoryMb::new(81_920));
     gpu.compute_capability = Some(text("8.0"));
     gpu

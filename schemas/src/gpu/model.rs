@@ -53,6 +53,11 @@ impl GpuModel {
         Text::new(name).map(Self)
     }
 
+    /// See [`Text::literal`].
+    pub fn literal(name: &'static str) -> Self {
+        Self(Text::literal(name))
+    }
+
     pub fn as_str(&self) -> &str {
         self.0.as_str()
     }

@@ -1,6 +1,6 @@
 //! A server read with [`Scanner`] instead of serde: the same [`Server`] from the same bytes, with
 //! the ignored keys skipped by structure rather than compared and parsed one by one. This is how
-//! server pages are read (`client::read_nova_page`); the serde reader in `server.rs` stays for
+//! server pages are read (`client::read_nova_page`); the serde reader in `mod.rs` stays for
 //! servers inside other documents and is the reference the tests compare against.
 
 use super::{Building, Part, Server};

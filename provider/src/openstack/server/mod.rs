@@ -4,9 +4,9 @@
 //! Why not a struct of `String`s: a large cloud lists 100,000 servers, and nine owned strings per
 //! server (plus the extra specs) cost more allocations than the rest of the meter together
 //! (BENCHMARKS.md, `## OpenStack`). Here each server is read field by field straight into one
-//! buffer, so it costs one allocation; cloning it (a [`super::VmUsage`] keeps its server) shares
+//! buffer, so it costs one allocation; cloning it (a [`super::super::VmUsage`] keeps its server) shares
 //! that buffer. Only the fields used are read; serde skips the rest unread. Server pages are read
-//! with the faster scanner of `server/scan.rs` into the same type; this serde reader serves
+//! with the faster scanner of `scan.rs` into the same type; this serde reader serves
 //! servers inside other documents and is the reference the scanner is tested against.
 
 use std::cell::RefCell;
@@ -17,6 +17,7 @@ use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, Visitor};
 
 mod scan;
+mod specs;
 
 pub use scan::scan;
 
@@ -421,7 +422,7 @@ impl<'de> Visitor<'de> for FlavorSeed<'_> {
                 ),
                 FlavorKey::ExtraSpecs => (
                     Part::FlavorSpecs,
-                    map.next_value_seed(super::server_specs::SpecsText(&mut b.text))?,
+                    map.next_value_seed(specs::SpecsText(&mut b.text))?,
                 ),
                 FlavorKey::Other => {
                     map.next_value::<IgnoredAny>()?;

@@ -1,6 +1,6 @@
-//! The one pass over a cloud's servers that both the provider and the meter make: each server's
-//! GPUs (its flavor detected once per distinct flavor), its usage interval, and per project the
-//! servers running and the GPUs they hold (the shares' "used").
+//! What a cloud's servers hold, read in the one pass over them that both the provider and the meter
+//! make: each server's GPUs (its flavor detected once per distinct flavor), its usage interval, and
+//! per project the servers running and the GPUs they hold (the shares' "used").
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -121,7 +121,7 @@ struct Tally {
 }
 
 /// What the pass over the servers found.
-pub(super) struct ServerPass<'a> {
+pub(super) struct Holdings<'a> {
     /// One interval per server with GPUs.
     pub usage: Vec<VmUsage>,
     /// Servers that hold what they were given, by project id.
@@ -132,13 +132,13 @@ pub(super) struct ServerPass<'a> {
 
 /// One pass over the servers: usage observations and per-project use, each server's project
 /// looked up once (a hash of its id rather than three ordered searches).
-pub(super) fn server_pass<'a>(
+pub(super) fn holdings<'a>(
     state: &'a CloudState,
     detector: &Detector,
     vos: &BTreeMap<&str, Arc<VoName>>,
     density: BTreeMap<String, u32>,
     warnings: &mut BTreeSet<String>,
-) -> ServerPass<'a> {
+) -> Holdings<'a> {
     let mut server_gpus = ServerGpus {
         flavors: state.flavors.iter().map(|f| (f.id.as_str(), f)).collect(),
         detector,
@@ -180,7 +180,7 @@ pub(super) fn server_pass<'a>(
         .into_iter()
         .map(|(project, tally)| (project, tally.used))
         .collect();
-    ServerPass {
+    Holdings {
         usage,
         running,
         used,
