@@ -83,6 +83,25 @@ fn jobs(
     (summary, ok, problems)
 }
 
+/// What `sacct -X -P -o JobID,Account,AllocTRES,ElapsedRaw` says of a job: (id, account,
+/// gres/gpu, gres/shard, GPU type, elapsed seconds).
+type Seen<'a> = (&'a str, &'a str, u64, u64, Option<&'a str>, u64);
+
+fn seen(jobs: &[SlurmJob]) -> Vec<Seen<'_>> {
+    jobs.iter()
+        .map(|j| {
+            (
+                j.job_id.as_str(),
+                j.account.as_str(),
+                j.gpus,
+                j.shards,
+                j.gpu_type.as_deref(),
+                j.elapsed_s,
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn v0038_cli_node_with_running_jobs_and_partition_access() {
     let nodes = parse_nodes(&fixture("v0.0.38/sinfo-running.json")).unwrap();
@@ -148,26 +167,14 @@ fn v0038_sacct_jobs_with_array_tasks() {
         let summary = summary.unwrap();
         assert_eq!(summary.version, DataVersion::V0038);
         assert!(problems.is_empty());
-        let seen: Vec<(&str, &str, u64, Option<&str>, u64)> = jobs
-            .iter()
-            .map(|j| {
-                (
-                    j.job_id.as_str(),
-                    j.account.as_str(),
-                    j.gpus,
-                    j.gpu_type.as_deref(),
-                    j.elapsed_s,
-                )
-            })
-            .collect();
         // `sacct -X -P -o JobID,Account,ElapsedRaw,AllocTRES` printed the same at capture time.
         assert_eq!(
-            seen,
+            seen(&jobs),
             vec![
-                ("1", "vo.atlas", 2, Some("a100"), 20),
-                ("2", "vo.cms", 1, Some("a100"), 20),
-                ("3_1", "vo.atlas", 1, Some("a100"), 5),
-                ("3_0", "vo.atlas", 1, Some("a100"), 5),
+                ("1", "vo.atlas", 2, 0, Some("a100"), 20),
+                ("2", "vo.cms", 1, 0, Some("a100"), 20),
+                ("3_1", "vo.atlas", 1, 0, Some("a100"), 5),
+                ("3_0", "vo.atlas", 1, 0, Some("a100"), 5),
             ],
             "{name}"
         );
@@ -625,16 +632,38 @@ fn a_mig_slice_job_counts_its_share_of_the_physical_gpu() {
     assert_eq!((whole.count.get(), whole.sharing), (4.0, Sharing::Whole));
 }
 
-/// A job that holds GPU shards (`gres/shard`, Slurm's MPS-style sharing) and no whole GPU: with
-/// `shards_per_gpu` it counts shards / shards_per_gpu physical GPUs of its shards' type; without
-/// it, the job is skipped with a problem naming the setting, never counted as whole GPUs. The TRES
-/// entries are shaped as Slurm lists GRES TRES (`gres/shard` and the typed `gres/shard:a100`).
-#[test]
-fn a_shard_job_counts_its_share_of_a_gpu_or_is_skipped_naming_the_setting() {
+/// A job that holds `shards` GPU shards and no whole GPU, metered without and with
+/// `shards_per_gpu`: skipped with a problem naming the setting (never counted as whole GPUs), or
+/// shards / per_gpu A100s shared by MPS for its elapsed time, with no utilisation (Slurm's
+/// gpuutil is per whole GPU).
+fn assert_shard_job_metered(job: &SlurmJob, shards: u64, per_gpu: u32) {
     use accelfed_provider::slurm::observation;
     use accelfed_schemas::gpu::Sharing;
     use accelfed_schemas::names::SiteName;
 
+    assert_eq!((job.gpus, job.shards), (0, shards), "job {}", job.job_id);
+    let site = SiteName::new("TEST").unwrap();
+    let skipped = observation(&config(), &site, job).unwrap_err().to_string();
+    assert!(
+        skipped.contains(&format!("gres/shard={shards}")) && skipped.contains("shards_per_gpu"),
+        "{skipped}"
+    );
+
+    let mut shared = config();
+    shared.shards_per_gpu = std::num::NonZeroU32::new(per_gpu);
+    let observed = observation(&shared, &site, job).unwrap().unwrap();
+    assert_eq!(observed.model.as_str(), "NVIDIA A100-SXM4-80GB");
+    assert_eq!(observed.count.get(), shards as f64 / f64::from(per_gpu));
+    assert_eq!(observed.sharing, Sharing::Mps { replicas: per_gpu });
+    assert_eq!(observed.utilisation, None);
+    let charged = observed.end.unwrap() - observed.start;
+    assert_eq!(charged.num_seconds(), job.elapsed_s as i64);
+}
+
+/// The TRES entries of a v0.0.40 job replaced by shards shaped as Slurm 22.05 records them (see
+/// `v0038_real_shard_jobs`): the newer document shape reads the same.
+#[test]
+fn a_shard_job_counts_its_share_of_a_gpu_or_is_skipped_naming_the_setting() {
     let mut document: serde_json::Value =
         serde_json::from_slice(&fixture("v0.0.40/sacct.json")).unwrap();
     for job in document["jobs"].as_array_mut().unwrap() {
@@ -650,20 +679,29 @@ fn a_shard_job_counts_its_share_of_a_gpu_or_is_skipped_naming_the_setting() {
     }
     let (_, jobs, _) = jobs(&serde_json::to_vec(&document).unwrap());
     let job = jobs.iter().find(|j| j.job_id == "101").unwrap();
-    assert_eq!((job.gpus, job.shards), (0, 2));
-    let site = SiteName::new("TEST").unwrap();
+    assert_shard_job_metered(job, 2, 8);
+}
 
-    let skipped = observation(&config(), &site, job).unwrap_err().to_string();
-    assert!(
-        skipped.contains("gres/shard=2") && skipped.contains("shards_per_gpu"),
-        "{skipped}"
+/// `v0.0.38/sacct-shards.json`: `sacct --json` of Slurm 22.05.8 (Debian 12) recorded in the test
+/// harness's private Slurm started with `Slurm::start_sharded(4)` (4 A100s, gres.conf
+/// `Name=shard Type=a100 Count=16`, `AccountingStorageTRES=...,gres/shard,gres/shard:a100`);
+/// slurmrestd's `/slurmdb/v0.0.38/jobs` answered the same bytes. Job 1 asked `--gres=shard:3`,
+/// job 2 `--gres=shard:a100:2`, job 3 `--gpus=1`; Slurm allocated both shard jobs the untyped and
+/// the typed entry (`gres/shard=3`, `gres/shard:a100=3`), as `sacct -X -P -o AllocTRES` printed
+/// `billing=1,cpu=1,gres/shard:a100=3,gres/shard=3,node=1`.
+#[test]
+fn v0038_real_shard_jobs() {
+    let (summary, jobs, problems) = jobs(&fixture("v0.0.38/sacct-shards.json"));
+    assert_eq!(summary.unwrap().release, "22.05.8");
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(
+        seen(&jobs),
+        vec![
+            ("1", "vo.atlas", 0, 3, Some("a100"), 6),
+            ("2", "vo.cms", 0, 2, Some("a100"), 4),
+            ("3", "vo.cms", 1, 0, Some("a100"), 4),
+        ]
     );
-
-    let mut shared = config();
-    shared.shards_per_gpu = std::num::NonZeroU32::new(8);
-    let observed = observation(&shared, &site, job).unwrap().unwrap();
-    assert_eq!(observed.model.as_str(), "NVIDIA A100-SXM4-80GB");
-    assert_eq!(observed.count.get(), 0.25);
-    assert_eq!(observed.sharing, Sharing::Mps { replicas: 8 });
-    assert_eq!(observed.utilisation, None);
+    assert_shard_job_metered(&jobs[0], 3, 4);
+    assert_shard_job_metered(&jobs[1], 2, 4);
 }

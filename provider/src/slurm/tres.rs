@@ -150,7 +150,9 @@ mod tests {
 
     #[test]
     fn shards_are_counted_apart_from_gpus() {
-        let tres = parse_tres_string("cpu=2,gres/shard:a100=3,gres/shard=3,node=1").unwrap();
+        // As Slurm 22.05.8 recorded a `--gres=shard:3` job (tests' private Slurm with typed shards).
+        let tres =
+            parse_tres_string("billing=1,cpu=1,gres/shard:a100=3,gres/shard=3,node=1").unwrap();
         assert_eq!((tres.count, tres.shards), (None, Some(3)));
         assert_eq!(tres.gpu_type.as_deref(), Some("a100"));
         let typed = parse_tres_string("gres/shard:a100=2,gres/shard:v100=1").unwrap();

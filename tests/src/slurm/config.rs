@@ -1,5 +1,6 @@
 //! The files a private Slurm runs from: slurm.conf, slurmdbd.conf, gres.conf with fake GPUs (plain
-//! files; `AutoDetect=off` means Slurm never opens them), a MUNGE key and a JWT key.
+//! files; `AutoDetect=off` means Slurm never opens them) and, where asked for, GPU shards on them, a
+//! MUNGE key and a JWT key.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -15,6 +16,11 @@ pub struct Layout {
     pub dbd_port: u16,
     /// GPUs on the one node, all of type `a100`.
     pub gpus: u32,
+    /// GPU shards (`gres/shard`, Slurm's MPS-style sharing) each GPU offers, typed `a100` like the
+    /// GPUs; 0 (the default cluster) offers none, so the tests that do not ask keep their cluster
+    /// exactly. Slurm 22.05 gives one job the shards of one GPU only: a job asking for more than
+    /// this is accepted and waits (Reason=Resources), as no one GPU has that many.
+    pub shards_per_gpu: u32,
     pub cpus: u32,
 }
 
@@ -45,19 +51,23 @@ pub fn slurm_conf(dir: &Path, layout: &Layout, hostname: &str) -> String {
         "SlurmdParameters=config_overrides".to_owned(),
         "SelectType=select/cons_tres".to_owned(),
         "SelectTypeParameters=CR_Core".to_owned(),
-        "GresTypes=gpu".to_owned(),
+        format!("GresTypes={}", gres_types(layout)),
         "AccountingStorageType=accounting_storage/slurmdbd".to_owned(),
         "AccountingStorageHost=127.0.0.1".to_owned(),
         format!("AccountingStoragePort={}", layout.dbd_port),
         // The MUNGE socket for slurmdbd connections (the default would be the system's munged).
         format!("AccountingStoragePass={d}/munge.sock"),
-        "AccountingStorageTRES=gres/gpu,gres/gpu:a100".to_owned(),
+        // Without gres/shard here Slurm's accounting drops shards and a shard job reads as a CPU
+        // job; the typed entry is what names the shards' GPU type in the job's TRES.
+        format!("AccountingStorageTRES={}", tracked_tres(layout)),
         "JobAcctGatherType=jobacct_gather/linux".to_owned(),
         "JobAcctGatherFrequency=5".to_owned(),
         "SchedulerParameters=sched_interval=2".to_owned(),
         format!(
-            "NodeName={} NodeHostname={hostname} NodeAddr=127.0.0.1 CPUs={} RealMemory=4000 Gres=gpu:a100:{} State=UNKNOWN",
-            layout.node, layout.cpus, layout.gpus
+            "NodeName={} NodeHostname={hostname} NodeAddr=127.0.0.1 CPUs={} RealMemory=4000 Gres={} State=UNKNOWN",
+            layout.node,
+            layout.cpus,
+            node_gres(layout)
         ),
         format!(
             "PartitionName=gpu Nodes={} Default=YES MaxTime=INFINITE State=UP",
@@ -86,11 +96,47 @@ pub fn slurmdbd_conf(dir: &Path, layout: &Layout) -> String {
     )
 }
 
+fn sharded(layout: &Layout) -> bool {
+    layout.shards_per_gpu > 0
+}
+
+fn gres_types(layout: &Layout) -> &'static str {
+    if sharded(layout) { "gpu,shard" } else { "gpu" }
+}
+
+fn tracked_tres(layout: &Layout) -> &'static str {
+    if sharded(layout) {
+        "gres/gpu,gres/gpu:a100,gres/shard,gres/shard:a100"
+    } else {
+        "gres/gpu,gres/gpu:a100"
+    }
+}
+
+/// The node's `Gres=`: the shards are the node's total, as slurm.conf counts them.
+fn node_gres(layout: &Layout) -> String {
+    let gpus = format!("gpu:a100:{}", layout.gpus);
+    if sharded(layout) {
+        format!("{gpus},shard:a100:{}", layout.shards_per_gpu * layout.gpus)
+    } else {
+        gpus
+    }
+}
+
 pub fn gres_conf(dir: &Path, layout: &Layout) -> String {
-    format!(
-        "AutoDetect=off\nNodeName={} Name=gpu Type=a100 File={}/gpu[0-{}]\n",
-        layout.node,
-        dir.display(),
-        layout.gpus.saturating_sub(1)
-    )
+    let files = format!("{}/gpu[0-{}]", dir.display(), layout.gpus.saturating_sub(1));
+    let mut conf = format!(
+        "AutoDetect=off\nNodeName={} Name=gpu Type=a100 File={files}\n",
+        layout.node
+    );
+    if sharded(layout) {
+        // Shards live on the GPU files: Count is the node's total, which Slurm spreads evenly
+        // over the files listed (gres.conf(5), File: "the exception to this is MPS/Sharding").
+        let _ = writeln!(
+            conf,
+            "NodeName={} Name=shard Type=a100 Count={} File={files}",
+            layout.node,
+            layout.shards_per_gpu * layout.gpus
+        );
+    }
+    conf
 }

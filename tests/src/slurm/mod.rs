@@ -1,5 +1,6 @@
 //! A private one-node Slurm with accounting for tests: munged, slurmdbd (on the machine's MariaDB,
-//! in a database of its own), slurmctld, slurmd with fake A100s, and optionally slurmrestd with JWT,
+//! in a database of its own), slurmctld, slurmd with fake A100s (and GPU shards on them, with
+//! [`Slurm::start_sharded`]), and optionally slurmrestd with JWT,
 //! all on 127.0.0.1 with free ports and a temp dir. Everything stops, and the database is dropped,
 //! when the value is dropped.
 //!
@@ -69,6 +70,34 @@ pub struct Slurm {
     rest: Option<Rest>,
 }
 
+/// One allocation as `sacct -X -P -o JobID,Account,ElapsedRaw,AllocTRES` prints it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Allocation {
+    pub job_id: String,
+    pub account: String,
+    pub elapsed_s: u64,
+    /// As printed: `billing=1,cpu=1,gres/shard:a100=3,gres/shard=3,node=1`.
+    pub alloc_tres: String,
+}
+
+impl Allocation {
+    /// The count of one TRES (`gres/gpu`, `gres/shard:a100`); 0 when the allocation has none.
+    pub fn tres(&self, name: &str) -> Result<u64, HarnessError> {
+        let value = self
+            .alloc_tres
+            .split(',')
+            .find_map(|item| item.strip_prefix(name)?.strip_prefix('='));
+        match value {
+            None => Ok(0),
+            Some(n) => n.parse().map_err(|_| HarnessError::Command {
+                command: "sacct".to_owned(),
+                status: "exit 0".to_owned(),
+                output: format!("job {}: {name}={n} is not a count", self.job_id),
+            }),
+        }
+    }
+}
+
 /// slurmrestd, where started.
 #[derive(Debug, Clone)]
 pub struct Rest {
@@ -90,6 +119,13 @@ impl Slurm {
     /// Installs what is missing (not under CI), writes the configuration, starts the daemons in
     /// order and waits until the node is idle and the accounts exist.
     pub fn start() -> Result<Self, HarnessError> {
+        Self::start_sharded(0)
+    }
+
+    /// As [`Slurm::start`], and each GPU also offers `shards_per_gpu` GPU shards
+    /// (`gres/shard:a100`, see [`Layout::shards_per_gpu`]) that accounting tracks; 0 is the
+    /// cluster [`Slurm::start`] gives.
+    pub fn start_sharded(shards_per_gpu: u32) -> Result<Self, HarnessError> {
         install::ensure_installed()?;
         let dir = tempfile::Builder::new()
             .prefix("accelfed-slurm-")
@@ -110,6 +146,7 @@ impl Slurm {
             slurmd_port: free_port()?,
             dbd_port: free_port()?,
             gpus: 4,
+            shards_per_gpu,
             cpus: 8,
         };
         let mut slurm = Slurm {
@@ -312,13 +349,35 @@ impl Slurm {
         start: &str,
         end: Option<&str>,
     ) -> Result<BTreeMap<String, u64>, HarnessError> {
-        let mut args = vec!["-a", "-X", "-P", "-n", "-o", "Account,ElapsedRaw,AllocTRES"];
+        let mut sums = BTreeMap::new();
+        for job in self.sacct_allocations(start, end)? {
+            *sums.entry(job.account.clone()).or_insert(0) +=
+                job.elapsed_s * job.tres("gres/gpu")?;
+        }
+        Ok(sums)
+    }
+
+    /// Every allocation (`sacct -X`, steps left out) that ran between `start` and `end` (`sacct`
+    /// times), as `sacct -P -o JobID,Account,ElapsedRaw,AllocTRES` prints it.
+    pub fn sacct_allocations(
+        &self,
+        start: &str,
+        end: Option<&str>,
+    ) -> Result<Vec<Allocation>, HarnessError> {
+        let mut args = vec![
+            "-a",
+            "-X",
+            "-P",
+            "-n",
+            "-o",
+            "JobID,Account,ElapsedRaw,AllocTRES",
+        ];
         args.extend(["--starttime", start]);
         if let Some(end) = end {
             args.extend(["--endtime", end]);
         }
         let text = self.run("sacct", &args)?;
-        let mut sums = BTreeMap::new();
+        let mut jobs = Vec::new();
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let unreadable = || HarnessError::Command {
                 command: format!("sacct {}", args.join(" ")),
@@ -326,17 +385,17 @@ impl Slurm {
                 output: format!("unreadable line {line:?}"),
             };
             let fields: Vec<&str> = line.split('|').collect();
-            let [account, elapsed, tres] = fields[..] else {
+            let [job_id, account, elapsed, tres] = fields[..] else {
                 return Err(unreadable());
             };
-            let elapsed: u64 = elapsed.parse().map_err(|_| unreadable())?;
-            let gpus: u64 = match tres.split(',').find_map(|t| t.strip_prefix("gres/gpu=")) {
-                Some(n) => n.parse().map_err(|_| unreadable())?,
-                None => 0,
-            };
-            *sums.entry(account.to_owned()).or_insert(0) += elapsed * gpus;
+            jobs.push(Allocation {
+                job_id: job_id.to_owned(),
+                account: account.to_owned(),
+                elapsed_s: elapsed.parse().map_err(|_| unreadable())?,
+                alloc_tres: tres.to_owned(),
+            });
         }
-        Ok(sums)
+        Ok(jobs)
     }
 
     /// Submits a batch job as `user` (`sbatch --parsable` + `args`); its job id.
