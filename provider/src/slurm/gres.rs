@@ -1,7 +1,8 @@
 //! GRES strings as Slurm prints them for a node: `gpu:a100:4(S:0-1)`, `gpu:2`, `gpu:1g.10gb`,
 //! `gpu:a100:2(IDX:0,2),gpu:1g.10gb:3,shard:8`; used GRES adds index lists (`gpu:a100:3(IDX:0-2)`).
 //!
-//! Only `gpu` entries are kept; other GRES (`shard`, `mps`, `nic`) are not accelerators we publish.
+//! Only `gpu` entries are kept; other GRES (`shard`, `mps`, `nic`) are not accelerators we publish,
+//! except that the GPUs shards in use sit on are not free ([`gpus_under_shards`]).
 //! A string we cannot read is an error, never zero GPUs: publishing 0 for a node with 8 GPUs would
 //! tell brokers the site has none.
 
@@ -73,6 +74,83 @@ pub fn parse_gpu_gres(text: &str) -> Result<Vec<GpuGres>, GresError> {
         }
     }
     Ok(gpus)
+}
+
+/// The GPUs that shards in use sit on, per GPU type, from a node's used GRES
+/// (`gpu:a100:1(IDX:2),shard:a100:2(IDX:0-1)`: a100 GPUs 0 and 1). Slurm gives a GPU either whole
+/// or as shards, so a GPU with any shard allocated cannot be had whole: it is not free. A shard
+/// entry without an index list (`shard:2`) does not say which GPUs it sits on, and is not counted.
+pub fn gpus_under_shards(text: &str) -> Result<Vec<GpuGres>, GresError> {
+    let error = |reason: String| GresError {
+        text: text.to_owned(),
+        reason,
+    };
+    let text = text.trim();
+    if matches!(text, "" | "(null)" | "N/A") {
+        return Ok(Vec::new());
+    }
+    let mut whole: Vec<(Option<&str>, Vec<u32>)> = Vec::new();
+    let mut shards: Vec<(Option<&str>, Vec<u32>)> = Vec::new();
+    for item in split_top_level(text).map_err(error)? {
+        let Some(open) = trailing_group(item) else {
+            continue;
+        };
+        let Some(list) = item[open + 1..item.len() - 1].strip_prefix("IDX:") else {
+            continue;
+        };
+        let parts: Vec<&str> = item[..open].split(':').collect();
+        let into = match parts[0] {
+            "gpu" => &mut whole,
+            "shard" => &mut shards,
+            _ => continue,
+        };
+        let gpu_type = match parts.as_slice() {
+            [_, kind, _] if !matches!(*kind, "(null)" | "") => Some(*kind),
+            _ => None,
+        };
+        let indices = index_list(list).map_err(|reason| error(format!("{item:?}: {reason}")))?;
+        match into.iter_mut().find(|(kind, _)| *kind == gpu_type) {
+            Some((_, held)) => held.extend(indices),
+            None => into.push((gpu_type, indices)),
+        }
+    }
+    Ok(shards
+        .into_iter()
+        .map(|(gpu_type, mut indices)| {
+            let taken = whole.iter().find(|(kind, _)| *kind == gpu_type);
+            indices.retain(|index| taken.is_none_or(|(_, held)| !held.contains(index)));
+            indices.sort_unstable();
+            indices.dedup();
+            GpuGres {
+                gpu_type: gpu_type.map(str::to_owned),
+                count: indices.len() as u64,
+            }
+        })
+        .filter(|gpus| gpus.count > 0)
+        .collect())
+}
+
+/// `0-2,5` -> 0, 1, 2, 5; `N/A` -> none.
+fn index_list(list: &str) -> Result<Vec<u32>, String> {
+    if list == "N/A" {
+        return Ok(Vec::new());
+    }
+    let number = |text: &str| {
+        text.parse::<u32>()
+            .map_err(|_| format!("{text:?} is not a GPU index"))
+    };
+    let mut indices = Vec::new();
+    for range in list.split(',') {
+        let (first, last) = match range.split_once('-') {
+            Some((first, last)) => (number(first)?, number(last)?),
+            None => (number(range)?, number(range)?),
+        };
+        if last < first || last - first > 1024 {
+            return Err(format!("{range:?} is not a range of GPU indices"));
+        }
+        indices.extend(first..=last);
+    }
+    Ok(indices)
 }
 
 /// Where the trailing `(...)` group (`(S:0-1)`, `(IDX:0,2)`) starts, if the item ends with one.
@@ -167,6 +245,29 @@ mod tests {
             parse_gpu_gres("gpu:a100:3(IDX:0-2)").unwrap(),
             vec![gres(Some("a100"), 3)]
         );
+    }
+
+    #[test]
+    fn gpus_with_shards_in_use_are_read_from_the_index_lists() {
+        // What Slurm 22.05 printed with a whole-GPU job and two shard jobs on a 4-GPU node.
+        assert_eq!(
+            gpus_under_shards("gpu:a100:1(IDX:2),shard:a100:2(IDX:0-1)").unwrap(),
+            vec![gres(Some("a100"), 2)]
+        );
+        assert_eq!(
+            gpus_under_shards("gpu:a100:0(IDX:N/A),shard:a100:5(IDX:0-1,3),shard:a100:1(IDX:3)")
+                .unwrap(),
+            vec![gres(Some("a100"), 3)]
+        );
+        for text in [
+            "",
+            "gpu:a100:3(IDX:0-2)",
+            "shard:2",
+            "shard:a100:0(IDX:N/A)",
+        ] {
+            assert_eq!(gpus_under_shards(text).unwrap(), vec![], "{text}");
+        }
+        assert!(gpus_under_shards("shard:a100:1(IDX:x)").is_err());
     }
 
     #[test]

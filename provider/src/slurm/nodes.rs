@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::gres::{GpuGres, GresError, parse_gpu_gres};
+use super::gres::{GpuGres, GresError, gpus_under_shards, parse_gpu_gres};
 use super::json::{Names, Num, States, opt_string};
 use super::tres::parse_tres_string;
 
@@ -157,10 +157,14 @@ impl RawNode {
                 .split(',')
                 .any(|item| item.trim_start().starts_with("gres/gpu"))
         });
-        let used = parse_gpu_gres(&self.gres_used).map_err(|source| NodeProblem::GresUsed {
-            node: node.clone(),
-            source,
-        })?;
+        let gres_used = |read: fn(&str) -> Result<Vec<GpuGres>, GresError>| {
+            read(&self.gres_used).map_err(|source| NodeProblem::GresUsed {
+                node: node.clone(),
+                source,
+            })
+        };
+        let mut used = gres_used(parse_gpu_gres)?;
+        used.extend(gres_used(gpus_under_shards)?);
         let mut gpus: Vec<NodeGpus> = total
             .into_iter()
             .map(|g| NodeGpus {
@@ -272,6 +276,18 @@ mod tests {
         let node =
             node(r#"{"name": "n", "gres": "gpu:h100:8(S:0-1)", "gres_used": "gpu:3"}"#).unwrap();
         assert_eq!(node.gpus[0].used, 3);
+    }
+
+    #[test]
+    fn gpus_that_shards_in_use_sit_on_are_not_free() {
+        // The GRES of a node of the test harness's sharded Slurm 22.05 with one whole-GPU job and
+        // shard jobs on GPUs 0 and 1: one GPU is free, not three.
+        let node = node(
+            r#"{"name": "n", "gres": "gpu:a100:4,shard:a100:16",
+                "gres_used": "gpu:a100:1(IDX:2),shard:a100:5(IDX:0-1)"}"#,
+        )
+        .unwrap();
+        assert_eq!((node.gpus[0].total, node.gpus[0].used), (4, 3));
     }
 
     #[test]
