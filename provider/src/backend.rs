@@ -4,9 +4,10 @@
 //!
 //! A backend's `mod.rs` implements [`Backend`] for its configuration table: how a failure names
 //! it, how its table is checked, what it contributes to the snapshot and (where it has a meter)
-//! its usage observations. [`ProviderConfig`]'s methods dispatch to those implementations in one
-//! place (`each!`), so parsing, gathering and metering are one loop each and a new backend is
-//! its folder plus one variant here (and its table in [`crate::config::Config`]).
+//! its usage observations. [`ProviderConfig`]'s methods dispatch to those implementations, so
+//! parsing, gathering and metering are one loop each. The backends are listed once (`backends!`),
+//! and that list makes the enum, its dispatch and the configuration's tables, so a new backend is
+//! its folder plus one entry there.
 
 use chrono::{DateTime, Utc};
 use toml::Spanned;
@@ -16,10 +17,6 @@ use accelfed_schemas::names::{LocalId, SiteName};
 use accelfed_schemas::usage::Observation;
 
 use crate::config::Problem;
-use crate::kubernetes::KubernetesConfig;
-use crate::openstack::OpenstackConfig;
-use crate::slurm::SlurmConfig;
-use crate::static_site::StaticConfig;
 
 /// What one backend delivered for the snapshot: its services, and the failures that degraded
 /// them without stopping it (a cloud whose Placement did not answer still publishes its flavors).
@@ -68,73 +65,96 @@ pub(crate) trait Backend {
     }
 }
 
-/// One configured provider; the closed set of middleware accelfed reads.
-#[derive(Debug, Clone, Copy)]
-pub enum ProviderConfig<'a> {
-    /// Services described entirely in the configuration file.
-    Static(&'a StaticConfig),
-    /// An OpenStack cloud.
-    Openstack(&'a OpenstackConfig),
-    /// A Slurm cluster.
-    Slurm(&'a SlurmConfig),
-    /// A Kubernetes cluster.
-    Kubernetes(&'a KubernetesConfig),
+/// The closed set of backends, listed once. Each entry is a variant of [`ProviderConfig`] with
+/// its documentation, the type of its configuration table, the table's name in the file (which is
+/// the field of [`crate::config::Config`] that holds it) and whether the file has one such table
+/// (`Option`: `[static]`) or a list of them (`Vec`: `[[slurm]]`). The list is handed to `$then`,
+/// which builds what has to name every backend: the enum and its dispatch (below) and the
+/// configuration's fields (`config/mod.rs`). Adding a backend is its folder and one entry here.
+macro_rules! backends {
+    ($then:ident) => {
+        $then! {
+            /// Services described entirely in the configuration file.
+            Static(crate::static_site::StaticConfig) in r#static: Option,
+            /// An OpenStack cloud, read through its APIs.
+            Openstack(crate::openstack::OpenstackConfig) in openstack: Vec,
+            /// A Slurm cluster, read through its JSON CLI output or slurmrestd.
+            Slurm(crate::slurm::SlurmConfig) in slurm: Vec,
+            /// A Kubernetes cluster, read through its API.
+            Kubernetes(crate::kubernetes::KubernetesConfig) in kubernetes: Vec,
+        }
+    };
 }
+pub(crate) use backends;
 
-/// Runs `$body` with `$config` bound to the variant's table: the one place that lists the
-/// variants, so every method below is one line.
-macro_rules! each {
-    ($provider:expr, $config:ident => $body:expr) => {
-        match $provider {
-            ProviderConfig::Static($config) => $body,
-            ProviderConfig::Openstack($config) => $body,
-            ProviderConfig::Slurm($config) => $body,
-            ProviderConfig::Kubernetes($config) => $body,
+/// The enum of the backends and its methods, each one match over the variants that calls the
+/// variant's [`Backend`] implementation.
+macro_rules! provider_config {
+    ($($(#[$doc:meta])* $variant:ident($table:ty) in $field:ident: $many:ident,)*) => {
+        /// One configured provider; the closed set of middleware accelfed reads.
+        #[derive(Debug, Clone, Copy)]
+        pub enum ProviderConfig<'a> {
+            $($(#[$doc])* $variant(&'a $table),)*
+        }
+
+        impl<'a> ProviderConfig<'a> {
+            /// The provider's table in the configuration file, for messages.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(Self::$variant(config) => table(*config),)*
+                }
+            }
+
+            /// How a failure of this provider is named (`slurm[0]`, `kubernetes[1]`,
+            /// `openstack "cloud"`); `index` is its position in its table, as
+            /// [`crate::config::Config::providers_indexed`] gives it.
+            pub fn label(&self, index: usize) -> String {
+                match self {
+                    $(Self::$variant(config) => Backend::label(*config, index),)*
+                }
+            }
+
+            /// Checks the table after parsing; the problem's field is relative to the table.
+            pub fn validate(&self) -> Result<(), Problem> {
+                match self {
+                    $(Self::$variant(config) => Backend::validate(*config),)*
+                }
+            }
+
+            /// The cloud services the table publishes, as (field path, id).
+            pub fn clouds(self, index: usize) -> Vec<(String, &'a Spanned<LocalId>)> {
+                match self {
+                    $(Self::$variant(config) => Backend::clouds(config, index),)*
+                }
+            }
+
+            /// Reads the middleware into GLUE2 services.
+            pub async fn provide(&self) -> Result<Provision, String> {
+                match self {
+                    $(Self::$variant(config) => Backend::provide(*config).await,)*
+                }
+            }
+
+            /// The usage observations of `[since, now)`.
+            pub async fn observe(
+                &self,
+                site: &SiteName,
+                since: DateTime<Utc>,
+                now: DateTime<Utc>,
+            ) -> Result<Vec<Observation>, String> {
+                match self {
+                    $(Self::$variant(config) => Backend::observe(*config, site, since, now).await,)*
+                }
+            }
         }
     };
 }
 
+backends!(provider_config);
+
 /// A table's name, from its type (the trait's constant is crate-private).
 fn table<B: Backend>(_: &B) -> &'static str {
     B::TABLE
-}
-
-impl<'a> ProviderConfig<'a> {
-    /// The provider's table in the configuration file, for messages.
-    pub fn name(&self) -> &'static str {
-        each!(self, config => table(*config))
-    }
-
-    /// How a failure of this provider is named (`slurm[0]`, `kubernetes[1]`, `openstack "cloud"`);
-    /// `index` is its position in its table, as [`crate::config::Config::providers_indexed`] gives it.
-    pub fn label(&self, index: usize) -> String {
-        each!(self, config => Backend::label(*config, index))
-    }
-
-    /// Checks the table after parsing; the problem's field is relative to the table.
-    pub fn validate(&self) -> Result<(), Problem> {
-        each!(self, config => Backend::validate(*config))
-    }
-
-    /// The cloud services the table publishes, as (field path, id).
-    pub fn clouds(self, index: usize) -> Vec<(String, &'a Spanned<LocalId>)> {
-        each!(self, config => Backend::clouds(config, index))
-    }
-
-    /// Reads the middleware into GLUE2 services.
-    pub async fn provide(&self) -> Result<Provision, String> {
-        each!(self, config => Backend::provide(*config).await)
-    }
-
-    /// The usage observations of `[since, now)`.
-    pub async fn observe(
-        &self,
-        site: &SiteName,
-        since: DateTime<Utc>,
-        now: DateTime<Utc>,
-    ) -> Result<Vec<Observation>, String> {
-        each!(self, config => Backend::observe(*config, site, since, now).await)
-    }
 }
 
 #[cfg(test)]
@@ -142,6 +162,16 @@ mod tests {
     use std::path::Path;
 
     use crate::config::Config;
+
+    #[test]
+    fn every_backend_is_named_by_its_table_in_the_file() {
+        let text = "[site]\nname = \"EXAMPLE-GPU\"\ngocdb_id = \"1G0\"\n\n\
+                    [static]\n\n[[openstack]]\nid = \"cloud\"\n\n\
+                    [[slurm]]\nid = \"b\"\n\n[[kubernetes]]\nid = \"k\"\n";
+        let config = Config::parse(Path::new("site.toml"), text).unwrap();
+        let names: Vec<&str> = config.providers().iter().map(|p| p.name()).collect();
+        assert_eq!(names, ["static", "openstack", "slurm", "kubernetes"]);
+    }
 
     #[test]
     fn each_backend_is_named_by_its_position_in_its_own_table() {

@@ -20,47 +20,62 @@ pub use site::{ContactConfig, LocationConfig, SiteConfig};
 
 pub use crate::backend::{ProviderConfig, Provision};
 
-use crate::kubernetes::KubernetesConfig;
-use crate::openstack::OpenstackConfig;
-use crate::slurm::SlurmConfig;
-use crate::static_site::StaticConfig;
+/// The struct of a whole configuration file, one field per backend of the list in
+/// `crate::backend`, and the one place that walks them ([`Config::providers_indexed`]).
+macro_rules! config_tables {
+    ($($(#[$doc:meta])* $variant:ident($table:ty) in $field:ident: $many:ident,)*) => {
+        /// A whole configuration file.
+        ///
+        /// Each provider has its own top-level table named after its middleware (`[static]`,
+        /// `[[openstack]]`, `[[slurm]]`, ...) rather than a `type = "..."` tag: serde reads tagged
+        /// enums through a buffer that loses TOML's positions, and every configuration error must
+        /// say `file:line:column`. The set stays closed: an unknown table is refused with the
+        /// known names.
+        ///
+        /// `[accounting]` and `[publish]` are other crates' settings in the same file: this struct
+        /// only names them (so they are not refused as unknown) and skips their contents; the
+        /// binary reads them with their own types from the same text (`cli/src/site_file.rs`),
+        /// where their errors are located the same way.
+        #[derive(Debug, Clone, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct Config {
+            /// The site (GLUE2 AdminDomain).
+            pub site: SiteConfig,
+            $(
+                $(#[$doc])*
+                #[serde(default)]
+                pub $field: $many<$table>,
+            )*
+            /// `[accounting]`: read by the accounting pipeline (accelfed-accounting's
+            /// `AccountingConfig`), not here; named so that the set of tables stays closed (see
+            /// the type's comment).
+            #[serde(default)]
+            pub accounting: Option<IgnoredAny>,
+            /// `[publish]`: read by the publishers (accelfed-publishers' `PublishConfig`), not here.
+            #[serde(default)]
+            pub publish: Option<IgnoredAny>,
+        }
 
-/// A whole configuration file.
-///
-/// Each provider has its own top-level table named after its middleware (`[static]`, later
-/// `[[openstack]]`, `[[slurm]]`, ...) rather than a `type = "..."` tag: serde reads tagged enums
-/// through a buffer that loses TOML's positions, and every configuration error must say
-/// `file:line:column`. The set stays closed: an unknown table is refused with the known names.
-///
-/// `[accounting]` and `[publish]` are other crates' settings in the same file: this struct only
-/// names them (so they are not refused as unknown) and skips their contents; the binary reads them
-/// with their own types from the same text (`cli/src/site_file.rs`), where their errors are
-/// located the same way.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Config {
-    /// The site (GLUE2 AdminDomain).
-    pub site: SiteConfig,
-    /// Services described entirely in this file.
-    #[serde(default, rename = "static")]
-    pub static_site: Option<StaticConfig>,
-    /// OpenStack clouds, read through their APIs.
-    #[serde(default)]
-    pub openstack: Vec<OpenstackConfig>,
-    /// Slurm clusters, read through their JSON CLI output or slurmrestd.
-    #[serde(default)]
-    pub slurm: Vec<SlurmConfig>,
-    /// Kubernetes clusters, read through their API.
-    #[serde(default)]
-    pub kubernetes: Vec<KubernetesConfig>,
-    /// `[accounting]`: read by the accounting pipeline (accelfed-accounting's `AccountingConfig`),
-    /// not here; named so that the set of tables stays closed (see the type's comment).
-    #[serde(default)]
-    pub accounting: Option<IgnoredAny>,
-    /// `[publish]`: read by the publishers (accelfed-publishers' `PublishConfig`), not here.
-    #[serde(default)]
-    pub publish: Option<IgnoredAny>,
+        impl Config {
+            /// The configured providers, each with its position in its own table (what
+            /// [`ProviderConfig::label`] names it by), in the order of [`Config::providers`].
+            pub fn providers_indexed(&self) -> Vec<(usize, ProviderConfig<'_>)> {
+                let mut providers = Vec::new();
+                $(
+                    providers.extend(
+                        self.$field
+                            .iter()
+                            .enumerate()
+                            .map(|(index, table)| (index, ProviderConfig::$variant(table))),
+                    );
+                )*
+                providers
+            }
+        }
+    };
 }
+
+crate::backend::backends!(config_tables);
 
 /// A configuration that parsed and validated, with where it came from.
 #[derive(Debug, Clone)]
@@ -151,23 +166,6 @@ impl Config {
         self.providers_indexed()
             .into_iter()
             .map(|(_, provider)| provider)
-            .collect()
-    }
-
-    /// The configured providers, each with its position in its own table (what
-    /// [`ProviderConfig::label`] names it by), in the order of [`Config::providers`]. With the
-    /// struct's fields, the one place that lists the tables.
-    pub fn providers_indexed(&self) -> Vec<(usize, ProviderConfig<'_>)> {
-        fn indexed<'a, T: 'a>(
-            table: impl IntoIterator<Item = &'a T>,
-            variant: fn(&'a T) -> ProviderConfig<'a>,
-        ) -> impl Iterator<Item = (usize, ProviderConfig<'a>)> {
-            table.into_iter().map(variant).enumerate()
-        }
-        indexed(&self.static_site, ProviderConfig::Static)
-            .chain(indexed(&self.openstack, ProviderConfig::Openstack))
-            .chain(indexed(&self.slurm, ProviderConfig::Slurm))
-            .chain(indexed(&self.kubernetes, ProviderConfig::Kubernetes))
             .collect()
     }
 }
