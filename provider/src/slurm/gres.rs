@@ -130,6 +130,24 @@ pub fn gpus_under_shards(text: &str) -> Result<Vec<GpuGres>, GresError> {
         .collect())
 }
 
+/// The GPU shards a node's GRES configures (`gpu:a100:4,shard:a100:16` -> 16); what cannot be read
+/// counts none (the GPU entries of the same string are read strictly, and fail there).
+pub fn shard_count(text: &str) -> u64 {
+    let Ok(items) = split_top_level(text.trim()) else {
+        return 0;
+    };
+    items
+        .iter()
+        .map(|item| trailing_group(item).map_or(*item, |open| &item[..open]))
+        .filter_map(
+            |spec| match spec.split(':').collect::<Vec<_>>().as_slice() {
+                ["shard", count] | ["shard", _, count] => count.parse::<u64>().ok(),
+                _ => None,
+            },
+        )
+        .sum()
+}
+
 /// `0-2,5` -> 0, 1, 2, 5; `N/A` -> none.
 fn index_list(list: &str) -> Result<Vec<u32>, String> {
     if list == "N/A" {
@@ -268,6 +286,15 @@ mod tests {
             assert_eq!(gpus_under_shards(text).unwrap(), vec![], "{text}");
         }
         assert!(gpus_under_shards("shard:a100:1(IDX:x)").is_err());
+    }
+
+    #[test]
+    fn configured_shards_are_counted() {
+        assert_eq!(shard_count("gpu:a100:4,shard:a100:16"), 16);
+        assert_eq!(shard_count("gpu:2(S:0),shard:8(S:0),shard:v100:4"), 12);
+        for text in ["", "(null)", "gpu:a100:4", "shard:many"] {
+            assert_eq!(shard_count(text), 0, "{text}");
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ use accelfed_schemas::names::{LocalId, Text};
 
 use super::config::SlurmConfig;
 use super::inventory::Inventory;
-use super::nodes::{NodeGpus, SlurmNode, untracked_gpus_warning};
+use super::nodes::{NodeGpus, SlurmNode, untracked_gpus_warnings};
 use super::partitions::{Allow, SlurmPartition};
 
 /// The service, and warnings worth a log line (unknown GPU types, skipped nodes).
@@ -39,7 +39,7 @@ pub fn service(config: &SlurmConfig, inventory: &Inventory) -> Mapped {
             .iter()
             .flat_map(|n| n.warnings.iter().cloned()),
     );
-    warnings.extend(untracked_gpus_warning(&inventory.nodes));
+    warnings.extend(untracked_gpus_warnings(&inventory.nodes));
     let gpu_nodes: Vec<&SlurmNode> = inventory
         .nodes
         .iter()

@@ -20,7 +20,7 @@ use super::config::SlurmConfig;
 use super::error::SlurmError;
 use super::jobs::{JobProblem, SlurmJob};
 use super::map::mig_profile;
-use super::nodes::untracked_gpus_warning;
+use super::nodes::untracked_gpus_warnings;
 
 /// The GPU allocations of the jobs that ran in `[since, now)`, one observation per job (its whole
 /// run, not only the part inside the window: records carry absolute values per month, so a job
@@ -61,7 +61,7 @@ async fn check_gpu_accounting(config: &SlurmConfig) {
     let service = config.id.get_ref().as_str();
     match SlurmClient::new(config).inventory().await {
         Ok(inventory) => {
-            if let Some(warning) = untracked_gpus_warning(&inventory.nodes) {
+            for warning in untracked_gpus_warnings(&inventory.nodes) {
                 tracing::warn!(provider = "slurm", service, "{warning}");
             }
         }

@@ -35,7 +35,7 @@ pub use inventory::Inventory;
 pub use jobs::{JobProblem, JobsError, JobsSummary, SlurmJob, read_jobs};
 pub use map::{Mapped, admitted, service};
 pub use meter::{observation, observe};
-pub use nodes::{NodeGpus, NodeProblem, SlurmNode, untracked_gpus_warning};
+pub use nodes::{NodeGpus, NodeProblem, SlurmNode, untracked_gpus_warnings};
 pub use partitions::{Allow, SlurmPartition, parse_scontrol_text};
 pub use tres::{GpuTres, TresError, parse_tres_string};
 pub use version::DataVersion;

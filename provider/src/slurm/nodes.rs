@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::gres::{GpuGres, GresError, gpus_under_shards, parse_gpu_gres};
+use super::gres::{GpuGres, GresError, gpus_under_shards, parse_gpu_gres, shard_count};
 use super::json::{Names, Num, States, opt_string};
 use super::tres::parse_tres_string;
 
@@ -62,6 +62,10 @@ pub struct SlurmNode {
     /// Whether the node's `tres` lists `gres/gpu` (the cluster's accounting tracks GPUs); `None`
     /// where Slurm printed no `tres`.
     pub tres_tracks_gpus: Option<bool>,
+    /// GPU shards configured (`shard` entries of `gres`), 0 when none.
+    pub shards: u64,
+    /// Whether the node's `tres` lists `gres/shard`; `None` where Slurm printed no `tres`.
+    pub tres_tracks_shards: Option<bool>,
     /// What was odd but still read (GPUs taken from `tres` because `gres` was unreadable).
     pub warnings: Vec<String>,
 }
@@ -102,18 +106,29 @@ pub enum NodeProblem {
     },
 }
 
-/// The warning for a cluster whose accounting does not track GPUs: nodes have GPUs but no node's
-/// `tres` lists `gres/gpu`, so `sacct` and slurmrestd carry no GPUs for any job and every GPU job
-/// would be metered as zero GPUs. `None` when the nodes say nothing about it (no `tres` printed).
-pub fn untracked_gpus_warning(nodes: &[SlurmNode]) -> Option<String> {
-    let gpus: u64 = nodes.iter().flat_map(|n| &n.gpus).map(|g| g.total).sum();
-    let tracked = nodes.iter().any(|n| n.tres_tracks_gpus == Some(true));
+/// The warnings for a cluster whose accounting does not track GPUs or GPU shards: nodes have
+/// them but no node's `tres` lists `gres/gpu` (`gres/shard`), so `sacct` and slurmrestd carry none
+/// for any job, and every such job reads as a CPU job, metered as nothing. Slurm lists a gres in a
+/// node's `tres` (`CfgTRES`) only when `AccountingStorageTRES` tracks it. Nothing is said when the
+/// nodes print no `tres`.
+pub fn untracked_gpus_warnings(nodes: &[SlurmNode]) -> Vec<String> {
     let reported = nodes.iter().any(|n| n.tres_tracks_gpus.is_some());
-    (gpus > 0 && reported && !tracked).then(|| {
-        format!(
+    let gpus: u64 = nodes.iter().flat_map(|n| &n.gpus).map(|g| g.total).sum();
+    let shards: u64 = nodes.iter().map(|n| n.shards).sum();
+    let gpus_tracked = nodes.iter().any(|n| n.tres_tracks_gpus == Some(true));
+    let shards_tracked = nodes.iter().any(|n| n.tres_tracks_shards == Some(true));
+    let mut warnings = Vec::new();
+    if reported && gpus > 0 && !gpus_tracked {
+        warnings.push(format!(
             "the cluster's nodes have {gpus} GPUs but its accounting tracks no gres/gpu TRES (no node's tres lists it): jobs' GPUs are not recorded and GPU jobs are metered as 0 GPUs; add gres/gpu (and gres/gpu:<type> per type) to AccountingStorageTRES in slurm.conf and restart slurmctld and slurmdbd"
-        )
-    })
+        ));
+    }
+    if reported && shards > 0 && !shards_tracked {
+        warnings.push(format!(
+            "the cluster's nodes have {shards} GPU shards but its accounting tracks no gres/shard TRES (no node's tres lists it): jobs' shards are not recorded and shard jobs are not metered; add gres/shard (and gres/shard:<type> per type) to AccountingStorageTRES in slurm.conf and restart slurmctld and slurmdbd"
+        ));
+    }
+    warnings
 }
 
 impl RawNode {
@@ -152,11 +167,15 @@ impl RawNode {
                 source,
             })?,
         };
-        let tres_tracks_gpus = (!self.tres.trim().is_empty()).then(|| {
-            self.tres
-                .split(',')
-                .any(|item| item.trim_start().starts_with("gres/gpu"))
-        });
+        let tracks = |gres: &str| {
+            (!self.tres.trim().is_empty()).then(|| {
+                self.tres
+                    .split(',')
+                    .any(|item| item.trim_start().starts_with(gres))
+            })
+        };
+        let (tres_tracks_gpus, tres_tracks_shards) = (tracks("gres/gpu"), tracks("gres/shard"));
+        let shards = shard_count(&self.gres);
         let gres_used = |read: fn(&str) -> Result<Vec<GpuGres>, GresError>| {
             read(&self.gres_used).map_err(|source| NodeProblem::GresUsed {
                 node: node.clone(),
@@ -222,6 +241,8 @@ impl RawNode {
             alloc_cpus: self.alloc_cpus.as_u64(),
             memory_mib: self.real_memory.as_u64(),
             tres_tracks_gpus,
+            shards,
+            tres_tracks_shards,
             warnings,
         })
     }
@@ -288,6 +309,30 @@ mod tests {
         )
         .unwrap();
         assert_eq!((node.gpus[0].total, node.gpus[0].used), (4, 3));
+    }
+
+    #[test]
+    fn shards_that_accounting_does_not_track_are_warned_about() {
+        // The node of the test harness's sharded Slurm 22.05 (its CfgTRES as `scontrol show node`
+        // printed it), then the same without gres/shard tracked.
+        let tracked = node(
+            r#"{"name": "afnode", "gres": "gpu:a100:4,shard:a100:16",
+                "tres": "cpu=8,mem=4000M,billing=8,gres/gpu=4,gres/gpu:a100=4,gres/shard=16,gres/shard:a100=16"}"#,
+        )
+        .unwrap();
+        assert_eq!(tracked.shards, 16);
+        assert!(untracked_gpus_warnings(&[tracked]).is_empty());
+        let untracked = node(
+            r#"{"name": "afnode", "gres": "gpu:a100:4,shard:a100:16",
+                "tres": "cpu=8,mem=4000M,billing=8,gres/gpu=4,gres/gpu:a100=4"}"#,
+        )
+        .unwrap();
+        let warnings = untracked_gpus_warnings(&[untracked]);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains("16 GPU shards") && warnings[0].contains("AccountingStorageTRES"),
+            "{warnings:?}"
+        );
     }
 
     #[test]
