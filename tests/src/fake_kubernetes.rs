@@ -21,16 +21,13 @@
 )]
 
 use std::collections::BTreeMap;
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
-use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
@@ -131,33 +128,17 @@ impl FakeApi {
             expired: Mutex::new(Vec::new()),
             lists: Mutex::new(BTreeMap::new()),
         });
-        let served = state.clone();
-        let task = tokio::spawn(async move {
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    return;
-                };
-                let acceptor = acceptor.clone();
-                let state = state.clone();
-                tokio::spawn(async move {
-                    let Ok(stream) = acceptor.accept(stream).await else {
-                        return;
-                    };
-                    let service = service_fn(move |request| {
-                        let state = state.clone();
-                        async move { Ok::<_, Infallible>(state.answer(&request)) }
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        });
+        let task = crate::fake_http::serve(
+            listener,
+            Some(acceptor),
+            state.clone(),
+            |state, request| async move { state.answer(&request) },
+        );
         FakeApi {
             url: format!("https://{addr}"),
             ca_pem: pki.ca_pem,
             seen,
-            state: served,
+            state,
             task,
         }
     }

@@ -6,7 +6,7 @@
 //!   the process is the point, central.toml, site folders that meter and ship, the `accelfed` binary;
 //! * [`postgres`]: a private PostgreSQL database per test (and the benchmarks' server);
 //! * [`fake_kubernetes`] and [`fake_openstack`]: local servers that answer like those APIs from the
-//!   recorded fixtures under `provider/tests/fixtures/`;
+//!   recorded fixtures under `provider/tests/fixtures/`, on [`fake_http`]'s accept loop;
 //! * real components: [`slapd`], [`slurm`], [`openstack`];
 //! * with the `bench-support` feature, [`bench_records`]: the repository benchmarks' records.
 //!
@@ -17,6 +17,7 @@
 #[cfg(feature = "bench-support")]
 pub mod bench_records;
 pub mod central;
+pub mod fake_http;
 pub mod fake_kubernetes;
 pub mod fake_openstack;
 pub mod openstack;
