@@ -169,7 +169,7 @@ fn a_private_ca_central_takes_sites_that_trust_an_igtf_style_folder() {
     let server = serve(dir);
     let folder = igtf_folder(dir, &dir.join("ca/ca.pem"));
     let folder = folder.to_str().unwrap();
-    let endpoint = format!("https://localhost:{}", server.grpc.port());
+    let endpoint = server.endpoint();
     let observations = example("manual-usage.jsonl");
     let meter = accelfed(
         dir,
@@ -203,7 +203,7 @@ fn a_private_ca_central_takes_sites_that_trust_an_igtf_style_folder() {
     assert_eq!(code(&ship), 0, "{}", stderr(&ship));
     assert!(!stderr(&ship).contains(secret.trim()));
 
-    let registry = format!("https://localhost:{}", server.https.unwrap().port());
+    let registry = server.url();
     let push = accelfed(
         dir,
         &[

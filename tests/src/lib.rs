@@ -7,13 +7,14 @@
 //! * [`postgres`]: a private PostgreSQL database per test (and the benchmarks' server);
 //! * [`fake_kubernetes`] and [`fake_openstack`]: local servers that answer like those APIs from the
 //!   recorded fixtures under `provider/tests/fixtures/`, on [`fake_http`]'s accept loop;
-//! * real components: [`slapd`], [`slurm`], [`openstack`];
+//! * real components: [`slapd`], [`slurm`], [`openstack`] (installed through [`apt`] off CI);
 //! * with the `bench-support` feature, [`bench_records`]: the repository benchmarks' records.
 //!
 //! Crates use it as a dev-dependency only. Its helpers take and return plain data (paths, strings,
 //! the schemas' types), never a type of the crate under test, which a test of that crate would see
 //! as another crate's.
 
+pub mod apt;
 #[cfg(feature = "bench-support")]
 pub mod bench_records;
 pub mod central;

@@ -2,7 +2,6 @@
 //! ([`accelfed_central::run`] on listeners bound from `[listen]`, port 0 resolved), on a runtime
 //! of its own thread; stopped, with calls in flight finished, when the [`Server`] is dropped.
 
-use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -11,12 +10,13 @@ use std::time::Duration;
 use accelfed_central::{CentralConfig, Listeners};
 use tokio::sync::oneshot;
 
+use super::listening::Listening;
+
 /// A running central service.
 #[derive(Debug)]
 pub struct Server {
-    pub grpc: SocketAddr,
-    pub metrics: Option<SocketAddr>,
-    pub https: Option<SocketAddr>,
+    /// Where it listens (the struct dereferences to it).
+    pub listening: Listening,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<Result<(), String>>>,
 }
@@ -62,28 +62,14 @@ impl Server {
             Err(_) => panic!("the central service did not bind its listeners within 30 s"),
         };
         Server {
-            grpc: addresses.grpc.expect("the gRPC listener's address"),
-            metrics: addresses.metrics,
-            https: addresses.https,
+            listening: Listening {
+                grpc: addresses.grpc.expect("the gRPC listener's address"),
+                metrics: addresses.metrics,
+                https: addresses.https,
+            },
             stop: Some(stop_tx),
             thread: Some(thread),
         }
-    }
-
-    /// The gRPC endpoint as sites name it (`https://localhost:<port>`).
-    pub fn endpoint(&self) -> String {
-        format!("https://localhost:{}", self.grpc.port())
-    }
-
-    /// The registry's base URL (`https://localhost:<port>`); panics without `[listen] https`.
-    pub fn url(&self) -> String {
-        let https = self.https.expect("[listen] https in central.toml");
-        format!("https://localhost:{}", https.port())
-    }
-
-    /// `GET /metrics`; panics without `[listen] metrics`.
-    pub fn metrics(&self) -> String {
-        super::metrics::get(self.metrics.expect("[listen] metrics in central.toml"))
     }
 
     /// Stops the service, lets calls in flight finish, and says how it ended.
@@ -108,5 +94,12 @@ impl Drop for Server {
         if let Err(err) = self.stop_and_join() {
             eprintln!("the central service stopped with an error: {err}");
         }
+    }
+}
+
+impl std::ops::Deref for Server {
+    type Target = Listening;
+    fn deref(&self) -> &Listening {
+        &self.listening
     }
 }

@@ -7,6 +7,7 @@
 mod binary;
 mod config;
 mod in_process;
+mod listening;
 mod metrics;
 mod process;
 mod site;
@@ -14,5 +15,6 @@ mod site;
 pub use binary::{accelfed, accelfed_binary, run, status, stderr};
 pub use config::{TOKEN_A, TOKEN_B, central_config, sha256_hex};
 pub use in_process::Server;
+pub use listening::Listening;
 pub use process::ServeProcess;
 pub use site::{Site, report_by_vo, site};

@@ -13,13 +13,14 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use super::listening::Listening;
+
 /// A running `accelfed serve`, stopped with SIGKILL when dropped.
 #[derive(Debug)]
 pub struct ServeProcess {
     child: Child,
-    pub grpc: SocketAddr,
-    pub metrics: Option<SocketAddr>,
-    pub https: Option<SocketAddr>,
+    /// Where it listens (the struct dereferences to it).
+    pub listening: Listening,
     /// The service's log lines; kept so the reader thread keeps draining its standard error.
     _log: mpsc::Receiver<String>,
 }
@@ -85,27 +86,13 @@ impl ServeProcess {
         }
         ServeProcess {
             child,
-            grpc: grpc.expect("the gRPC address"),
-            metrics,
-            https,
+            listening: Listening {
+                grpc: grpc.expect("the gRPC address"),
+                metrics,
+                https,
+            },
             _log: rx,
         }
-    }
-
-    /// The gRPC endpoint as sites name it (`https://localhost:<port>`).
-    pub fn endpoint(&self) -> String {
-        format!("https://localhost:{}", self.grpc.port())
-    }
-
-    /// The registry's base URL (`https://localhost:<port>`); panics without `[listen] https`.
-    pub fn url(&self) -> String {
-        let https = self.https.expect("[listen] https in central.toml");
-        format!("https://localhost:{}", https.port())
-    }
-
-    /// `GET /metrics`; panics without `[listen] metrics`.
-    pub fn metrics(&self) -> String {
-        super::metrics::get(self.metrics.expect("[listen] metrics in central.toml"))
     }
 
     /// The service's resident memory in KiB, from /proc.
@@ -124,5 +111,12 @@ impl Drop for ServeProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+impl std::ops::Deref for ServeProcess {
+    type Target = Listening;
+    fn deref(&self) -> &Listening {
+        &self.listening
     }
 }

@@ -2,7 +2,6 @@
 //! developer machine, fails with what to install under `CI=true` (a CI image must bring them).
 
 use std::path::Path;
-use std::process::Command;
 
 use super::{Result, SlapdError};
 
@@ -27,32 +26,10 @@ pub fn ensure_installed() -> Result<()> {
             path: path.into(),
         });
     }
-    let output = Command::new("apt-get")
-        .args([
-            "-o",
-            "DPkg::Lock::Timeout=300",
-            "install",
-            "-y",
-            "-q",
-            "slapd",
-            "ldap-utils",
-            "glue-schema",
-        ])
-        .env("DEBIAN_FRONTEND", "noninteractive")
-        .output();
-    let detail = match output {
-        Ok(output) if output.status.success() => match missing() {
-            None => return Ok(()),
-            Some((_, still)) => format!("apt-get succeeded but {still} is still missing"),
-        },
-        Ok(output) => format!(
-            "apt-get exited with {}: {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        ),
-        Err(err) => format!("could not run apt-get: {err}"),
-    };
-    Err(SlapdError::Install {
+    crate::apt::install(&["slapd", "ldap-utils", "glue-schema"], || {
+        missing().map(|(_, still)| still.to_owned())
+    })
+    .map_err(|detail| SlapdError::Install {
         what,
         path: path.into(),
         detail,

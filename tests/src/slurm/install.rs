@@ -2,7 +2,6 @@
 //! fails with what to install under `CI=true` (a CI image must bring them; never a skip).
 
 use std::path::Path;
-use std::process::Command;
 
 use super::HarnessError;
 
@@ -47,32 +46,10 @@ pub fn ensure_installed() -> Result<(), HarnessError> {
             packages: PACKAGES.join(" "),
         });
     }
-    let output = Command::new("apt-get")
-        .args([
-            "-o",
-            "DPkg::Lock::Timeout=300",
-            "install",
-            "-y",
-            "-q",
-            "--no-install-recommends",
-        ])
-        .args(PACKAGES)
-        .env("DEBIAN_FRONTEND", "noninteractive")
-        .output();
-    let detail = match output {
-        Ok(output) if output.status.success() => match missing() {
-            None => return Ok(()),
-            Some(still) => format!("apt-get succeeded but {still} is still missing"),
-        },
-        Ok(output) => format!(
-            "apt-get exited with {}: {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        ),
-        Err(err) => format!("could not run apt-get: {err}"),
-    };
-    Err(HarnessError::Install {
-        path: path.to_owned(),
-        detail,
+    crate::apt::install(PACKAGES, || missing().map(str::to_owned)).map_err(|detail| {
+        HarnessError::Install {
+            path: path.to_owned(),
+            detail,
+        }
     })
 }
