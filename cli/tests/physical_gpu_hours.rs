@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use accelfed_tests::central::{Server, TOKEN_A, accelfed, central_config, run, status, stderr};
+use accelfed_tests::central::{Server, TOKEN_A, accelfed, run, status, stderr};
 use accelfed_tests::fake_kubernetes as kubernetes_api;
 use accelfed_tests::fake_openstack as openstack_api;
 use accelfed_tests::pki::{PkiFiles, pki};
@@ -144,15 +144,8 @@ fn a_site_of_mig_time_sliced_and_vgpu_gpus_reports_physical_gpu_hours_within_cap
 
     let dir = tempfile::tempdir().unwrap();
     let pki = pki(dir.path());
-    let repository = dir.path().join("accounting.sqlite");
-    let database = repository.to_str().unwrap();
-    let central = central_config(
-        dir.path(),
-        &pki,
-        &format!("path = \"{database}\""),
-        "127.0.0.1:0",
-    );
-    let server = Server::start(&central);
+    let (server, database) = Server::start_sqlite(dir.path(), &pki);
+    let database = database.as_str();
     let site_dir = dir.path().join("site-a");
     let config = site_toml(&site_dir, &kubernetes, &openstack, &server.endpoint(), &pki);
 

@@ -114,14 +114,7 @@ fn postgres_spool_to_report_over_tls() {
 fn another_sites_token_and_a_wrong_token_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let pki = pki(dir.path());
-    let repository = dir.path().join("accounting.sqlite");
-    let central = central_config(
-        dir.path(),
-        &pki,
-        &format!("path = \"{}\"", repository.display()),
-        "127.0.0.1:0",
-    );
-    let server = Server::start(&central);
+    let (server, database) = Server::start_sqlite(dir.path(), &pki);
 
     // SITE-A's records with SITE-B's token: each record refused as another site's, none stored.
     let borrowed = site(
@@ -147,7 +140,7 @@ fn another_sites_token_and_a_wrong_token_are_refused() {
         RECORDS,
         "refused records stay in the spool"
     );
-    let (rows, total) = report_by_vo(repository.to_str().unwrap());
+    let (rows, total) = report_by_vo(&database);
     assert!(rows.is_empty() && total == 0.0, "{rows:?}");
 
     // A token the repository does not know: the call is refused, nothing sent, exit 1.
@@ -192,7 +185,7 @@ fn another_sites_token_and_a_wrong_token_are_refused() {
     );
     assert_eq!(status(&owner.meter()), 0);
     assert_eq!(status(&owner.ship(false)), 0);
-    assert_expected_totals(repository.to_str().unwrap());
+    assert_expected_totals(&database);
 }
 
 #[test]
@@ -294,15 +287,8 @@ fn april(overlap: bool) -> String {
 fn report_check_names_the_site_month_an_overlapping_manual_file_breaks() {
     let dir = tempfile::tempdir().unwrap();
     let pki = pki(dir.path());
-    let repository = dir.path().join("accounting.sqlite");
-    let database = repository.to_str().unwrap();
-    let central = central_config(
-        dir.path(),
-        &pki,
-        &format!("path = \"{database}\""),
-        "127.0.0.1:0",
-    );
-    let server = Server::start(&central);
+    let (server, database) = Server::start_sqlite(dir.path(), &pki);
+    let database = database.as_str();
     let check = || run(&["report", "--database", database, "--check"]);
 
     // Within capacity: both periods of node-1 count (15 days, 360 GPU-hours), the check passes.
@@ -365,15 +351,8 @@ fn report_check_names_the_site_month_an_overlapping_manual_file_breaks() {
 fn a_renamed_model_replaces_its_records_instead_of_adding_to_them() {
     let dir = tempfile::tempdir().unwrap();
     let pki = pki(dir.path());
-    let repository = dir.path().join("accounting.sqlite");
-    let database = repository.to_str().unwrap();
-    let central = central_config(
-        dir.path(),
-        &pki,
-        &format!("path = \"{database}\""),
-        "127.0.0.1:0",
-    );
-    let server = Server::start(&central);
+    let (server, database) = Server::start_sqlite(dir.path(), &pki);
+    let database = database.as_str();
     let site_dir = dir.path().join("site");
     let site = site(
         &site_dir,

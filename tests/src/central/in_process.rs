@@ -10,7 +10,9 @@ use std::time::Duration;
 use accelfed_central::{CentralConfig, Listeners};
 use tokio::sync::oneshot;
 
+use super::central_config;
 use super::listening::Listening;
+use crate::pki::PkiFiles;
 
 /// A running central service.
 #[derive(Debug)]
@@ -24,6 +26,15 @@ pub struct Server {
 type Started = Result<accelfed_central::Addresses, String>;
 
 impl Server {
+    /// Starts a service whose repository is SQLite `accounting.sqlite` in `dir`, listening on
+    /// free ports with `pki`'s certificate; returns it and the repository's path (what `accelfed
+    /// report --database` takes).
+    pub fn start_sqlite(dir: &Path, pki: &PkiFiles) -> (Server, String) {
+        let database = dir.join("accounting.sqlite").display().to_string();
+        let config = central_config(dir, pki, &format!("path = \"{database}\""), "127.0.0.1:0");
+        (Server::start(&config), database)
+    }
+
     /// Starts the service of the central.toml at `config`; panics with the reason when it does
     /// not start.
     pub fn start(config: &Path) -> Server {
