@@ -28,6 +28,13 @@ fn code(output: &Output) -> i32 {
     output.status.code().unwrap_or(-1)
 }
 
+/// Asserts that a command exited with `exit` and its error output says `says`.
+fn assert_refused(output: &Output, exit: i32, says: &str) {
+    let log = stderr(output);
+    assert_eq!(code(output), exit, "{log}");
+    assert!(log.contains(says), "{log}");
+}
+
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777
 }
@@ -243,12 +250,7 @@ fn a_private_ca_central_takes_sites_that_trust_an_igtf_style_folder() {
     // A folder with no certificate at all is named (exit 2).
     std::fs::create_dir(dir.join("empty")).unwrap();
     let empty = accelfed(dir, &["query", "--url", &registry, "--ca", "empty"]);
-    assert_eq!(code(&empty), 2);
-    assert!(
-        stderr(&empty).contains("--ca empty: no CA certificate in the folder"),
-        "{}",
-        stderr(&empty)
-    );
+    assert_refused(&empty, 2, "--ca empty: no CA certificate in the folder");
 }
 
 #[test]
@@ -258,20 +260,10 @@ fn init_writes_nothing_over_existing_files_and_checks_a_given_certificate() {
     assert_eq!(code(&init(dir)), 0);
     let before = std::fs::read(dir.join("ca/ca.key")).unwrap();
     let again = init(dir);
-    assert_eq!(code(&again), 2);
-    assert!(
-        stderr(&again).contains("central.toml: exists"),
-        "{}",
-        stderr(&again)
-    );
+    assert_refused(&again, 2, "central.toml: exists");
     std::fs::rename(dir.join("central.toml"), dir.join("old.toml")).unwrap();
     let again = init(dir);
-    assert_eq!(code(&again), 2);
-    assert!(
-        stderr(&again).contains("ca.pem: exists"),
-        "{}",
-        stderr(&again)
-    );
+    assert_refused(&again, 2, "ca.pem: exists");
     assert_eq!(
         std::fs::read(dir.join("ca/ca.key")).unwrap(),
         before,
@@ -280,39 +272,24 @@ fn init_writes_nothing_over_existing_files_and_checks_a_given_certificate() {
     assert!(!dir.join("central.toml").exists());
 
     // An existing certificate and key (an IGTF host certificate): checked first.
-    let missing = accelfed(
-        dir,
-        &[
-            "init",
-            "central",
-            "--config",
-            "igtf.toml",
-            "--certificate",
-            "nothere.pem",
-            "--key",
-            "tls/service.key",
-        ],
-    );
-    assert_eq!(code(&missing), 2);
-    assert!(
-        stderr(&missing).contains("nothere.pem"),
-        "{}",
-        stderr(&missing)
-    );
+    let with_certificate = |certificate: &str| {
+        accelfed(
+            dir,
+            &[
+                "init",
+                "central",
+                "--config",
+                "igtf.toml",
+                "--certificate",
+                certificate,
+                "--key",
+                "tls/service.key",
+            ],
+        )
+    };
+    assert_refused(&with_certificate("nothere.pem"), 2, "nothere.pem");
     assert!(!dir.join("igtf.toml").exists());
-    let given = accelfed(
-        dir,
-        &[
-            "init",
-            "central",
-            "--config",
-            "igtf.toml",
-            "--certificate",
-            "tls/service.pem",
-            "--key",
-            "tls/service.key",
-        ],
-    );
+    let given = with_certificate("tls/service.pem");
     assert_eq!(code(&given), 0, "{}", stderr(&given));
     let valid = accelfed(dir, &["validate", "--central", "igtf.toml"]);
     assert_eq!(code(&valid), 0, "{}", stderr(&valid));
@@ -339,12 +316,7 @@ fn token_add_to_keeps_a_sites_hash_and_an_existing_token_file() {
         dir,
         &["token", "--site", "SITE-A", "--add-to", "central.toml"],
     );
-    assert_eq!(code(&again), 2);
-    assert!(
-        stderr(&again).contains("sites.SITE-A already has a token hash"),
-        "{}",
-        stderr(&again)
-    );
+    assert_refused(&again, 2, "sites.SITE-A already has a token hash");
     std::fs::write(dir.join("taken.token"), "keep me\n").unwrap();
     let taken = accelfed(
         dir,
@@ -358,12 +330,7 @@ fn token_add_to_keeps_a_sites_hash_and_an_existing_token_file() {
             "taken.token",
         ],
     );
-    assert_eq!(code(&taken), 2);
-    assert!(
-        stderr(&taken).contains("taken.token: exists"),
-        "{}",
-        stderr(&taken)
-    );
+    assert_refused(&taken, 2, "taken.token: exists");
     assert_eq!(
         std::fs::read_to_string(dir.join("taken.token")).unwrap(),
         "keep me\n"
