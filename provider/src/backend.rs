@@ -26,6 +26,14 @@ pub struct Provision {
     pub failures: Vec<String>,
 }
 
+/// Logs the warnings of one provider run (skipped objects, unknown GPU types, bad labels), each
+/// named by the backend's table and the service's id, as every backend's `provide` does.
+pub(crate) fn log_warnings(provider: &'static str, service: &LocalId, warnings: &[String]) {
+    for warning in warnings {
+        tracing::warn!(provider, service = %service, "{warning}");
+    }
+}
+
 /// The roles of one backend, implemented by its configuration table in its folder's `mod.rs`.
 ///
 /// Async methods are fine here: the trait is only used through [`ProviderConfig`]'s match, never

@@ -101,18 +101,12 @@ pub async fn push(
     document: Vec<u8>,
 ) -> Result<String, RegistryError> {
     let url = format!("{}/registry/v1/document", base_url.trim_end_matches('/'));
-    let response = client
+    let request = client
         .put(&url)
         .bearer_auth(token.trim())
         .header("content-type", "application/json")
-        .body(document)
-        .send()
-        .await
-        .map_err(|source| RegistryError::Transport {
-            url: url.clone(),
-            source,
-        })?;
-    answer(url, response).await
+        .body(document);
+    exchange(url, request).await
 }
 
 /// `GET <base_url><path>?<query>`; the body on success.
@@ -123,27 +117,20 @@ pub async fn get(
     query: &[(&str, String)],
 ) -> Result<String, RegistryError> {
     let url = format!("{}{path}", base_url.trim_end_matches('/'));
-    let response = client
-        .get(&url)
-        .query(query)
-        .send()
-        .await
-        .map_err(|source| RegistryError::Transport {
-            url: url.clone(),
-            source,
-        })?;
-    answer(url, response).await
+    let request = client.get(&url).query(query);
+    exchange(url, request).await
 }
 
-async fn answer(url: String, response: reqwest::Response) -> Result<String, RegistryError> {
+/// Sends `request` (to `url`) and reads the answer: the body on success, else why the registry
+/// refused. A failure to send or to read the body is a transport error either way.
+async fn exchange(url: String, request: reqwest::RequestBuilder) -> Result<String, RegistryError> {
+    let transport = |source| RegistryError::Transport {
+        url: url.clone(),
+        source,
+    };
+    let response = request.send().await.map_err(transport)?;
     let status = response.status();
-    let body = response
-        .text()
-        .await
-        .map_err(|source| RegistryError::Transport {
-            url: url.clone(),
-            source,
-        })?;
+    let body = response.text().await.map_err(transport)?;
     if status.is_success() {
         return Ok(body);
     }

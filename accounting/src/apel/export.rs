@@ -211,6 +211,23 @@ mod tests {
         limit: envelope::DEFAULT_LIMIT,
     };
 
+    /// One export of what changed since the watermark, as the test's three runs do.
+    async fn export_changes(
+        spool: &Spool,
+        destination: &Destination,
+        watermark: &Watermark,
+    ) -> ExportReport {
+        export(
+            spool,
+            destination,
+            watermark,
+            Selection::SinceWatermark,
+            OPTIONS,
+        )
+        .await
+        .unwrap()
+    }
+
     #[tokio::test]
     async fn exports_what_changed_since_the_watermark_and_all_on_request() {
         let dir = tempfile::tempdir().unwrap();
@@ -225,15 +242,7 @@ mod tests {
             .write_run(&[record("vm-1"), record("vm-2"), no_fqan])
             .unwrap();
 
-        let first = export(
-            &spool,
-            &destination,
-            &watermark,
-            Selection::SinceWatermark,
-            OPTIONS,
-        )
-        .await
-        .unwrap();
+        let first = export_changes(&spool, &destination, &watermark).await;
         assert_eq!(first.records, 2);
         assert_eq!(first.messages.len(), 1);
         assert_eq!(first.refused.len(), 1);
@@ -241,30 +250,14 @@ mod tests {
         assert_eq!(watermark.read().unwrap(), first.watermark);
 
         // Nothing changed: nothing sent.
-        let idle = export(
-            &spool,
-            &destination,
-            &watermark,
-            Selection::SinceWatermark,
-            OPTIONS,
-        )
-        .await
-        .unwrap();
+        let idle = export_changes(&spool, &destination, &watermark).await;
         assert!(idle.messages.is_empty());
 
         // A changed record goes again, alone.
         let mut grown = record("vm-2");
         grown.count = GpuCount::new(2.0).unwrap();
         spool.write_run(&[grown]).unwrap();
-        let second = export(
-            &spool,
-            &destination,
-            &watermark,
-            Selection::SinceWatermark,
-            OPTIONS,
-        )
-        .await
-        .unwrap();
+        let second = export_changes(&spool, &destination, &watermark).await;
         assert_eq!((second.records, second.messages.len()), (1, 1));
         let all = export(&spool, &destination, &watermark, Selection::All, OPTIONS)
             .await

@@ -10,8 +10,6 @@ use accelfed_schemas::usage::UsageRecord;
 use super::error::RepositoryError;
 use super::floor::{PostgresFloor, SqliteFloor};
 use super::plan::Planner;
-use super::postgres::copy::CopyPayload;
-use super::postgres::ingest as pg_ingest;
 use super::row::RecordRow;
 use super::sqlite::ingest as sqlite_ingest;
 
@@ -94,19 +92,7 @@ impl PostgresFloor {
         let mut loaded = 0;
         for records in batches {
             let (rows, deltas) = rows_and_deltas(&records);
-            let result = async {
-                let tx = self.client.transaction().await?;
-                CopyPayload::encode(rows.iter())
-                    .copy_into(&tx, "records")
-                    .await?;
-                pg_ingest::apply_deltas(&tx, pg_ingest::DELTAS_SQL, &deltas).await?;
-                tx.commit().await
-            }
-            .await;
-            result.map_err(|source| RepositoryError::Postgres {
-                url: self.url.clone(),
-                source,
-            })?;
+            self.copy_in_transaction(&rows, "records", &deltas).await?;
             loaded += rows.len() as u64;
         }
         Ok(loaded)

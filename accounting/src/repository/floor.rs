@@ -19,9 +19,11 @@ use tokio_postgres::Client;
 use super::error::RepositoryError;
 use super::period::Period;
 use super::postgres::copy::CopyPayload;
+use super::postgres::ingest as pg_ingest;
 use super::postgres::{PostgresRepository, connect, schema as pg_schema};
 use super::row::RecordRow;
 use super::sqlite::{SqliteRepository, ingest as sqlite_ingest, schema as sqlite_schema};
+use super::totals::{SummaryKey, Totals};
 
 fn rows(records: &[UsageRecord]) -> Vec<RecordRow> {
     records
@@ -89,9 +91,9 @@ pub enum PostgresFloorTable {
 /// Binary COPY into PostgreSQL.
 #[derive(Debug)]
 pub struct PostgresFloor {
-    pub(super) client: Client,
+    client: Client,
     table: PostgresFloorTable,
-    pub(super) url: String,
+    url: String,
 }
 
 impl PostgresFloor {
@@ -137,18 +139,30 @@ impl PostgresFloor {
             PostgresFloorTable::Plain => "floor_records",
         };
         let start = Instant::now();
+        self.copy_in_transaction(&rows, table, &[]).await?;
+        Ok(start.elapsed())
+    }
+
+    /// One binary COPY of `rows` into `table` and the summaries' `deltas` (none where only the
+    /// COPY is measured), in one transaction.
+    pub(super) async fn copy_in_transaction(
+        &mut self,
+        rows: &[RecordRow],
+        table: &str,
+        deltas: &[(SummaryKey, Totals)],
+    ) -> Result<(), RepositoryError> {
         let result = async {
             let tx = self.client.transaction().await?;
             CopyPayload::encode(rows.iter())
                 .copy_into(&tx, table)
                 .await?;
+            pg_ingest::apply_deltas(&tx, pg_ingest::DELTAS_SQL, deltas).await?;
             tx.commit().await
         }
         .await;
         result.map_err(|source| RepositoryError::Postgres {
             url: self.url.clone(),
             source,
-        })?;
-        Ok(start.elapsed())
+        })
     }
 }

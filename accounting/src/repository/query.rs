@@ -171,6 +171,38 @@ pub(crate) fn build_sql(
     (sql, params)
 }
 
+/// One result row of [`build_sql`]'s query: the `group_by` columns in their order, then the six
+/// sums in [`Totals`]' order. Both backends decode through it, each reading column `i` its own way
+/// (`text`, `month`, `int`), so the layout `build_sql` writes is read back in this one file.
+pub(crate) fn summary_row<E>(
+    group_by: &[Dimension],
+    text: impl Fn(usize) -> Result<String, E>,
+    month: impl Fn(usize) -> Result<Period, E>,
+    int: impl Fn(usize) -> Result<i64, E>,
+) -> Result<SummaryRow, E> {
+    let mut key = GroupKey::default();
+    for (i, dimension) in group_by.iter().enumerate() {
+        match dimension {
+            Dimension::Vo => key.vo = Some(text(i)?),
+            Dimension::Site => key.site = Some(text(i)?),
+            Dimension::Model => key.model = Some(text(i)?),
+            Dimension::Month => key.month = Some(month(i)?),
+        }
+    }
+    let n = group_by.len();
+    Ok(SummaryRow {
+        key,
+        totals: Totals {
+            records: int(n)?,
+            gpu_milli: int(n + 1)?,
+            gpu_milli_seconds: int(n + 2)?,
+            active_records: int(n + 3)?,
+            active_gpu_milli_seconds: int(n + 4)?,
+            active_available_gpu_milli_seconds: int(n + 5)?,
+        },
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

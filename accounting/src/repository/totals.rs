@@ -44,19 +44,12 @@ pub struct Totals {
 impl Totals {
     /// The contribution of one record.
     pub fn of_record(gpu_milli: i64, available_seconds: i64, active_seconds: Option<i64>) -> Self {
-        let available = gpu_milli.saturating_mul(available_seconds);
-        let (active_records, active, active_available) = match active_seconds {
-            Some(active) => (1, gpu_milli.saturating_mul(active), available),
-            None => (0, 0, 0),
-        };
-        Self {
-            records: 1,
+        let milli_seconds = |seconds: i64| gpu_milli.saturating_mul(seconds);
+        Self::one(
             gpu_milli,
-            gpu_milli_seconds: available,
-            active_records,
-            active_gpu_milli_seconds: active,
-            active_available_gpu_milli_seconds: active_available,
-        }
+            milli_seconds(available_seconds),
+            active_seconds.map(milli_seconds),
+        )
     }
 
     /// The contribution of one record from its unrounded count: GPU-time is Count x duration in
@@ -70,9 +63,18 @@ impl Totals {
     ) -> Self {
         // Counts are at most a million GPUs and durations a month, so the products fit.
         let milli_seconds = |seconds: i64| (count * 1000.0 * seconds as f64).round() as i64;
-        let available = milli_seconds(available_seconds);
-        let (active_records, active, active_available) = match active_seconds {
-            Some(active) => (1, milli_seconds(active), available),
+        Self::one(
+            gpu_milli,
+            milli_seconds(available_seconds),
+            active_seconds.map(milli_seconds),
+        )
+    }
+
+    /// One record's totals from its GPU-time, available and (where known) active, in
+    /// milli-GPU-seconds: the two constructors differ only in how they compute those.
+    fn one(gpu_milli: i64, available: i64, active: Option<i64>) -> Self {
+        let (active_records, active, active_available) = match active {
+            Some(active) => (1, active, available),
             None => (0, 0, 0),
         };
         Self {

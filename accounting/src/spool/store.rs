@@ -377,18 +377,19 @@ impl Spool {
 
     /// How many records wait for acknowledgement.
     pub fn depth(&self) -> Result<u64, SpoolError> {
-        let count: i64 = self
-            .conn
-            .query_row("SELECT count(*) FROM outbox", [], |row| row.get(0))
-            .map_err(self.sqlite())?;
-        Ok(count.unsigned_abs())
+        self.count("SELECT count(*) FROM outbox")
     }
 
     /// How many records are stored, acknowledged or not.
     pub fn len(&self) -> Result<u64, SpoolError> {
+        self.count("SELECT count(*) FROM records")
+    }
+
+    /// The one number `sql` (a `SELECT count(*)`) answers.
+    fn count(&self, sql: &str) -> Result<u64, SpoolError> {
         let count: i64 = self
             .conn
-            .query_row("SELECT count(*) FROM records", [], |row| row.get(0))
+            .query_row(sql, [], |row| row.get(0))
             .map_err(self.sqlite())?;
         Ok(count.unsigned_abs())
     }

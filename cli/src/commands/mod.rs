@@ -54,6 +54,15 @@ fn threaded_runtime() -> Result<tokio::runtime::Runtime, Outcome> {
     )
 }
 
+/// A runtime with a worker per core, for the central service.
+fn service_runtime() -> Result<tokio::runtime::Runtime, Outcome> {
+    started(
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build(),
+    )
+}
+
 fn started(
     runtime: std::io::Result<tokio::runtime::Runtime>,
 ) -> Result<tokio::runtime::Runtime, Outcome> {

@@ -27,15 +27,9 @@ pub fn run(args: &ReportArgs) -> Outcome {
         );
         return Outcome::Config;
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match super::runtime() {
         Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("error: cannot start the async runtime: {err}");
-            return Outcome::Partial;
-        }
+        Err(outcome) => return outcome,
     };
     if args.check {
         return check(args, &runtime);

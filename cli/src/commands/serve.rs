@@ -14,15 +14,9 @@ pub fn run(args: &ServeArgs) -> Outcome {
             return Outcome::Config;
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match super::service_runtime() {
         Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("error: cannot start the async runtime: {err}");
-            return Outcome::Partial;
-        }
+        Err(outcome) => return outcome,
     };
     runtime.block_on(async {
         let listeners = match Listeners::bind(&loaded.config.listen).await {

@@ -34,7 +34,7 @@ use accelfed_schemas::glue::Service;
 use accelfed_schemas::names::{LocalId, SiteName};
 use accelfed_schemas::usage::Observation;
 
-use crate::backend::{Backend, Provision};
+use crate::backend::{Backend, Provision, log_warnings};
 use crate::config::Problem;
 
 pub use capacity::kind_id;
@@ -56,9 +56,11 @@ pub use vo::{namespace_quotas, namespace_vos};
 pub async fn provide(config: &KubernetesConfig) -> Result<Service, KubernetesError> {
     let inventory = KubeClient::new(config).await?.inventory().await?;
     let mapped = service(config, &inventory);
-    for warning in &mapped.warnings {
-        tracing::warn!(provider = "kubernetes", service = %config.id.get_ref(), "{warning}");
-    }
+    log_warnings(
+        KubernetesConfig::TABLE,
+        config.id.get_ref(),
+        &mapped.warnings,
+    );
     Ok(mapped.service)
 }
 

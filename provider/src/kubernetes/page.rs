@@ -28,37 +28,20 @@ where
     T: Deserialize<'de>,
 {
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    let token = PageSeed {
+    let token = deserializer.deserialize_map(PageVisitor(ItemsSeed {
         read,
         kept,
         warnings,
         item: PhantomData,
-    }
-    .deserialize(&mut deserializer)?;
+    }))?;
     deserializer.end()?;
     Ok(token.filter(|token| !token.is_empty()))
 }
 
-struct PageSeed<'r, T, U, F> {
-    read: &'r mut F,
-    kept: &'r mut Vec<U>,
-    warnings: &'r mut Vec<String>,
-    item: PhantomData<fn() -> T>,
-}
+/// The page object: its `metadata` gives the continue token, its `items` go to the seed.
+struct PageVisitor<'r, T, U, F>(ItemsSeed<'r, T, U, F>);
 
-impl<'de, T, U, F> DeserializeSeed<'de> for PageSeed<'_, T, U, F>
-where
-    T: Deserialize<'de>,
-    F: FnMut(T, &mut Vec<String>) -> Option<U>,
-{
-    type Value = Option<String>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_map(self)
-    }
-}
-
-impl<'de, T, U, F> Visitor<'de> for PageSeed<'_, T, U, F>
+impl<'de, T, U, F> Visitor<'de> for PageVisitor<'_, T, U, F>
 where
     T: Deserialize<'de>,
     F: FnMut(T, &mut Vec<String>) -> Option<U>,
@@ -69,7 +52,7 @@ where
         f.write_str("a Kubernetes list (an object with metadata and items)")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut token = None;
         while let Some(key) = map.next_key::<Str<'de>>()? {
             match &*key {
@@ -78,12 +61,7 @@ where
                         .next_value::<Option<ListMeta>>()?
                         .and_then(|meta| meta.continue_token);
                 }
-                "items" => map.next_value_seed(ItemsSeed {
-                    read: &mut *self.read,
-                    kept: &mut *self.kept,
-                    warnings: &mut *self.warnings,
-                    item: PhantomData,
-                })?,
+                "items" => map.next_value_seed(self.0.reborrow())?,
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -93,11 +71,24 @@ where
     }
 }
 
+/// The `items` array: each item is read, handed to `read` and dropped.
 struct ItemsSeed<'r, T, U, F> {
     read: &'r mut F,
     kept: &'r mut Vec<U>,
     warnings: &'r mut Vec<String>,
     item: PhantomData<fn() -> T>,
+}
+
+impl<T, U, F> ItemsSeed<'_, T, U, F> {
+    /// The same destinations, borrowed again (a page could name `items` twice).
+    fn reborrow(&mut self) -> ItemsSeed<'_, T, U, F> {
+        ItemsSeed {
+            read: &mut *self.read,
+            kept: &mut *self.kept,
+            warnings: &mut *self.warnings,
+            item: PhantomData,
+        }
+    }
 }
 
 impl<'de, T, U, F> DeserializeSeed<'de> for ItemsSeed<'_, T, U, F>

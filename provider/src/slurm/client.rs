@@ -66,13 +66,7 @@ impl SlurmClient {
                 .await?;
             parse_partitions(&bytes).map_err(|error| SlurmError::Document { source_name, error })?
         };
-        Ok(Inventory {
-            version: nodes.version,
-            release: nodes.release,
-            nodes: nodes.nodes,
-            partitions,
-            problems: nodes.problems,
-        })
+        Ok(Inventory::new(nodes, partitions))
     }
 
     /// The data version to ask for: the configured one, else the newest one both slurmrestd's
@@ -120,13 +114,7 @@ impl SlurmClient {
             .await?;
         let partitions = parse_partitions(&bytes)
             .map_err(|error| SlurmError::Document { source_name, error })?;
-        Ok(Inventory {
-            version: nodes.version,
-            release: nodes.release,
-            nodes: nodes.nodes,
-            partitions,
-            problems: nodes.problems,
-        })
+        Ok(Inventory::new(nodes, partitions))
     }
 
     fn command_path(&self, name: &str) -> PathBuf {

@@ -46,7 +46,7 @@ use accelfed_schemas::glue::Service;
 use accelfed_schemas::names::SiteName;
 use accelfed_schemas::usage::Observation;
 
-use crate::backend::{Backend, Provision};
+use crate::backend::{Backend, Provision, log_warnings};
 use crate::config::Problem;
 
 /// Reads the cluster and maps it to GLUE2; warnings (unknown GPU types, skipped nodes) are logged.
@@ -55,9 +55,7 @@ pub async fn provide(
 ) -> Result<accelfed_schemas::glue::ComputingService, SlurmError> {
     let inventory = SlurmClient::new(config).inventory().await?;
     let mapped = service(config, &inventory);
-    for warning in &mapped.warnings {
-        tracing::warn!(provider = "slurm", service = %config.id.get_ref(), "{warning}");
-    }
+    log_warnings(SlurmConfig::TABLE, config.id.get_ref(), &mapped.warnings);
     Ok(mapped.service)
 }
 

@@ -104,6 +104,19 @@ impl<'a> Attrs<'a> {
             None => self,
         }
     }
+    /// The attributes of a service of either family.
+    fn service(
+        family: &Family,
+        name: Option<&'a Text>,
+        quality_level: &'a Text,
+        capabilities: &[Text],
+    ) -> Self {
+        Self::default()
+            .opt_text("Name", name)
+            .text("Type", family.service_type)
+            .text("QualityLevel", quality_level)
+            .list("Capability", capabilities)
+    }
     /// Capacity under the names a class family uses (`AcceleratorSlots` in batch, `Accelerators` in
     /// clouds).
     fn capacity(self, names: [&'static str; 3], capacity: &Capacity) -> Self {
@@ -125,6 +138,38 @@ const PHYSICAL_CAPACITY: [&str; 3] = [
     "UsedPhysicalAccelerators",
     "FreePhysicalAccelerators",
 ];
+
+/// What differs between the two service families where their entities are otherwise alike (the
+/// service, its endpoints, its manager, the manager's and the shares' accelerators).
+struct Family {
+    service: Class,
+    service_type: &'static str,
+    endpoint: Class,
+    manager: Class,
+    manager_accelerator: Class,
+    share_accelerator: Class,
+    capacity: [&'static str; 3],
+}
+
+const BATCH: Family = Family {
+    service: Class::ComputingService,
+    service_type: "org.ogf.glue.computing.batch",
+    endpoint: Class::ComputingEndpoint,
+    manager: Class::ComputingManager,
+    manager_accelerator: Class::ComputingManagerAccelerator,
+    share_accelerator: Class::ComputingShareAccelerator,
+    capacity: BATCH_CAPACITY,
+};
+
+const CLOUD: Family = Family {
+    service: Class::CloudComputingService,
+    service_type: "org.cloud.iaas",
+    endpoint: Class::CloudComputingEndpoint,
+    manager: Class::CloudComputingManager,
+    manager_accelerator: Class::CloudComputingManagerAccelerator,
+    share_accelerator: Class::CloudComputingShareAccelerator,
+    capacity: CLOUD_CAPACITY,
+};
 
 fn sorted(map: &BTreeMap<String, String>) -> Vec<(String, String)> {
     map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
@@ -306,6 +351,85 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// The service entity of either family, under the site, and its endpoints; returns its index.
+    fn service(
+        &mut self,
+        family: &Family,
+        site: usize,
+        svc: &str,
+        attrs: Attrs<'a>,
+        other_info: &BTreeMap<String, String>,
+        endpoints: &'a [Endpoint],
+    ) -> usize {
+        let site_id = self.id_of(site);
+        let id = self.ids.id(Kind::Service, &[svc]);
+        let service_index = self.push(
+            family.service,
+            id,
+            None,
+            attrs,
+            sorted(other_info),
+            vec![(Class::AdminDomain, site_id)],
+        );
+        for endpoint in endpoints {
+            self.endpoint(family.endpoint, service_index, svc, endpoint);
+        }
+        service_index
+    }
+
+    /// The manager entity of either family, under its service, and the manager's accelerators;
+    /// returns its index.
+    fn manager(
+        &mut self,
+        family: &Family,
+        service: usize,
+        svc: &str,
+        attrs: Attrs<'a>,
+        accelerators: &'a [AcceleratorCapacity],
+    ) -> usize {
+        let id = self.ids.id(Kind::Manager, &[svc]);
+        let service_id = self.id_of(service);
+        let manager_index = self.push(
+            family.manager,
+            id,
+            Some(service),
+            attrs,
+            vec![],
+            vec![(family.service, service_id)],
+        );
+        for accelerator in accelerators {
+            self.accelerator_capacity(
+                family.manager_accelerator,
+                Kind::ManagerAccelerator,
+                manager_index,
+                &[svc],
+                family.capacity,
+                accelerator,
+            );
+        }
+        manager_index
+    }
+
+    /// A share's accelerators in either family; `path` is the service's and the share's local ids.
+    fn share_accelerators(
+        &mut self,
+        family: &Family,
+        share: usize,
+        path: &[&str],
+        accelerators: &'a [AcceleratorCapacity],
+    ) {
+        for accelerator in accelerators {
+            self.accelerator_capacity(
+                family.share_accelerator,
+                Kind::ShareAccelerator,
+                share,
+                path,
+                family.capacity,
+                accelerator,
+            );
+        }
+    }
+
     fn accelerator_capacity(
         &mut self,
         class: Class,
@@ -344,26 +468,21 @@ impl<'a> Builder<'a> {
 
     fn computing(&mut self, site: usize, service: &'a ComputingService) {
         let svc = service.local_id.as_str();
-        let site_id = self.id_of(site);
-        let attrs = Attrs::default()
-            .opt_text("Name", service.name.as_ref())
-            .text("Type", "org.ogf.glue.computing.batch")
-            .text("QualityLevel", &service.quality_level)
-            .list("Capability", &service.capabilities);
-        let id = self.ids.id(Kind::Service, &[svc]);
-        let other = sorted(&service.other_info);
-        let service_index = self.push(
-            Class::ComputingService,
-            id,
-            None,
+        let attrs = Attrs::service(
+            &BATCH,
+            service.name.as_ref(),
+            &service.quality_level,
+            &service.capabilities,
+        );
+        let service_index = self.service(
+            &BATCH,
+            site,
+            svc,
             attrs,
-            other,
-            vec![(Class::AdminDomain, site_id)],
+            &service.other_info,
+            &service.endpoints,
         );
         let service_id = self.id_of(service_index);
-        for endpoint in &service.endpoints {
-            self.endpoint(Class::ComputingEndpoint, service_index, svc, endpoint);
-        }
 
         let manager = &service.manager;
         let logical_cpus: u64 = manager
@@ -381,25 +500,7 @@ impl<'a> Builder<'a> {
                 "TotalLogicalCPUs",
                 (logical_cpus > 0).then_some(logical_cpus),
             );
-        let id = self.ids.id(Kind::Manager, &[svc]);
-        let manager_index = self.push(
-            Class::ComputingManager,
-            id,
-            Some(service_index),
-            attrs,
-            vec![],
-            vec![(Class::ComputingService, service_id.clone())],
-        );
-        for accelerator in &manager.accelerators {
-            self.accelerator_capacity(
-                Class::ComputingManagerAccelerator,
-                Kind::ManagerAccelerator,
-                manager_index,
-                &[svc],
-                BATCH_CAPACITY,
-                accelerator,
-            );
-        }
+        let manager_index = self.manager(&BATCH, service_index, svc, attrs, &manager.accelerators);
         let share_ids: Vec<String> = service
             .shares
             .iter()
@@ -445,16 +546,8 @@ impl<'a> Builder<'a> {
                 share.local_id.as_str(),
                 &share.access,
             );
-            for accelerator in &share.accelerators {
-                self.accelerator_capacity(
-                    Class::ComputingShareAccelerator,
-                    Kind::ShareAccelerator,
-                    share_index,
-                    &[svc, share.local_id.as_str()],
-                    BATCH_CAPACITY,
-                    accelerator,
-                );
-            }
+            let path = [svc, share.local_id.as_str()];
+            self.share_accelerators(&BATCH, share_index, &path, &share.accelerators);
         }
     }
 
@@ -521,26 +614,21 @@ impl<'a> Builder<'a> {
 
     fn cloud(&mut self, site: usize, service: &'a CloudService) {
         let svc = service.local_id.as_str();
-        let site_id = self.id_of(site);
-        let attrs = Attrs::default()
-            .opt_text("Name", service.name.as_ref())
-            .text("Type", "org.cloud.iaas")
-            .text("QualityLevel", &service.quality_level)
-            .list("Capability", &service.capabilities);
-        let id = self.ids.id(Kind::Service, &[svc]);
-        let other = sorted(&service.other_info);
-        let service_index = self.push(
-            Class::CloudComputingService,
-            id,
-            None,
+        let attrs = Attrs::service(
+            &CLOUD,
+            service.name.as_ref(),
+            &service.quality_level,
+            &service.capabilities,
+        );
+        let service_index = self.service(
+            &CLOUD,
+            site,
+            svc,
             attrs,
-            other,
-            vec![(Class::AdminDomain, site_id)],
+            &service.other_info,
+            &service.endpoints,
         );
         let service_id = self.id_of(service_index);
-        for endpoint in &service.endpoints {
-            self.endpoint(Class::CloudComputingEndpoint, service_index, svc, endpoint);
-        }
 
         let manager = &service.manager;
         let attrs = Attrs::default()
@@ -549,25 +637,7 @@ impl<'a> Builder<'a> {
             .opt_text("HypervisorName", manager.hypervisor_name.as_ref())
             .opt_int("TotalCPUs", manager.total_cpus)
             .opt_int("TotalRAM", manager.total_ram.map(|m| m.get()));
-        let id = self.ids.id(Kind::Manager, &[svc]);
-        let manager_index = self.push(
-            Class::CloudComputingManager,
-            id,
-            Some(service_index),
-            attrs,
-            vec![],
-            vec![(Class::CloudComputingService, service_id.clone())],
-        );
-        for accelerator in &manager.accelerators {
-            self.accelerator_capacity(
-                Class::CloudComputingManagerAccelerator,
-                Kind::ManagerAccelerator,
-                manager_index,
-                &[svc],
-                CLOUD_CAPACITY,
-                accelerator,
-            );
-        }
+        let manager_index = self.manager(&CLOUD, service_index, svc, attrs, &manager.accelerators);
 
         let share_id = |ids: &Ids, local: &str| ids.id(Kind::Share, &[svc, local]);
         for share in &service.shares {
@@ -597,16 +667,8 @@ impl<'a> Builder<'a> {
                 share.local_id.as_str(),
                 access,
             );
-            for accelerator in &share.accelerators {
-                self.accelerator_capacity(
-                    Class::CloudComputingShareAccelerator,
-                    Kind::ShareAccelerator,
-                    share_index,
-                    &[svc, share.local_id.as_str()],
-                    CLOUD_CAPACITY,
-                    accelerator,
-                );
-            }
+            let path = [svc, share.local_id.as_str()];
+            self.share_accelerators(&CLOUD, share_index, &path, &share.accelerators);
         }
 
         for flavor in &service.instance_types {

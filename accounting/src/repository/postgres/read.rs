@@ -8,10 +8,9 @@ use tokio_postgres::{GenericClient, Row};
 
 use super::super::capacity::{INSTALLED_SQL, Installed};
 use super::super::period::Period;
-use super::super::query::{self, Dimension, GroupKey, Param, SummaryQuery, SummaryRow};
+use super::super::query::{self, Param, SummaryQuery, SummaryRow};
 use super::super::row::RecordRow;
 use super::super::sync_count::SyncCount;
-use super::super::totals::Totals;
 use super::PgFailure;
 
 pub(super) async fn summaries(
@@ -35,27 +34,12 @@ pub(super) async fn summaries(
     let rows = client.query(&sql, &refs).await?;
     rows.iter()
         .map(|row| {
-            let mut key = GroupKey::default();
-            for (i, dimension) in q.group_by.iter().enumerate() {
-                match dimension {
-                    Dimension::Vo => key.vo = Some(row.try_get(i)?),
-                    Dimension::Site => key.site = Some(row.try_get(i)?),
-                    Dimension::Model => key.model = Some(row.try_get(i)?),
-                    Dimension::Month => key.month = Some(period(row.try_get(i)?)?),
-                }
-            }
-            let n = q.group_by.len();
-            Ok(SummaryRow {
-                key,
-                totals: Totals {
-                    records: row.try_get(n)?,
-                    gpu_milli: row.try_get(n + 1)?,
-                    gpu_milli_seconds: row.try_get(n + 2)?,
-                    active_records: row.try_get(n + 3)?,
-                    active_gpu_milli_seconds: row.try_get(n + 4)?,
-                    active_available_gpu_milli_seconds: row.try_get(n + 5)?,
-                },
-            })
+            query::summary_row(
+                &q.group_by,
+                |i| Ok(row.try_get(i)?),
+                |i| period(row.try_get(i)?),
+                |i| Ok(row.try_get(i)?),
+            )
         })
         .collect()
 }

@@ -8,10 +8,9 @@ use rusqlite::types::{FromSqlError, Value};
 
 use super::super::capacity::{INSTALLED_SQL, Installed};
 use super::super::period::Period;
-use super::super::query::{self, Dimension, GroupKey, Param, SummaryQuery, SummaryRow};
+use super::super::query::{self, Param, SummaryQuery, SummaryRow};
 use super::super::row::RecordRow;
 use super::super::sync_count::SyncCount;
-use super::super::totals::Totals;
 
 /// The installed GPUs per (site, model, month) that records carry (the largest figure of each).
 pub(super) fn installed(conn: &mut Connection) -> rusqlite::Result<Vec<Installed>> {
@@ -41,27 +40,12 @@ pub(super) fn summaries(
         .collect();
     let mut statement = conn.prepare_cached(&sql)?;
     let rows = statement.query_map(rusqlite::params_from_iter(params), |row| {
-        let mut key = GroupKey::default();
-        for (i, dimension) in q.group_by.iter().enumerate() {
-            match dimension {
-                Dimension::Vo => key.vo = Some(row.get(i)?),
-                Dimension::Site => key.site = Some(row.get(i)?),
-                Dimension::Model => key.model = Some(row.get(i)?),
-                Dimension::Month => key.month = Some(period(row.get(i)?, i)?),
-            }
-        }
-        let n = q.group_by.len();
-        Ok(SummaryRow {
-            key,
-            totals: Totals {
-                records: row.get(n)?,
-                gpu_milli: row.get(n + 1)?,
-                gpu_milli_seconds: row.get(n + 2)?,
-                active_records: row.get(n + 3)?,
-                active_gpu_milli_seconds: row.get(n + 4)?,
-                active_available_gpu_milli_seconds: row.get(n + 5)?,
-            },
-        })
+        query::summary_row(
+            &q.group_by,
+            |i| row.get(i),
+            |i| period(row.get(i)?, i),
+            |i| row.get(i),
+        )
     })?;
     rows.collect()
 }

@@ -277,22 +277,34 @@ mod tests {
         assert_eq!(escape_value("a  b"), "a  b");
     }
 
+    /// Values that meet every escaping rule (specials, spaces and `#` at either end, NUL,
+    /// non-ASCII) and some that meet none, for the properties every value must have.
+    const AWKWARD: &[&str] = &[
+        "urn:accelfed:S:ee:hpc/gpu-node-0001",
+        "plain",
+        "",
+        "Ünï-Site",
+        "#Ünï, \"site\"+<x>;=\\",
+        "#",
+        "#a",
+        "a#",
+        " a",
+        " lead",
+        "a ",
+        "trail ",
+        "ü ",
+        "a b",
+        "a=b",
+        "=",
+        "a,b",
+        "a\\b",
+        "a\0b",
+        "ä\0ö",
+    ];
+
     #[test]
     fn the_fast_path_is_taken_exactly_when_nothing_changes() {
-        for value in [
-            "urn:accelfed:S:ee:hpc/gpu-node-0001",
-            "Ünï-Site",
-            "",
-            "#a",
-            "a#",
-            " a",
-            "a ",
-            "a b",
-            "a=b",
-            "a\0b",
-            "a,b",
-            "ü ",
-        ] {
+        for &value in AWKWARD {
             let mut escaped = String::new();
             escape_each(&mut escaped, value);
             assert_eq!(needs_escaping(value), escaped != value, "{value:?}");
@@ -316,16 +328,7 @@ mod tests {
 
     #[test]
     fn unescape_reverses_escape_for_awkward_values() {
-        for value in [
-            "#Ünï, \"site\"+<x>;=\\",
-            " lead",
-            "trail ",
-            "#",
-            "a\\b",
-            "=",
-            "plain",
-            "ä\0ö",
-        ] {
+        for &value in AWKWARD {
             assert_eq!(
                 unescape_value(&escape_value(value)).expect("valid in this test"),
                 value,

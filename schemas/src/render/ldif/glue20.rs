@@ -19,30 +19,13 @@ use std::collections::HashMap;
 
 use crate::glue::entity::{Class, Entity};
 
-use super::Dit;
 use super::classes20::{self, execution_environment};
 use super::gpu_info;
-use super::mapping::{Extra, Mapping, Mappings, Stamp, UNKNOWN_TEXT};
-use super::tree::Plan;
-
-/// The GLUE 2.0 mode mapping of every class.
-pub fn mappings() -> Mappings {
-    Mappings::new(mapping)
-}
-
-/// Where the entries of `entities` go in GLUE 2.0 mode.
-pub fn plan<'e>(
-    entities: &'e [Entity<'e>],
-    stamp: &'e Stamp,
-    mappings: &'e Mappings,
-    dit: Dit,
-) -> Plan<'e> {
-    Plan::new(entities, stamp, extras(entities), mappings, dit)
-}
+use super::mapping::{Extra, Mapping, UNKNOWN_TEXT};
 
 /// GPU facts for each parent, and each cloud share's instance types (the model links them from the
 /// instance type; GLUE 2.0 only has the share -> resource key).
-fn extras<'e>(entities: &'e [Entity<'e>]) -> Vec<Extra<'e>> {
+pub(super) fn extras<'e>(entities: &'e [Entity<'e>]) -> Vec<Extra<'e>> {
     let mut shares: HashMap<&str, usize> = HashMap::new();
     for (index, entity) in entities.iter().enumerate() {
         if entity.class == Class::CloudComputingShare {
@@ -156,7 +139,7 @@ fn instance_type_os_families(entities: &[Entity]) -> Vec<(usize, &'static str)> 
 }
 
 /// The GLUE 2.0 mapping of a class; `None` for the accelerator classes (folded into OtherInfo).
-fn mapping(class: Class) -> Option<Mapping> {
+pub(super) fn mapping(class: Class) -> Option<Mapping> {
     if let Some(mapping) = classes20::mapping(class) {
         return Some(mapping);
     }

@@ -71,16 +71,9 @@ pub fn render_glue21(snapshot: &SiteSnapshot) -> Vec<u8> {
 pub fn render(snapshot: &SiteSnapshot, mode: LdifMode, dit: Dit) -> Vec<u8> {
     let entities = snapshot.entities();
     let stamp = tree::stamp(snapshot);
-    match mode {
-        LdifMode::Glue20 => {
-            let mappings = glue20::mappings();
-            glue20::plan(&entities, &stamp, &mappings, dit).render(parallel::parts())
-        }
-        LdifMode::Glue21 => {
-            let mappings = glue21::mappings();
-            glue21::plan(&entities, &stamp, &mappings, dit).render(parallel::parts())
-        }
-    }
+    let mappings = mode.mappings();
+    mode.plan(&entities, &stamp, &mappings, dit)
+        .render(parallel::parts())
 }
 
 /// Where the services go in the DIT.
@@ -141,6 +134,33 @@ pub enum LdifMode {
     Glue21,
 }
 
+impl LdifMode {
+    /// This mode's mapping of every class.
+    fn mappings(self) -> mapping::Mappings {
+        match self {
+            LdifMode::Glue20 => mapping::Mappings::new(glue20::mapping),
+            LdifMode::Glue21 => mapping::Mappings::new(glue21::mapping),
+        }
+    }
+
+    /// Where the entries of `entities` go in this mode. The modes differ only in what is folded:
+    /// GLUE 2.0 folds GPU facts into their parents and gives cloud shares their instance types
+    /// ([`glue20::extras`]); GLUE 2.1 folds nothing.
+    fn plan<'e>(
+        self,
+        entities: &'e [Entity<'e>],
+        stamp: &'e mapping::Stamp,
+        mappings: &'e mapping::Mappings,
+        dit: Dit,
+    ) -> tree::Plan<'e> {
+        let extras = match self {
+            LdifMode::Glue20 => glue20::extras(entities),
+            LdifMode::Glue21 => Vec::new(),
+        };
+        tree::Plan::new(entities, stamp, extras, mappings, dit)
+    }
+}
+
 /// The entries of an entity list that was read back from a document rather than built from a
 /// snapshot (the federation registry holds sites' GLUE 2.1 JSON), every entry stamped with
 /// `creation_time` and `validity_s`. Same DNs and attributes as [`entries_glue20`] and
@@ -165,15 +185,8 @@ fn entries_of_stamped(
 ) -> Vec<LdapEntry<'static>> {
     let mut out = Vec::new();
     let sink = |entry: LdapEntry<'_>| out.push(entry.into_owned());
-    match mode {
-        LdifMode::Glue20 => {
-            let mappings = glue20::mappings();
-            glue20::plan(entities, stamp, &mappings, Dit::Resource).each(sink);
-        }
-        LdifMode::Glue21 => {
-            let mappings = glue21::mappings();
-            glue21::plan(entities, stamp, &mappings, Dit::Resource).each(sink);
-        }
-    }
+    let mappings = mode.mappings();
+    mode.plan(entities, stamp, &mappings, Dit::Resource)
+        .each(sink);
     out
 }

@@ -315,45 +315,30 @@ fn glue21_uses_only_glue20_attributes_and_those_of_its_own_schema() {
 #[test]
 fn pieces_and_entries_give_the_same_bytes() {
     use super::mapping::Stamp;
-    use super::tree::{Plan, stamp};
+    use super::tree::stamp;
     use super::writer::LdifWriter;
-    use super::{glue20, glue21};
-    use crate::glue::entity::Entity;
     use crate::render::parallel::split_exactly;
 
     let site = snapshot("S");
     let entities = site.entities();
     let stamp: Stamp = stamp(&site);
-    type PlanOf =
-        for<'e> fn(&'e [Entity<'e>], &'e Stamp, &'e super::mapping::Mappings, Dit) -> Plan<'e>;
-    let modes: [(super::mapping::Mappings, PlanOf, Dit, Vec<u8>); 4] = [
+    let modes = [
+        (LdifMode::Glue20, Dit::Resource, render_glue20(&site)),
+        (LdifMode::Glue21, Dit::Resource, render_glue21(&site)),
         (
-            glue20::mappings(),
-            glue20::plan,
-            Dit::Resource,
-            render_glue20(&site),
-        ),
-        (
-            glue21::mappings(),
-            glue21::plan,
-            Dit::Resource,
-            render_glue21(&site),
-        ),
-        (
-            glue20::mappings(),
-            glue20::plan,
+            LdifMode::Glue20,
             Dit::Site,
             render(&site, LdifMode::Glue20, Dit::Site),
         ),
         (
-            glue21::mappings(),
-            glue21::plan,
+            LdifMode::Glue21,
             Dit::Site,
             render(&site, LdifMode::Glue21, Dit::Site),
         ),
     ];
-    for (mappings, plan_of, dit, rendered) in &modes {
-        let plan = plan_of(&entities, &stamp, mappings, *dit);
+    for (mode, dit, rendered) in &modes {
+        let mappings = mode.mappings();
+        let plan = mode.plan(&entities, &stamp, &mappings, *dit);
         let mut writer = LdifWriter::new();
         plan.each(|entry| entry.write(&mut writer));
         let by_entry = writer.finish();

@@ -145,7 +145,9 @@ const SERVICE: Layout = Layout {
     associations: &[],
 };
 
-const EE_ASSOCIATIONS: &[(Class, &str)] = &[
+/// The shares an execution environment, an instance type or an endpoint serves: both families'
+/// shares are `ComputingShareID` in XML.
+const SHARE_ASSOCIATIONS: &[(Class, &str)] = &[
     (Class::ComputingShare, "ComputingShareID"),
     (Class::CloudComputingShare, "ComputingShareID"),
 ];
@@ -195,10 +197,7 @@ const ENDPOINT: Layout = Layout {
     first: NONE,
     fields: ENDPOINT_FIELDS,
     last: &[group(&[Class::AccessPolicy])],
-    associations: &[
-        (Class::ComputingShare, "ComputingShareID"),
-        (Class::CloudComputingShare, "ComputingShareID"),
-    ],
+    associations: SHARE_ASSOCIATIONS,
 };
 
 const ACCESS_POLICY: Layout = Layout {
@@ -262,7 +261,7 @@ const EXECUTION_ENVIRONMENT: Layout = Layout {
         same("OSVersion"),
     ],
     last: NONE,
-    associations: EE_ASSOCIATIONS,
+    associations: SHARE_ASSOCIATIONS,
 };
 
 const CLOUD_COMPUTING_INSTANCE_TYPE: Layout = Layout {
@@ -276,7 +275,7 @@ const CLOUD_COMPUTING_INSTANCE_TYPE: Layout = Layout {
         attr("MainMemorySize", "RAM"),
     ],
     last: NONE,
-    associations: EE_ASSOCIATIONS,
+    associations: SHARE_ASSOCIATIONS,
 };
 
 const CLOUD_COMPUTING_IMAGE: Layout = Layout {
