@@ -150,16 +150,10 @@ pub fn unescape_value(value: &str) -> Result<String, DnError> {
 
 /// The value of a DN's first RDN, unescaped (`GLUE2DomainID=a\,b,o=glue` gives `a,b`).
 pub fn first_rdn_value(dn: &str) -> Result<String, DnError> {
-    let mut escaped = false;
     let mut start = None;
     let mut end = dn.len();
-    for (index, ch) in dn.char_indices() {
-        if escaped {
-            escaped = false;
-            continue;
-        }
+    for (index, ch) in unescaped(dn) {
         match ch {
-            '\\' => escaped = true,
             '=' if start.is_none() => start = Some(index + 1),
             ',' | '+' if start.is_some() => {
                 end = index;
@@ -178,19 +172,10 @@ pub fn first_rdn_value(dn: &str) -> Result<String, DnError> {
 pub fn rdns(dn: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
-    let mut escaped = false;
-    for (index, ch) in dn.char_indices() {
-        if escaped {
-            escaped = false;
-            continue;
-        }
-        match ch {
-            '\\' => escaped = true,
-            ',' => {
-                out.push(trim_rdn(&dn[start..index]));
-                start = index + 1;
-            }
-            _ => {}
+    for (index, ch) in unescaped(dn) {
+        if ch == ',' {
+            out.push(trim_rdn(&dn[start..index]));
+            start = index + 1;
         }
     }
     let last = trim_rdn(&dn[start..]);
@@ -198,6 +183,17 @@ pub fn rdns(dn: &str) -> Vec<&str> {
         out.push(last);
     }
     out
+}
+
+/// The characters of a DN that no backslash escapes, with their byte positions; backslashes and
+/// the characters they escape are left out, so a caller sees only the DN's real separators.
+fn unescaped(dn: &str) -> impl Iterator<Item = (usize, char)> + '_ {
+    let mut escaped = false;
+    dn.char_indices().filter(move |&(_, ch)| {
+        let plain = !escaped && ch != '\\';
+        escaped = !escaped && ch == '\\';
+        plain
+    })
 }
 
 /// `rdn` without the spaces around it, keeping an escaped trailing space (`a\ `).
