@@ -12,16 +12,20 @@
 //!
 //! Counts are physical GPUs beside slots ([`unit`]): `gpus_each` is whole GPUs, zero for an offer of
 //! MIG slices, replicas or vGPUs, whose slots and physical GPUs are `slots_each`/`physical_each`.
+//! Every count is a [`GpuCount`]; an offer one of whose counts is no GPU count (negative, not a
+//! number, past [`GpuCount::MAX`]) is left out, with an [`InvalidCount`] saying why.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+
+use crate::gpu::{CountError, GpuCount};
 
 mod filter;
 mod read;
 pub mod unit;
 
 pub use filter::{Filter, Sharing};
-pub use read::offers;
+pub use read::{offers, offers_and_skipped};
 
 /// A cloud flavor or a batch node type with GPUs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,13 +41,13 @@ pub struct Offer {
     pub resource_name: String,
     /// Whole physical GPUs in one instance or on one node (a fractional flavor as written); zero
     /// when what it gives is slices, replicas or vGPUs of shared GPUs. What `min_gpus` counts.
-    pub gpus_each: f64,
+    pub gpus_each: GpuCount,
     /// Units one instance or node gives: MIG slices, replicas, vGPUs, or GPUs when whole.
     #[serde(default)]
-    pub slots_each: f64,
+    pub slots_each: GpuCount,
     /// The physical GPUs behind `slots_each`.
     #[serde(default)]
-    pub physical_each: f64,
+    pub physical_each: GpuCount,
     /// What one slot is of a physical GPU (`1/7`), when slots are parts of shared GPUs.
     #[serde(default)]
     pub slot_share: Option<String>,
@@ -63,13 +67,13 @@ pub struct Offer {
     /// RAM of a flavor or a node in MB, where published.
     pub ram_mb: Option<u64>,
     /// Slots free now and in total for this kind of GPU, where the site publishes capacity.
-    pub free: Option<f64>,
-    pub total: Option<f64>,
+    pub free: Option<GpuCount>,
+    pub total: Option<GpuCount>,
     /// The same in physical GPUs.
     #[serde(default)]
-    pub free_physical: Option<f64>,
+    pub free_physical: Option<GpuCount>,
     #[serde(default)]
-    pub total_physical: Option<f64>,
+    pub total_physical: Option<GpuCount>,
     pub vos: Vec<String>,
     /// When the site's information about this offer stops being fresh.
     pub expires: DateTime<Utc>,
@@ -99,4 +103,21 @@ impl Offer {
         self.fresh = now <= self.expires;
         self
     }
+}
+
+/// Why an offer was left out: a count it is made of is published, but is no GPU count.
+///
+/// Such an offer is skipped, never published with the count clamped or taken as absent: a
+/// registry that answered "0 GPUs" or "10,000,000 free" for a value it could not read would send
+/// users to resources that are not there, and one that dropped the value would hide the site's
+/// fault. Leaving the offer out, with this reason logged, keeps every answer true to what the
+/// site published.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{entity}: {attribute}: {source}; its offer is left out")]
+pub struct InvalidCount {
+    /// Where the count is published: `<class> <ID>`, or an LDAP entry's DN.
+    pub entity: String,
+    /// The attribute (or OtherInfo key) that holds it.
+    pub attribute: String,
+    pub source: CountError,
 }

@@ -6,24 +6,45 @@ use chrono::{DateTime, Utc};
 
 use crate::glue::entity::{Class, Entity, Value};
 use crate::glue::from_json::Stamp;
+use crate::gpu::{CountError, GpuCount};
 
 use super::unit::{Facts, Unit};
-use super::{Offer, ServiceKind};
+use super::{InvalidCount, Offer, ServiceKind};
 
 /// The offers of one site's entities. `stamps` are at the entities' positions (an empty slice means
-/// the information never goes stale, for callers that have none).
+/// the information never goes stale, for callers that have none). Offers with an invalid count are
+/// left out; [`offers_and_skipped`] says which and why.
 pub fn offers(entities: &[Entity], stamps: &[Stamp]) -> Vec<Offer> {
+    offers_and_skipped(entities, stamps).0
+}
+
+/// The offers of one site's entities, and why each one left out was left out.
+pub fn offers_and_skipped(
+    entities: &[Entity],
+    stamps: &[Stamp],
+) -> (Vec<Offer>, Vec<InvalidCount>) {
     let view = View::new(entities, stamps);
-    let mut out = Vec::new();
+    let mut found = Vec::new();
     for (position, entity) in entities.iter().enumerate() {
         match entity.class {
-            Class::CloudComputingInstanceType => view.flavor(position, &mut out),
-            Class::ExecutionEnvironment => view.node_type(position, &mut out),
+            Class::CloudComputingInstanceType => view.flavor(position, &mut found),
+            Class::ExecutionEnvironment => view.node_type(position, &mut found),
             _ => {}
         }
     }
-    out
+    let mut offers = Vec::with_capacity(found.len());
+    let mut skipped = Vec::new();
+    for offer in found {
+        match offer {
+            Ok(offer) => offers.push(offer),
+            Err(reason) => skipped.push(reason),
+        }
+    }
+    (offers, skipped)
 }
+
+/// Offers as they are read: each one, or why it is left out.
+type Found = Vec<Result<Offer, InvalidCount>>;
 
 struct View<'e, 'a> {
     entities: &'e [Entity<'a>],
@@ -104,7 +125,7 @@ impl<'e, 'a> View<'e, 'a> {
             .filter_map(|(_, id)| self.by_id.get(id.as_str()).copied())
     }
 
-    fn flavor(&self, flavor: usize, out: &mut Vec<Offer>) {
+    fn flavor(&self, flavor: usize, out: &mut Found) {
         let Some(accelerator) = self
             .associated(flavor, Class::CloudComputingVirtualAccelerator)
             .next()
@@ -129,22 +150,42 @@ impl<'e, 'a> View<'e, 'a> {
         for &share in &shares {
             self.share_vos(share, &mut vos);
         }
+        out.push(self.flavor_offer(flavor, accelerator, manager, service, vos));
+    }
+
+    fn flavor_offer(
+        &self,
+        flavor: usize,
+        accelerator: usize,
+        manager: usize,
+        service: usize,
+        vos: Vec<String>,
+    ) -> Result<Offer, InvalidCount> {
         let gpu = &self.entities[accelerator];
         let unit = unit_of(
             gpu,
-            count(gpu, "Number").unwrap_or(0.0),
+            count(gpu, "Number")?.unwrap_or_default(),
             "PhysicalAccelerators",
-        );
+        )?;
         let managers = || self.children_of(manager, Class::CloudComputingManagerAccelerator);
         let (free, total) =
-            self.capacity(managers(), gpu, ["FreeAccelerators", "TotalAccelerators"]);
+            self.capacity(managers(), gpu, ["FreeAccelerators", "TotalAccelerators"])?;
         let (free_physical, total_physical) = self.capacity(
             managers(),
             gpu,
             ["FreePhysicalAccelerators", "TotalPhysicalAccelerators"],
-        );
+        )?;
+        // A manager that publishes no physical counts: the slots' physical worth.
+        let free_physical = match free_physical {
+            Some(free) => Some(free),
+            None => physical(&unit, free, gpu, "FreeAccelerators")?,
+        };
+        let total_physical = match total_physical {
+            Some(total) => Some(total),
+            None => physical(&unit, total, gpu, "TotalAccelerators")?,
+        };
         let entity = &self.entities[flavor];
-        out.push(Offer {
+        Ok(Offer {
             site: self.site.clone(),
             service_id: self.entities[service].id.clone(),
             service_kind: ServiceKind::Cloud,
@@ -164,16 +205,16 @@ impl<'e, 'a> View<'e, 'a> {
             ram_mb: int(entity, "RAM"),
             free,
             total,
-            free_physical: free_physical.or_else(|| free.map(|free| unit.physical(free))),
-            total_physical: total_physical.or_else(|| total.map(|total| unit.physical(total))),
+            free_physical,
+            total_physical,
             slot_share: unit.slot_share,
             vos,
             expires: self.expires(&[flavor, accelerator]),
             fresh: true,
-        });
+        })
     }
 
-    fn node_type(&self, environment: usize, out: &mut Vec<Offer>) {
+    fn node_type(&self, environment: usize, out: &mut Found) {
         let Some(manager) = self.parent(environment) else {
             return;
         };
@@ -184,43 +225,54 @@ impl<'e, 'a> View<'e, 'a> {
         for share in self.associated(environment, Class::ComputingShare) {
             self.share_vos(share, &mut vos);
         }
-        let entity = &self.entities[environment];
         for accelerator in self.children_of(environment, Class::AcceleratorEnvironment) {
-            let gpu = &self.entities[accelerator];
-            let slots = count(gpu, "LogicalAccelerators")
-                .or_else(|| count(gpu, "PhysicalAccelerators"))
-                .unwrap_or(0.0);
-            let unit = unit_of(gpu, slots, "PhysicalAccelerators");
-            let free = count(gpu, "FreeAcceleratorSlots");
-            let total = count(gpu, "TotalAcceleratorSlots");
-            out.push(Offer {
-                site: self.site.clone(),
-                service_id: self.entities[service].id.clone(),
-                service_kind: ServiceKind::Batch,
-                resource_id: entity.id.clone(),
-                resource_name: text(entity, "Name").unwrap_or_else(|| local_part(&entity.id)),
-                gpus_each: unit.gpus_each,
-                slots_each: unit.slots_each,
-                physical_each: unit.physical_each,
-                gets: unit.gets.clone(),
-                vendor: text(gpu, "Vendor").unwrap_or_default(),
-                model: text(gpu, "Model").unwrap_or_default(),
-                memory_mb: int(gpu, "Memory"),
-                compute_capability: text(gpu, "ComputeCapability"),
-                sharing: text(gpu, "VirtualizationType").unwrap_or_else(|| "none".to_owned()),
-                mig_profile: text(gpu, "MIGProfile"),
-                cpus: int(entity, "LogicalCPUs"),
-                ram_mb: int(entity, "MainMemorySize"),
-                free,
-                total,
-                free_physical: free.map(|free| unit.physical(free)),
-                total_physical: total.map(|total| unit.physical(total)),
-                slot_share: unit.slot_share,
-                vos: vos.clone(),
-                expires: self.expires(&[environment, accelerator]),
-                fresh: true,
-            });
+            out.push(self.node_type_offer(environment, accelerator, service, &vos));
         }
+    }
+
+    fn node_type_offer(
+        &self,
+        environment: usize,
+        accelerator: usize,
+        service: usize,
+        vos: &[String],
+    ) -> Result<Offer, InvalidCount> {
+        let entity = &self.entities[environment];
+        let gpu = &self.entities[accelerator];
+        let slots = match count(gpu, "LogicalAccelerators")? {
+            Some(slots) => slots,
+            None => count(gpu, "PhysicalAccelerators")?.unwrap_or_default(),
+        };
+        let unit = unit_of(gpu, slots, "PhysicalAccelerators")?;
+        let free = count(gpu, "FreeAcceleratorSlots")?;
+        let total = count(gpu, "TotalAcceleratorSlots")?;
+        Ok(Offer {
+            site: self.site.clone(),
+            service_id: self.entities[service].id.clone(),
+            service_kind: ServiceKind::Batch,
+            resource_id: entity.id.clone(),
+            resource_name: text(entity, "Name").unwrap_or_else(|| local_part(&entity.id)),
+            gpus_each: unit.gpus_each,
+            slots_each: unit.slots_each,
+            physical_each: unit.physical_each,
+            gets: unit.gets.clone(),
+            vendor: text(gpu, "Vendor").unwrap_or_default(),
+            model: text(gpu, "Model").unwrap_or_default(),
+            memory_mb: int(gpu, "Memory"),
+            compute_capability: text(gpu, "ComputeCapability"),
+            sharing: text(gpu, "VirtualizationType").unwrap_or_else(|| "none".to_owned()),
+            mig_profile: text(gpu, "MIGProfile"),
+            cpus: int(entity, "LogicalCPUs"),
+            ram_mb: int(entity, "MainMemorySize"),
+            free,
+            total,
+            free_physical: physical(&unit, free, gpu, "FreeAcceleratorSlots")?,
+            total_physical: physical(&unit, total, gpu, "TotalAcceleratorSlots")?,
+            slot_share: unit.slot_share,
+            vos: vos.to_vec(),
+            expires: self.expires(&[environment, accelerator]),
+            fresh: true,
+        })
     }
 
     /// Free and total GPUs of `gpu`'s model and virtualization among `accelerators`.
@@ -229,7 +281,7 @@ impl<'e, 'a> View<'e, 'a> {
         accelerators: impl Iterator<Item = usize>,
         gpu: &Entity,
         [free_name, total_name]: [&str; 2],
-    ) -> (Option<f64>, Option<f64>) {
+    ) -> Result<(Option<GpuCount>, Option<GpuCount>), InvalidCount> {
         let same = |other: &Entity| {
             other.attribute("Model") == gpu.attribute("Model")
                 && other.attribute("VirtualizationType") == gpu.attribute("VirtualizationType")
@@ -241,32 +293,45 @@ impl<'e, 'a> View<'e, 'a> {
             if !same(other) {
                 continue;
             }
-            if let Some(value) = count(other, free_name) {
-                free = Some(free.unwrap_or(0.0) + value);
+            if let Some(value) = count(other, free_name)? {
+                free = Some(free.unwrap_or_default() + value);
             }
-            if let Some(value) = count(other, total_name) {
-                total = Some(total.unwrap_or(0.0) + value);
+            if let Some(value) = count(other, total_name)? {
+                total = Some(total.unwrap_or_default() + value);
             }
         }
-        (free, total)
+        Ok((free, total))
     }
 }
 
 /// What one instance or node of `gpu` gives: `slots` units, with the physical count under
 /// `physical_name` where published.
-fn unit_of(gpu: &Entity, slots: f64, physical_name: &str) -> Unit {
+fn unit_of(gpu: &Entity, slots: GpuCount, physical_name: &str) -> Result<Unit, InvalidCount> {
     let model = text(gpu, "Model").unwrap_or_default();
     let virtualization = text(gpu, "VirtualizationType").unwrap_or_default();
     let mig_profile = text(gpu, "MIGProfile");
     let slot_share = text(gpu, "SlotShare");
-    Unit::of(Facts {
+    Ok(Unit::of(Facts {
         model: &model,
         virtualization: &virtualization,
         mig_profile: mig_profile.as_deref(),
         slot_share: slot_share.as_deref(),
         slots,
-        physical: count(gpu, physical_name),
-    })
+        physical: count(gpu, physical_name)?,
+    }))
+}
+
+/// `slots` (published as `name` for `gpu`) in physical GPUs.
+fn physical(
+    unit: &Unit,
+    slots: Option<GpuCount>,
+    gpu: &Entity,
+    name: &str,
+) -> Result<Option<GpuCount>, InvalidCount> {
+    slots
+        .map(|slots| unit.physical(slots))
+        .transpose()
+        .map_err(|source| invalid(gpu, &format!("{name} in physical GPUs"), source))
 }
 
 /// The last segment of an accelfed ID (`urn:accelfed:S:ee:hpc/a100` -> `a100`).
@@ -289,11 +354,29 @@ fn int(entity: &Entity, name: &str) -> Option<u64> {
     }
 }
 
-fn count(entity: &Entity, name: &str) -> Option<f64> {
-    match entity.attribute(name)? {
-        Value::Count(count) => Some(count.get()),
-        Value::Int(value) => Some(*value as f64),
-        Value::Float(value) => Some(*value),
-        _ => None,
+/// The GPU count `name` of `entity`: `None` where it is not published, an error where what is
+/// published is no count. A parsed document's counts are already [`GpuCount`]s; integers and
+/// floats come from entities built by hand, and may be negative, not a number or too large.
+fn count(entity: &Entity, name: &str) -> Result<Option<GpuCount>, InvalidCount> {
+    let value = match entity.attribute(name) {
+        Some(Value::Count(count)) => return Ok(Some(*count)),
+        // Past 2^53 the conversion rounds, but such a value is refused as too large anyway.
+        Some(Value::Int(value)) => *value as f64,
+        Some(Value::Float(value)) => *value,
+        _ => return Ok(None),
+    };
+    GpuCount::new(value)
+        .map(Some)
+        .map_err(|source| invalid(entity, name, source))
+}
+
+fn invalid(entity: &Entity, attribute: &str, source: CountError) -> InvalidCount {
+    InvalidCount {
+        entity: format!("{} {}", entity.class.name(), entity.id),
+        attribute: attribute.to_owned(),
+        source,
     }
 }
+
+#[cfg(test)]
+mod tests;
