@@ -46,6 +46,17 @@ pub fn offers_and_skipped(
 /// Offers as they are read: each one, or why it is left out.
 type Found = Vec<Result<Offer, InvalidCount>>;
 
+/// The parts of an offer that a flavor and a node type read differently: what one instance or node
+/// gives, free and total slots (the same in physical GPUs), VOs.
+struct Parts {
+    unit: Unit,
+    free: Option<GpuCount>,
+    total: Option<GpuCount>,
+    free_physical: Option<GpuCount>,
+    total_physical: Option<GpuCount>,
+    vos: Vec<String>,
+}
+
 struct View<'e, 'a> {
     entities: &'e [Entity<'a>],
     stamps: &'e [Stamp],
@@ -184,34 +195,15 @@ impl<'e, 'a> View<'e, 'a> {
             Some(total) => Some(total),
             None => physical(&unit, total, gpu, "TotalAccelerators")?,
         };
-        let entity = &self.entities[flavor];
-        Ok(Offer {
-            site: self.site.clone(),
-            service_id: self.entities[service].id.clone(),
-            service_kind: ServiceKind::Cloud,
-            resource_id: entity.id.clone(),
-            resource_name: text(entity, "Name").unwrap_or_else(|| entity.id.clone()),
-            gpus_each: unit.gpus_each,
-            slots_each: unit.slots_each,
-            physical_each: unit.physical_each,
-            gets: unit.gets.clone(),
-            vendor: text(gpu, "Vendor").unwrap_or_default(),
-            model: text(gpu, "Model").unwrap_or_default(),
-            memory_mb: int(gpu, "Memory"),
-            compute_capability: text(gpu, "ComputeCapability"),
-            sharing: text(gpu, "VirtualizationType").unwrap_or_else(|| "none".to_owned()),
-            mig_profile: text(gpu, "MIGProfile"),
-            cpus: int(entity, "CPU"),
-            ram_mb: int(entity, "RAM"),
+        let parts = Parts {
+            unit,
             free,
             total,
             free_physical,
             total_physical,
-            slot_share: unit.slot_share,
             vos,
-            expires: self.expires(&[flavor, accelerator]),
-            fresh: true,
-        })
+        };
+        Ok(self.offer(ServiceKind::Cloud, service, flavor, accelerator, parts))
     }
 
     fn node_type(&self, environment: usize, out: &mut Found) {
@@ -237,7 +229,6 @@ impl<'e, 'a> View<'e, 'a> {
         service: usize,
         vos: &[String],
     ) -> Result<Offer, InvalidCount> {
-        let entity = &self.entities[environment];
         let gpu = &self.entities[accelerator];
         let slots = match count(gpu, "LogicalAccelerators")? {
             Some(slots) => slots,
@@ -246,33 +237,64 @@ impl<'e, 'a> View<'e, 'a> {
         let unit = unit_of(gpu, slots, "PhysicalAccelerators")?;
         let free = count(gpu, "FreeAcceleratorSlots")?;
         let total = count(gpu, "TotalAcceleratorSlots")?;
-        Ok(Offer {
-            site: self.site.clone(),
-            service_id: self.entities[service].id.clone(),
-            service_kind: ServiceKind::Batch,
-            resource_id: entity.id.clone(),
-            resource_name: text(entity, "Name").unwrap_or_else(|| local_part(&entity.id)),
-            gpus_each: unit.gpus_each,
-            slots_each: unit.slots_each,
-            physical_each: unit.physical_each,
-            gets: unit.gets.clone(),
-            vendor: text(gpu, "Vendor").unwrap_or_default(),
-            model: text(gpu, "Model").unwrap_or_default(),
-            memory_mb: int(gpu, "Memory"),
-            compute_capability: text(gpu, "ComputeCapability"),
-            sharing: text(gpu, "VirtualizationType").unwrap_or_else(|| "none".to_owned()),
-            mig_profile: text(gpu, "MIGProfile"),
-            cpus: int(entity, "LogicalCPUs"),
-            ram_mb: int(entity, "MainMemorySize"),
-            free,
-            total,
+        let parts = Parts {
             free_physical: physical(&unit, free, gpu, "FreeAcceleratorSlots")?,
             total_physical: physical(&unit, total, gpu, "TotalAcceleratorSlots")?,
-            slot_share: unit.slot_share,
+            unit,
+            free,
+            total,
             vos: vos.to_vec(),
-            expires: self.expires(&[environment, accelerator]),
+        };
+        Ok(self.offer(ServiceKind::Batch, service, environment, accelerator, parts))
+    }
+
+    /// The offer of the accelerator at `gpu` on the flavor or node type at `resource`: the
+    /// attributes both kinds read the same way, under the names each kind's class gives them.
+    fn offer(
+        &self,
+        kind: ServiceKind,
+        service: usize,
+        resource: usize,
+        gpu: usize,
+        parts: Parts,
+    ) -> Offer {
+        let entity = &self.entities[resource];
+        let accelerator = &self.entities[gpu];
+        let (cpus, ram) = match kind {
+            ServiceKind::Cloud => ("CPU", "RAM"),
+            ServiceKind::Batch => ("LogicalCPUs", "MainMemorySize"),
+        };
+        let resource_name = text(entity, "Name").unwrap_or_else(|| match kind {
+            ServiceKind::Cloud => entity.id.clone(),
+            ServiceKind::Batch => local_part(&entity.id),
+        });
+        Offer {
+            site: self.site.clone(),
+            service_id: self.entities[service].id.clone(),
+            service_kind: kind,
+            resource_id: entity.id.clone(),
+            resource_name,
+            gpus_each: parts.unit.gpus_each,
+            slots_each: parts.unit.slots_each,
+            physical_each: parts.unit.physical_each,
+            gets: parts.unit.gets,
+            vendor: text(accelerator, "Vendor").unwrap_or_default(),
+            model: text(accelerator, "Model").unwrap_or_default(),
+            memory_mb: int(accelerator, "Memory"),
+            compute_capability: text(accelerator, "ComputeCapability"),
+            sharing: text(accelerator, "VirtualizationType").unwrap_or_else(|| "none".to_owned()),
+            mig_profile: text(accelerator, "MIGProfile"),
+            cpus: int(entity, cpus),
+            ram_mb: int(entity, ram),
+            free: parts.free,
+            total: parts.total,
+            free_physical: parts.free_physical,
+            total_physical: parts.total_physical,
+            slot_share: parts.unit.slot_share,
+            vos: parts.vos,
+            expires: self.expires(&[resource, gpu]),
             fresh: true,
-        })
+        }
     }
 
     /// Free and total GPUs of `gpu`'s model and virtualization among `accelerators`.
