@@ -384,7 +384,7 @@ fn accelfed_query_ldap_prints_the_offers_and_refuses_nothing_on_injection() {
     assert!(!a100.is_empty());
     assert!(
         a100.iter()
-            .all(|offer| offer.model.contains("A100") && offer.gpus_each >= 4.0)
+            .all(|offer| offer.model.contains("A100") && offer.gpus_each >= GpuCount::whole(4))
     );
     assert!(run(&["--model", "A100*)(objectClass=*"]).is_empty());
 }

@@ -134,6 +134,7 @@ mod tests {
 
     use super::*;
     use accelfed_schemas::glue::{from_json, sample};
+    use accelfed_schemas::gpu::GpuCount;
     use accelfed_schemas::offer::offers;
     use accelfed_schemas::render::json;
 
@@ -152,7 +153,9 @@ mod tests {
         site[1].memory_mb = None;
         site[1].compute_capability = None;
         site[1].free = None;
-        site[1].gpus_each = 0.5;
+        site[1].gpus_each = GpuCount::new(0.5).unwrap();
+        // A count of more decimals than the answer writes.
+        site[1].free_physical = Some(GpuCount::new(36.0 / 7.0).unwrap());
         let rendered = RenderedOffers::new(&site);
         let now = Utc.with_ymd_and_hms(2026, 11, 1, 12, 0, 0).unwrap()
             + chrono::Duration::nanoseconds(123_456_789);

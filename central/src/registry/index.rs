@@ -34,7 +34,7 @@ pub struct SiteView {
     rendered: RenderedOffers,
     /// Each offer's `gpus_each`, side by side: a query's most selective check reads this column,
     /// not 52,000 scattered offers.
-    gpus_each: Vec<f64>,
+    gpus_each: Vec<GpuCount>,
     /// The offers' distinct expiry times, ascending (usually one: the document's).
     offer_expiries: Vec<DateTime<Utc>>,
 }
@@ -47,7 +47,10 @@ impl SiteView {
             .map(|stamp| stamp.expires())
             .min()
             .unwrap_or(DateTime::<Utc>::MAX_UTC);
-        let offers = offer::offers(&document.entities, &document.stamps);
+        let (offers, skipped) = offer::offers_and_skipped(&document.entities, &document.stamps);
+        for reason in &skipped {
+            tracing::warn!(site = %site, "{reason}");
+        }
         let model_tokens: Vec<Vec<String>> =
             offers.iter().map(|offer| tokens(&offer.model)).collect();
         let postings = Postings::new(&offers, &model_tokens);
@@ -304,7 +307,7 @@ impl Index {
             tokens: wanted.as_deref(),
             vo: vo.as_deref(),
             cloud_only,
-            min_gpus: filter.min_gpus.map(GpuCount::get),
+            min_gpus: filter.min_gpus,
         };
         // The posting lists select exactly the model words and the VO; freshness is checked
         // here; the rest of the filter on the stored offer.
@@ -329,10 +332,10 @@ impl Index {
         };
         // Checked first from the site's column of GPU counts, which most candidates fail in the
         // broker form, without reading the offer itself.
-        let min_gpus = filter.min_gpus.map(GpuCount::get);
+        let min_gpus = filter.min_gpus;
         let check = |site: &'i Arc<SiteView>, position: usize| -> Option<Hit<'i>> {
             let offer = &site.offers[position];
-            if min_gpus.is_some_and(|min| site.gpus_each[position] + 1e-9 < min) {
+            if min_gpus.is_some_and(|min| !site.gpus_each[position].at_least(min)) {
                 return None;
             }
             let fresh = now <= offer.expires;
@@ -384,7 +387,8 @@ impl Index {
 /// A flavor's size for the broker's order, borrowed.
 fn size(offer: &Offer) -> (u64, u64, u64, &str) {
     (
-        (offer.gpus_each * 1000.0).round() as u64,
+        // Thousandths: the precision a count is rendered with, as an integer that orders totally.
+        (offer.gpus_each.get() * 1000.0).round() as u64,
         offer.cpus.unwrap_or(u64::MAX),
         offer.ram_mb.unwrap_or(u64::MAX),
         &offer.resource_name,

@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 
 use super::intersect::intersect;
+use accelfed_schemas::gpu::GpuCount;
 use accelfed_schemas::offer::{Offer, ServiceKind};
 
 /// Posting lists of one site, built with its view and never changed.
@@ -38,7 +39,7 @@ pub struct Narrowing<'q> {
     pub cloud_only: bool,
     /// The query's `min_gpus`: narrows to the offers with at least the power of two at or below it
     /// (the exact count is the caller's check).
-    pub min_gpus: Option<f64>,
+    pub min_gpus: Option<GpuCount>,
 }
 
 impl Narrowing<'_> {
@@ -54,7 +55,7 @@ impl Narrowing<'_> {
 
     /// The GPU list a `min_gpus` query reads: the largest power of two at or below it.
     pub fn gpu_step(&self) -> Option<u8> {
-        let min = self.min_gpus?;
+        let min = self.min_gpus?.get();
         (min >= 1.0).then(|| (min.log2().floor() as u8).min(GPU_STEPS - 1))
     }
 }
@@ -64,8 +65,8 @@ const GPU_STEPS: u8 = 8;
 
 /// Whether `gpus` each is enough for the GPU list of `step` (with the tolerance of the caller's
 /// check, so the list never leaves out an offer the check would take).
-fn reaches(gpus: f64, step: u8) -> bool {
-    gpus + 1e-9 >= f64::from(1u32 << step)
+fn reaches(gpus: GpuCount, step: u8) -> bool {
+    gpus.at_least(GpuCount::whole(1u32 << step))
 }
 
 /// The most lists one site's candidates are intersected from; a query naming more lists (more

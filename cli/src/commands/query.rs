@@ -3,6 +3,7 @@
 
 use std::io::Write;
 
+use accelfed_schemas::gpu::GpuCount;
 use accelfed_schemas::offer::{Filter, Offer};
 use serde::Deserialize;
 
@@ -141,8 +142,8 @@ fn print(offers: &[Offer], format: QueryFormat) -> Outcome {
 
 /// Free and total physical GPUs, with the slots beside them where a slot is part of a GPU:
 /// `2/8 (14/56 slots)`.
-fn capacity(offer: &Offer, number: impl Fn(f64) -> String) -> String {
-    let count = |value: Option<f64>| value.map_or("-".to_owned(), &number);
+fn capacity(offer: &Offer) -> String {
+    let count = |value: Option<GpuCount>| value.map_or("-".to_owned(), |count| count.to_string());
     let gpus = format!(
         "{}/{}",
         count(offer.free_physical.or(offer.free)),
@@ -173,7 +174,6 @@ pub fn table(offers: &[Offer]) -> String {
         "VOS",
         "FRESH",
     ];
-    let number = |value: f64| format!("{}", (value * 1000.0).round() / 1000.0);
     let rows: Vec<[String; 11]> = offers
         .iter()
         .map(|offer| {
@@ -181,12 +181,12 @@ pub fn table(offers: &[Offer]) -> String {
                 offer.site.clone(),
                 offer.service_kind.as_str().to_owned(),
                 offer.resource_name.clone(),
-                number(offer.gpus_each),
+                offer.gpus_each.to_string(),
                 offer.gets.clone(),
                 offer.model.clone(),
                 offer.memory_mb.map_or("-".to_owned(), |m| m.to_string()),
                 offer.sharing.clone(),
-                capacity(offer, number),
+                capacity(offer),
                 offer.vos.join(","),
                 if offer.fresh { "yes" } else { "STALE" }.to_owned(),
             ]

@@ -359,11 +359,13 @@ fn min_gpus_counts_whole_gpus_and_slices_have_their_own_filter() {
         mig["gets"],
         "1g.10gb slice of NVIDIA H100 80GB HBM3, 7 per GPU, 56 slices on 8 GPUs"
     );
-    assert_eq!(mig["gpus_each"], 0.0);
+    // Counts are JSON numbers, whole ones without a fraction (`8`, not `8.0`), others rounded to
+    // the thousandth as every rendering of a count is.
+    assert_eq!(mig["gpus_each"], serde_json::json!(0));
     // 20 of 56 slices used: 36 free, 36/7 GPUs' worth.
-    assert_eq!(mig["free"], 36.0);
-    assert!((mig["free_physical"].as_f64().unwrap() - 36.0 / 7.0).abs() < 1e-9);
-    assert_eq!(mig["total_physical"], 8.0);
+    assert_eq!(mig["free"], serde_json::json!(36));
+    assert_eq!(mig["free_physical"], serde_json::json!(5.143));
+    assert_eq!(mig["total_physical"], serde_json::json!(8));
     let t4 = &slices[1];
     assert_eq!(
         t4["gets"],
@@ -383,7 +385,7 @@ fn min_gpus_counts_whole_gpus_and_slices_have_their_own_filter() {
         table.contains("1g.10gb slice of NVIDIA H100 80GB HBM3, 7 per GPU, 56 slices on 8 GPUs"),
         "{table}"
     );
-    assert!(table.contains("36/56 slots"), "{table}");
+    assert!(table.contains("5.143/8 (36/56 slots)"), "{table}");
 
     // Counts that are not finite numbers are refused, by the CLI and by the API.
     let nan = accelfed()

@@ -71,6 +71,12 @@ impl GpuCount {
         (diff >= -1e-9).then(|| GpuCount(diff.max(0.0)))
     }
 
+    /// Whether this is at least `min`, give or take a billionth: a count made of fractions (7
+    /// slices of 1/7 GPU) may land a hair below the whole it is, and must still match it.
+    pub fn at_least(self, min: GpuCount) -> bool {
+        self.0 + 1e-9 >= min.0
+    }
+
     /// Rounds to the thousandth, the precision every rendering uses.
     fn rounded(self) -> f64 {
         (self.0 * 1000.0).round() / 1000.0
@@ -206,6 +212,14 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("must not be negative"), "{err}");
+    }
+
+    #[test]
+    fn at_least_forgives_what_fractions_lose() {
+        let sevenths = GpuCount::new(1.0 / 7.0).unwrap() * 7;
+        assert!(sevenths.at_least(GpuCount::whole(1)));
+        assert!(GpuCount::whole(2).at_least(GpuCount::whole(2)));
+        assert!(!GpuCount::new(1.999).unwrap().at_least(GpuCount::whole(2)));
     }
 
     #[test]

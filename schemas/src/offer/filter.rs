@@ -96,13 +96,13 @@ impl Filter {
         }
         if self
             .min_gpus
-            .is_some_and(|min| offer.gpus_each + 1e-9 < min.get())
+            .is_some_and(|min| !offer.gpus_each.at_least(min))
         {
             return false;
         }
         if let Some(min) = self.min_slices
-            && (offer.slot_share.is_none() && offer.gpus_each > 0.0
-                || offer.slots_each + 1e-9 < min.get())
+            && (offer.slot_share.is_none() && offer.gpus_each > GpuCount::ZERO
+                || !offer.slots_each.at_least(min))
         {
             return false;
         }
@@ -147,7 +147,7 @@ impl Filter {
             && offer
                 .free_physical
                 .or(offer.free)
-                .is_none_or(|free| free + 1e-9 < min.get())
+                .is_none_or(|free| !free.at_least(min))
         {
             return false;
         }

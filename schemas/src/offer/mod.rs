@@ -12,20 +12,20 @@
 //!
 //! Counts are physical GPUs beside slots ([`unit`]): `gpus_each` is whole GPUs, zero for an offer of
 //! MIG slices, replicas or vGPUs, whose slots and physical GPUs are `slots_each`/`physical_each`.
-
-use std::collections::HashMap;
+//! Every count is a [`GpuCount`]; an offer one of whose counts is no GPU count (negative, not a
+//! number, past [`GpuCount::MAX`]) is left out, with an [`InvalidCount`] saying why.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::glue::entity::{Class, Entity, Value};
-use crate::glue::from_json::Stamp;
+use crate::gpu::{CountError, GpuCount};
 
 mod filter;
+mod read;
 pub mod unit;
 
 pub use filter::{Filter, Sharing};
-use unit::{Facts, Unit};
+pub use read::{offers, offers_and_skipped};
 
 /// A cloud flavor or a batch node type with GPUs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -41,13 +41,13 @@ pub struct Offer {
     pub resource_name: String,
     /// Whole physical GPUs in one instance or on one node (a fractional flavor as written); zero
     /// when what it gives is slices, replicas or vGPUs of shared GPUs. What `min_gpus` counts.
-    pub gpus_each: f64,
+    pub gpus_each: GpuCount,
     /// Units one instance or node gives: MIG slices, replicas, vGPUs, or GPUs when whole.
     #[serde(default)]
-    pub slots_each: f64,
+    pub slots_each: GpuCount,
     /// The physical GPUs behind `slots_each`.
     #[serde(default)]
-    pub physical_each: f64,
+    pub physical_each: GpuCount,
     /// What one slot is of a physical GPU (`1/7`), when slots are parts of shared GPUs.
     #[serde(default)]
     pub slot_share: Option<String>,
@@ -67,13 +67,13 @@ pub struct Offer {
     /// RAM of a flavor or a node in MB, where published.
     pub ram_mb: Option<u64>,
     /// Slots free now and in total for this kind of GPU, where the site publishes capacity.
-    pub free: Option<f64>,
-    pub total: Option<f64>,
+    pub free: Option<GpuCount>,
+    pub total: Option<GpuCount>,
     /// The same in physical GPUs.
     #[serde(default)]
-    pub free_physical: Option<f64>,
+    pub free_physical: Option<GpuCount>,
     #[serde(default)]
-    pub total_physical: Option<f64>,
+    pub total_physical: Option<GpuCount>,
     pub vos: Vec<String>,
     /// When the site's information about this offer stops being fresh.
     pub expires: DateTime<Utc>,
@@ -105,290 +105,19 @@ impl Offer {
     }
 }
 
-/// The offers of one site's entities. `stamps` are at the entities' positions (an empty slice means
-/// the information never goes stale, for callers that have none).
-pub fn offers(entities: &[Entity], stamps: &[Stamp]) -> Vec<Offer> {
-    let view = View::new(entities, stamps);
-    let mut out = Vec::new();
-    for (position, entity) in entities.iter().enumerate() {
-        match entity.class {
-            Class::CloudComputingInstanceType => view.flavor(position, &mut out),
-            Class::ExecutionEnvironment => view.node_type(position, &mut out),
-            _ => {}
-        }
-    }
-    out
-}
-
-struct View<'e, 'a> {
-    entities: &'e [Entity<'a>],
-    stamps: &'e [Stamp],
-    by_id: HashMap<&'e str, usize>,
-    /// Children of each entity, by position.
-    children: Vec<Vec<usize>>,
-    site: String,
-}
-
-impl<'e, 'a> View<'e, 'a> {
-    fn new(entities: &'e [Entity<'a>], stamps: &'e [Stamp]) -> Self {
-        let by_id = entities
-            .iter()
-            .enumerate()
-            .map(|(position, entity)| (entity.id.as_str(), position))
-            .collect();
-        let mut children = vec![Vec::new(); entities.len()];
-        for (position, entity) in entities.iter().enumerate() {
-            if let Some(parent) = entity.parent.filter(|&parent| parent < entities.len()) {
-                children[parent].push(position);
-            }
-        }
-        let site = entities
-            .iter()
-            .find(|entity| entity.class == Class::AdminDomain)
-            .map(|entity| entity.id.clone())
-            .unwrap_or_default();
-        Self {
-            entities,
-            stamps,
-            by_id,
-            children,
-            site,
-        }
-    }
-
-    fn expires(&self, positions: &[usize]) -> DateTime<Utc> {
-        positions
-            .iter()
-            .filter_map(|&position| self.stamps.get(position))
-            .map(Stamp::expires)
-            .min()
-            .unwrap_or(DateTime::<Utc>::MAX_UTC)
-    }
-
-    fn children_of(&self, position: usize, class: Class) -> impl Iterator<Item = usize> + '_ {
-        self.children[position]
-            .iter()
-            .copied()
-            .filter(move |&child| self.entities[child].class == class)
-    }
-
-    fn parent(&self, position: usize) -> Option<usize> {
-        self.entities[position].parent
-    }
-
-    /// The VOs of a share: its MappingPolicies' `VO:<name>` rules.
-    fn share_vos(&self, share: usize, vos: &mut Vec<String>) {
-        for policy in self.children_of(share, Class::MappingPolicy) {
-            if let Some(Value::List(rules)) = self.entities[policy].attribute("Rule") {
-                for rule in rules {
-                    if let Some(vo) = rule.strip_prefix("VO:")
-                        && !vos.iter().any(|have| have == vo)
-                    {
-                        vos.push(vo.to_owned());
-                    }
-                }
-            }
-        }
-    }
-
-    fn associated(&self, position: usize, class: Class) -> impl Iterator<Item = usize> + '_ {
-        self.entities[position]
-            .associations
-            .iter()
-            .filter(move |(target, _)| *target == class)
-            .filter_map(|(_, id)| self.by_id.get(id.as_str()).copied())
-    }
-
-    fn flavor(&self, flavor: usize, out: &mut Vec<Offer>) {
-        let Some(accelerator) = self
-            .associated(flavor, Class::CloudComputingVirtualAccelerator)
-            .next()
-        else {
-            return;
-        };
-        let Some(manager) = self.parent(flavor) else {
-            return;
-        };
-        let Some(service) = self.parent(manager) else {
-            return;
-        };
-        let mut shares: Vec<usize> = self
-            .associated(flavor, Class::CloudComputingShare)
-            .collect();
-        if shares.is_empty() {
-            shares = self
-                .children_of(service, Class::CloudComputingShare)
-                .collect();
-        }
-        let mut vos = Vec::new();
-        for &share in &shares {
-            self.share_vos(share, &mut vos);
-        }
-        let gpu = &self.entities[accelerator];
-        let unit = unit_of(
-            gpu,
-            count(gpu, "Number").unwrap_or(0.0),
-            "PhysicalAccelerators",
-        );
-        let managers = || self.children_of(manager, Class::CloudComputingManagerAccelerator);
-        let (free, total) =
-            self.capacity(managers(), gpu, ["FreeAccelerators", "TotalAccelerators"]);
-        let (free_physical, total_physical) = self.capacity(
-            managers(),
-            gpu,
-            ["FreePhysicalAccelerators", "TotalPhysicalAccelerators"],
-        );
-        let entity = &self.entities[flavor];
-        out.push(Offer {
-            site: self.site.clone(),
-            service_id: self.entities[service].id.clone(),
-            service_kind: ServiceKind::Cloud,
-            resource_id: entity.id.clone(),
-            resource_name: text(entity, "Name").unwrap_or_else(|| entity.id.clone()),
-            gpus_each: unit.gpus_each,
-            slots_each: unit.slots_each,
-            physical_each: unit.physical_each,
-            gets: unit.gets.clone(),
-            vendor: text(gpu, "Vendor").unwrap_or_default(),
-            model: text(gpu, "Model").unwrap_or_default(),
-            memory_mb: int(gpu, "Memory"),
-            compute_capability: text(gpu, "ComputeCapability"),
-            sharing: text(gpu, "VirtualizationType").unwrap_or_else(|| "none".to_owned()),
-            mig_profile: text(gpu, "MIGProfile"),
-            cpus: int(entity, "CPU"),
-            ram_mb: int(entity, "RAM"),
-            free,
-            total,
-            free_physical: free_physical.or_else(|| free.map(|free| unit.physical(free))),
-            total_physical: total_physical.or_else(|| total.map(|total| unit.physical(total))),
-            slot_share: unit.slot_share,
-            vos,
-            expires: self.expires(&[flavor, accelerator]),
-            fresh: true,
-        });
-    }
-
-    fn node_type(&self, environment: usize, out: &mut Vec<Offer>) {
-        let Some(manager) = self.parent(environment) else {
-            return;
-        };
-        let Some(service) = self.parent(manager) else {
-            return;
-        };
-        let mut vos = Vec::new();
-        for share in self.associated(environment, Class::ComputingShare) {
-            self.share_vos(share, &mut vos);
-        }
-        let entity = &self.entities[environment];
-        for accelerator in self.children_of(environment, Class::AcceleratorEnvironment) {
-            let gpu = &self.entities[accelerator];
-            let slots = count(gpu, "LogicalAccelerators")
-                .or_else(|| count(gpu, "PhysicalAccelerators"))
-                .unwrap_or(0.0);
-            let unit = unit_of(gpu, slots, "PhysicalAccelerators");
-            let free = count(gpu, "FreeAcceleratorSlots");
-            let total = count(gpu, "TotalAcceleratorSlots");
-            out.push(Offer {
-                site: self.site.clone(),
-                service_id: self.entities[service].id.clone(),
-                service_kind: ServiceKind::Batch,
-                resource_id: entity.id.clone(),
-                resource_name: text(entity, "Name").unwrap_or_else(|| local_part(&entity.id)),
-                gpus_each: unit.gpus_each,
-                slots_each: unit.slots_each,
-                physical_each: unit.physical_each,
-                gets: unit.gets.clone(),
-                vendor: text(gpu, "Vendor").unwrap_or_default(),
-                model: text(gpu, "Model").unwrap_or_default(),
-                memory_mb: int(gpu, "Memory"),
-                compute_capability: text(gpu, "ComputeCapability"),
-                sharing: text(gpu, "VirtualizationType").unwrap_or_else(|| "none".to_owned()),
-                mig_profile: text(gpu, "MIGProfile"),
-                cpus: int(entity, "LogicalCPUs"),
-                ram_mb: int(entity, "MainMemorySize"),
-                free,
-                total,
-                free_physical: free.map(|free| unit.physical(free)),
-                total_physical: total.map(|total| unit.physical(total)),
-                slot_share: unit.slot_share,
-                vos: vos.clone(),
-                expires: self.expires(&[environment, accelerator]),
-                fresh: true,
-            });
-        }
-    }
-
-    /// Free and total GPUs of `gpu`'s model and virtualization among `accelerators`.
-    fn capacity(
-        &self,
-        accelerators: impl Iterator<Item = usize>,
-        gpu: &Entity,
-        [free_name, total_name]: [&str; 2],
-    ) -> (Option<f64>, Option<f64>) {
-        let same = |other: &Entity| {
-            other.attribute("Model") == gpu.attribute("Model")
-                && other.attribute("VirtualizationType") == gpu.attribute("VirtualizationType")
-        };
-        let mut free = None;
-        let mut total = None;
-        for position in accelerators {
-            let other = &self.entities[position];
-            if !same(other) {
-                continue;
-            }
-            if let Some(value) = count(other, free_name) {
-                free = Some(free.unwrap_or(0.0) + value);
-            }
-            if let Some(value) = count(other, total_name) {
-                total = Some(total.unwrap_or(0.0) + value);
-            }
-        }
-        (free, total)
-    }
-}
-
-/// What one instance or node of `gpu` gives: `slots` units, with the physical count under
-/// `physical_name` where published.
-fn unit_of(gpu: &Entity, slots: f64, physical_name: &str) -> Unit {
-    let model = text(gpu, "Model").unwrap_or_default();
-    let virtualization = text(gpu, "VirtualizationType").unwrap_or_default();
-    let mig_profile = text(gpu, "MIGProfile");
-    let slot_share = text(gpu, "SlotShare");
-    Unit::of(Facts {
-        model: &model,
-        virtualization: &virtualization,
-        mig_profile: mig_profile.as_deref(),
-        slot_share: slot_share.as_deref(),
-        slots,
-        physical: count(gpu, physical_name),
-    })
-}
-
-/// The last segment of an accelfed ID (`urn:accelfed:S:ee:hpc/a100` -> `a100`).
-fn local_part(id: &str) -> String {
-    id.rsplit(['/', ':']).next().unwrap_or(id).to_owned()
-}
-
-fn text(entity: &Entity, name: &str) -> Option<String> {
-    match entity.attribute(name)? {
-        Value::Text(text) => Some(text.to_string()),
-        _ => None,
-    }
-}
-
-fn int(entity: &Entity, name: &str) -> Option<u64> {
-    match entity.attribute(name)? {
-        Value::Int(value) => Some(*value),
-        Value::Count(count) => count.as_whole(),
-        _ => None,
-    }
-}
-
-fn count(entity: &Entity, name: &str) -> Option<f64> {
-    match entity.attribute(name)? {
-        Value::Count(count) => Some(count.get()),
-        Value::Int(value) => Some(*value as f64),
-        Value::Float(value) => Some(*value),
-        _ => None,
-    }
+/// Why an offer was left out: a count it is made of is published, but is no GPU count.
+///
+/// Such an offer is skipped, never published with the count clamped or taken as absent: a
+/// registry that answered "0 GPUs" or "10,000,000 free" for a value it could not read would send
+/// users to resources that are not there, and one that dropped the value would hide the site's
+/// fault. Leaving the offer out, with this reason logged, keeps every answer true to what the
+/// site published.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{entity}: {attribute}: {source}; its offer is left out")]
+pub struct InvalidCount {
+    /// Where the count is published: `<class> <ID>`, or an LDAP entry's DN.
+    pub entity: String,
+    /// The attribute (or OtherInfo key) that holds it.
+    pub attribute: String,
+    pub source: CountError,
 }

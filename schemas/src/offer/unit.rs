@@ -6,6 +6,8 @@
 //! GLUE 2.0 OtherInfo. A document from before `SlotShare` still reads right where it can: a node
 //! type with more logical than physical devices is shared, and its share is physical / logical.
 
+use crate::gpu::{CountError, GpuCount};
+
 /// The published facts of one accelerator of an offer.
 #[derive(Debug, Clone, Copy)]
 pub struct Facts<'a> {
@@ -16,21 +18,23 @@ pub struct Facts<'a> {
     /// `SlotShare`, e.g. `1/7`.
     pub slot_share: Option<&'a str>,
     /// Units per instance or node: a flavor's `Number`, a node's `LogicalAccelerators`.
-    pub slots: f64,
+    pub slots: GpuCount,
     /// Physical GPUs behind them, where published.
-    pub physical: Option<f64>,
+    pub physical: Option<GpuCount>,
 }
 
 /// What a user gets from one instance or node.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Unit {
     /// Whole physical GPUs (a fractional flavor counts as written); zero for shared units.
-    pub gpus_each: f64,
-    pub slots_each: f64,
-    pub physical_each: f64,
+    pub gpus_each: GpuCount,
+    pub slots_each: GpuCount,
+    pub physical_each: GpuCount,
     /// The share one slot is, as published (`1/7`), for shared units.
     pub slot_share: Option<String>,
-    /// Physical GPUs per slot.
+    /// Physical GPUs per slot. A ratio of two counts, not a count: it scales slots into GPUs and
+    /// may be above one (a node publishing more physical GPUs than slots), so it stays an `f64`
+    /// and only its products, checked, become counts.
     ratio: f64,
     /// In words: `1g.10gb slice of NVIDIA H100 80GB HBM3, 7 per GPU, 56 slices on 8 GPUs`.
     pub gets: String,
@@ -48,10 +52,14 @@ impl Unit {
         let slots = facts.slots;
         let ratio = match (published, facts.physical) {
             (Some((n, d)), _) => f64::from(n) / f64::from(d),
-            (None, Some(physical)) if slots > 0.0 => physical / slots,
+            (None, Some(physical)) if slots > GpuCount::ZERO => physical.get() / slots.get(),
             _ => 1.0,
         };
-        let physical_each = facts.physical.unwrap_or(slots * ratio);
+        // Without a published physical count the ratio is a published share (at most one) or
+        // one, so the product is at most `slots`, itself a count: nothing to refuse.
+        let physical_each = facts
+            .physical
+            .unwrap_or_else(|| GpuCount::new(slots.get() * ratio).unwrap_or(slots));
         let shared = shared_mode || published.is_some() || ratio < 1.0 - 1e-9;
         let slot_share = match published {
             Some((n, d)) => Some(format!("{n}/{d}")),
@@ -67,10 +75,14 @@ impl Unit {
                 physical_each,
             )
         } else {
-            format!("{} x {}", number(slots), facts.model)
+            format!("{slots} x {}", facts.model)
         };
         Unit {
-            gpus_each: if shared { 0.0 } else { physical_each },
+            gpus_each: if shared {
+                GpuCount::ZERO
+            } else {
+                physical_each
+            },
             slots_each: slots,
             physical_each,
             slot_share,
@@ -81,12 +93,14 @@ impl Unit {
 
     /// Whether one unit is a part of a GPU rather than whole GPUs.
     pub fn is_shared(&self) -> bool {
-        self.slot_share.is_some() || (self.gpus_each == 0.0 && self.slots_each > 0.0)
+        self.slot_share.is_some()
+            || (self.gpus_each == GpuCount::ZERO && self.slots_each > GpuCount::ZERO)
     }
 
-    /// `slots` of this unit in physical GPUs.
-    pub fn physical(&self, slots: f64) -> f64 {
-        slots * self.ratio
+    /// `slots` of this unit in physical GPUs. Refused when the ratio is above one and the product
+    /// passes [`GpuCount::MAX`]: the caller skips the offer rather than publish a made-up count.
+    pub fn physical(&self, slots: GpuCount) -> Result<GpuCount, CountError> {
+        GpuCount::new(slots.get() * self.ratio)
     }
 }
 
@@ -94,8 +108,8 @@ fn shared_words(
     facts: &Facts,
     share: Option<&str>,
     published: Option<(u32, u32)>,
-    slots: f64,
-    physical: f64,
+    slots: GpuCount,
+    physical: GpuCount,
 ) -> String {
     let (noun, plural) = match facts.virtualization.to_ascii_lowercase().as_str() {
         "mig" => ("slice", "slices"),
@@ -113,13 +127,10 @@ fn shared_words(
         (_, Some(share)) => words.push_str(&format!(" ({share} of a GPU)")),
         _ => {}
     }
-    let plural = if slots == 1.0 { noun } else { plural };
-    let gpus = if physical == 1.0 { "GPU" } else { "GPUs" };
-    words.push_str(&format!(
-        ", {} {plural} on {} {gpus}",
-        number(slots),
-        number(physical)
-    ));
+    let one = GpuCount::whole(1);
+    let plural = if slots == one { noun } else { plural };
+    let gpus = if physical == one { "GPU" } else { "GPUs" };
+    words.push_str(&format!(", {slots} {plural} on {physical} {gpus}"));
     words
 }
 
@@ -136,17 +147,9 @@ fn ratio_text(ratio: f64) -> String {
     if (inverse - inverse.round()).abs() < 1e-9 {
         format!("1/{}", inverse.round() as u64)
     } else {
-        number(ratio)
-    }
-}
-
-/// A count as people write it: `4`, `0.5`, `1.714`.
-pub fn number(value: f64) -> String {
-    let rounded = (value * 1000.0).round() / 1000.0;
-    if rounded.fract() == 0.0 {
-        format!("{}", rounded as i64)
-    } else {
-        format!("{rounded}")
+        // Called for shares below one GPU only: the physical GPUs of one slot, a valid count,
+        // printed the one way counts are.
+        GpuCount::new(ratio).map_or_else(|_| ratio.to_string(), |share| share.to_string())
     }
 }
 
@@ -154,14 +157,18 @@ pub fn number(value: f64) -> String {
 mod tests {
     use super::*;
 
+    fn count(value: f64) -> GpuCount {
+        GpuCount::new(value).unwrap()
+    }
+
     fn facts<'a>(virtualization: &'a str, slots: f64, physical: Option<f64>) -> Facts<'a> {
         Facts {
             model: "NVIDIA H100 80GB HBM3",
             virtualization,
             mig_profile: None,
             slot_share: None,
-            slots,
-            physical,
+            slots: count(slots),
+            physical: physical.map(count),
         }
     }
 
@@ -172,30 +179,33 @@ mod tests {
             slot_share: Some("1/7"),
             ..facts("mig", 56.0, Some(8.0))
         });
-        assert_eq!(unit.gpus_each, 0.0);
-        assert_eq!(unit.slots_each, 56.0);
-        assert_eq!(unit.physical_each, 8.0);
+        assert_eq!(unit.gpus_each, GpuCount::ZERO);
+        assert_eq!(unit.slots_each, GpuCount::whole(56));
+        assert_eq!(unit.physical_each, GpuCount::whole(8));
         assert_eq!(
             unit.gets,
             "1g.10gb slice of NVIDIA H100 80GB HBM3, 7 per GPU, 56 slices on 8 GPUs"
         );
-        assert_eq!(unit.physical(14.0), 2.0);
+        assert_eq!(unit.physical(GpuCount::whole(14)), Ok(GpuCount::whole(2)));
     }
 
     #[test]
     fn whole_gpus_are_gpus_each() {
         let unit = Unit::of(facts("none", 4.0, Some(4.0)));
-        assert_eq!(unit.gpus_each, 4.0);
+        assert_eq!(unit.gpus_each, GpuCount::whole(4));
         assert!(!unit.is_shared());
         assert_eq!(unit.gets, "4 x NVIDIA H100 80GB HBM3");
         // A fractional flavor's count is physical as written.
-        assert_eq!(Unit::of(facts("passthrough", 0.5, None)).gpus_each, 0.5);
+        assert_eq!(
+            Unit::of(facts("passthrough", 0.5, None)).gpus_each,
+            count(0.5)
+        );
     }
 
     #[test]
     fn older_documents_share_by_physical_over_logical() {
         let unit = Unit::of(facts("time-slicing", 8.0, Some(2.0)));
-        assert_eq!(unit.gpus_each, 0.0);
+        assert_eq!(unit.gpus_each, GpuCount::ZERO);
         assert_eq!(unit.slot_share.as_deref(), Some("1/4"));
         assert_eq!(
             unit.gets,
@@ -203,7 +213,7 @@ mod tests {
         );
         // A vGPU with nothing said about its share is still not a whole GPU.
         let vgpu = Unit::of(facts("vgpu", 1.0, None));
-        assert_eq!(vgpu.gpus_each, 0.0);
+        assert_eq!(vgpu.gpus_each, GpuCount::ZERO);
         assert!(vgpu.is_shared());
     }
 
@@ -214,7 +224,30 @@ mod tests {
                 slot_share: Some(bad),
                 ..facts("none", 2.0, Some(2.0))
             });
-            assert_eq!(unit.gpus_each, 2.0, "{bad}");
+            assert_eq!(unit.gpus_each, GpuCount::whole(2), "{bad}");
         }
+    }
+
+    #[test]
+    fn slots_scaled_past_the_largest_count_are_refused_not_invented() {
+        // More physical GPUs than slots: each slot is two GPUs, and 6 million free slots would
+        // be 12 million GPUs, more than a count may be.
+        let unit = Unit::of(facts("none", 1.0, Some(2.0)));
+        assert_eq!(unit.physical(GpuCount::whole(3)), Ok(GpuCount::whole(6)));
+        assert!(matches!(
+            unit.physical(GpuCount::whole(6_000_000)),
+            Err(CountError::TooLarge(_))
+        ));
+    }
+
+    #[test]
+    fn a_share_that_is_no_unit_fraction_prints_as_a_count() {
+        // 3 GPUs behind 7 slots: a slot is 0.429 of a GPU.
+        let unit = Unit::of(facts("time-slicing", 7.0, Some(3.0)));
+        assert_eq!(unit.slot_share.as_deref(), Some("0.429"));
+        assert_eq!(
+            unit.gets,
+            "time-slicing replica of NVIDIA H100 80GB HBM3 (0.429 of a GPU), 7 replicas on 3 GPUs"
+        );
     }
 }

@@ -48,7 +48,11 @@ pub async fn query(url: &str, base: &str, filter: &Filter) -> Result<Vec<Offer>,
         .await?;
     connection.close().await;
     let now = Utc::now();
-    let mut offers: Vec<Offer> = read::offers(&environments, &policies, &shares)
+    let (offers, skipped) = read::offers(&environments, &policies, &shares);
+    for reason in &skipped {
+        tracing::warn!(server = url, "{reason}");
+    }
+    let mut offers: Vec<Offer> = offers
         .into_iter()
         .map(|offer| offer.at(now))
         .filter(|offer| filter.matches(offer))

@@ -10,6 +10,10 @@
 //!
 //! What GLUE 2.0 does not carry next to the environment is left out: a cloud flavor's free/total
 //! GPUs (the manager holds them per model) are `None` here.
+//!
+//! A count that is published but is no GPU count (`-1`, `NaN`, `many`, past
+//! [`GpuCount::MAX`]) leaves its GPU's offer out, with the reason, as the registry does with
+//! documents ([`InvalidCount`]): an answer never shows a count the server did not publish.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -20,13 +24,19 @@ use accelfed_schemas::render::ldif::dn::unescape_value;
 use accelfed_schemas::render::ldif::dn::{dn_key, rdns};
 
 use super::entry::DirEntry;
+use accelfed_schemas::gpu::GpuCount;
 use accelfed_schemas::offer::unit::{Facts, Unit};
-use accelfed_schemas::offer::{Offer, ServiceKind};
-
-/// Offers from the environments, with VOs from `policies` and `shares` (all as searched).
-pub fn offers(environments: &[DirEntry], policies: &[DirEntry], shares: &[DirEntry]) -> Vec<Offer> {
+use accelfed_schemas::offer::{InvalidCount, Offer, ServiceKind};
+/// Offers from the environments, with VOs from `policies` and `shares` (all as searched), and why
+/// any GPU's offer was left out.
+pub fn offers(
+    environments: &[DirEntry],
+    policies: &[DirEntry],
+    shares: &[DirEntry],
+) -> (Vec<Offer>, Vec<InvalidCount>) {
     let vos = vos_by_resource(policies, shares);
     let mut out = Vec::new();
+    let mut skipped = Vec::new();
     for entry in environments {
         let resource_id = first(entry, "GLUE2ResourceID")
             .unwrap_or_default()
@@ -42,70 +52,119 @@ pub fn offers(environments: &[DirEntry], policies: &[DirEntry], shares: &[DirEnt
         } else {
             ServiceKind::Batch
         };
-        let expires = expires(entry);
-        let resource_vos = vos.get(resource_id.as_str()).cloned().unwrap_or_default();
-        for facts in gpu_facts(entry).values() {
-            let Some(model) = facts.get("Model") else {
-                continue;
-            };
-            let number = |key: &str| {
-                facts
-                    .get(key)
-                    .and_then(|v| v.parse::<f64>().ok())
-                    .filter(|v| v.is_finite() && *v >= 0.0)
-            };
-            // A flavor's devices (`Number`) or a node type's slots; physical GPUs beside them.
-            let slots = number("Number")
-                .or_else(|| number("LogicalAccelerators"))
-                .or_else(|| number("PhysicalAccelerators"))
-                .unwrap_or(0.0);
-            let unit = Unit::of(Facts {
-                model,
-                virtualization: facts.get("VirtualizationType").map_or("", String::as_str),
-                mig_profile: facts.get("MIGProfile").map(String::as_str),
-                slot_share: facts.get("SlotShare").map(String::as_str),
-                slots,
-                physical: number("PhysicalAccelerators"),
-            });
-            let free = number("FreeAcceleratorSlots");
-            let total = number("TotalAcceleratorSlots");
-            out.push(Offer {
-                site: site.clone(),
-                service_id: service_id.clone(),
-                service_kind: kind,
-                resource_id: resource_id.clone(),
-                resource_name: first(entry, "GLUE2EntityName")
-                    .unwrap_or(&resource_id)
-                    .to_owned(),
-                gpus_each: unit.gpus_each,
-                slots_each: unit.slots_each,
-                physical_each: unit.physical_each,
-                gets: unit.gets.clone(),
-                vendor: facts.get("Vendor").cloned().unwrap_or_default(),
-                model: model.clone(),
-                memory_mb: facts.get("Memory").and_then(|v| v.parse().ok()),
-                compute_capability: facts.get("ComputeCapability").cloned(),
-                sharing: facts
-                    .get("VirtualizationType")
-                    .cloned()
-                    .unwrap_or_else(|| "none".to_owned()),
-                mig_profile: facts.get("MIGProfile").cloned(),
-                cpus: first(entry, "GLUE2ExecutionEnvironmentLogicalCPUs")
-                    .and_then(|v| v.parse().ok()),
-                ram_mb: first(entry, "GLUE2ExecutionEnvironmentMainMemorySize")
-                    .and_then(|v| v.parse().ok()),
-                free,
-                total,
-                free_physical: free.map(|free| unit.physical(free)),
-                total_physical: total.map(|total| unit.physical(total)),
-                slot_share: unit.slot_share,
-                vos: resource_vos.clone(),
-                expires,
-                fresh: false,
-            });
+        let environment = Environment {
+            entry,
+            site,
+            service_id,
+            kind,
+            expires: expires(entry),
+            vos: vos.get(resource_id.as_str()).cloned().unwrap_or_default(),
+            resource_id,
+        };
+        for (lid, facts) in &gpu_facts(entry) {
+            match environment.offer(lid, facts) {
+                Ok(Some(offer)) => out.push(offer),
+                Ok(None) => {}
+                Err(reason) => skipped.push(reason),
+            }
         }
     }
-    out
+    (out, skipped)
+}
+
+/// What the offers of one environment entry share.
+struct Environment<'e> {
+    entry: &'e DirEntry,
+    site: String,
+    service_id: String,
+    kind: ServiceKind,
+    resource_id: String,
+    expires: DateTime<Utc>,
+    vos: Vec<String>,
+}
+
+impl Environment<'_> {
+    /// The offer of the GPU `lid` with `facts`; `None` when it names no model.
+    fn offer(
+        &self,
+        lid: &str,
+        facts: &BTreeMap<String, String>,
+    ) -> Result<Option<Offer>, InvalidCount> {
+        let Some(model) = facts.get("Model") else {
+            return Ok(None);
+        };
+        let invalid = |what: String, source| InvalidCount {
+            entity: self.entry.dn.clone(),
+            attribute: format!("GLUE2EntityOtherInfo GPU.{lid}.{what}"),
+            source,
+        };
+        let count = |key: &str| -> Result<Option<GpuCount>, InvalidCount> {
+            facts
+                .get(key)
+                .map(|value| value.parse::<GpuCount>())
+                .transpose()
+                .map_err(|source| invalid(key.to_owned(), source))
+        };
+        // A flavor's devices (`Number`) or a node type's slots, the first published; physical
+        // GPUs beside them.
+        let mut slots = GpuCount::ZERO;
+        for key in ["Number", "LogicalAccelerators", "PhysicalAccelerators"] {
+            if let Some(found) = count(key)? {
+                slots = found;
+                break;
+            }
+        }
+        let unit = Unit::of(Facts {
+            model,
+            virtualization: facts.get("VirtualizationType").map_or("", String::as_str),
+            mig_profile: facts.get("MIGProfile").map(String::as_str),
+            slot_share: facts.get("SlotShare").map(String::as_str),
+            slots,
+            physical: count("PhysicalAccelerators")?,
+        });
+        let free = count("FreeAcceleratorSlots")?;
+        let total = count("TotalAcceleratorSlots")?;
+        let physical = |slots: Option<GpuCount>, key: &str| {
+            slots
+                .map(|slots| unit.physical(slots))
+                .transpose()
+                .map_err(|source| invalid(format!("{key} in physical GPUs"), source))
+        };
+        let entry = self.entry;
+        Ok(Some(Offer {
+            site: self.site.clone(),
+            service_id: self.service_id.clone(),
+            service_kind: self.kind,
+            resource_id: self.resource_id.clone(),
+            resource_name: first(entry, "GLUE2EntityName")
+                .unwrap_or(&self.resource_id)
+                .to_owned(),
+            gpus_each: unit.gpus_each,
+            slots_each: unit.slots_each,
+            physical_each: unit.physical_each,
+            gets: unit.gets.clone(),
+            vendor: facts.get("Vendor").cloned().unwrap_or_default(),
+            model: model.clone(),
+            memory_mb: facts.get("Memory").and_then(|v| v.parse().ok()),
+            compute_capability: facts.get("ComputeCapability").cloned(),
+            sharing: facts
+                .get("VirtualizationType")
+                .cloned()
+                .unwrap_or_else(|| "none".to_owned()),
+            mig_profile: facts.get("MIGProfile").cloned(),
+            cpus: first(entry, "GLUE2ExecutionEnvironmentLogicalCPUs").and_then(|v| v.parse().ok()),
+            ram_mb: first(entry, "GLUE2ExecutionEnvironmentMainMemorySize")
+                .and_then(|v| v.parse().ok()),
+            free,
+            total,
+            free_physical: physical(free, "FreeAcceleratorSlots")?,
+            total_physical: physical(total, "TotalAcceleratorSlots")?,
+            slot_share: unit.slot_share.clone(),
+            vos: self.vos.clone(),
+            expires: self.expires,
+            fresh: false,
+        }))
+    }
 }
 
 fn first<'e>(entry: &'e DirEntry, name: &str) -> Option<&'e str> {
@@ -252,14 +311,15 @@ mod tests {
                 ("GLUE2PolicyRule", "VOMS:/atlas"),
             ],
         );
-        let offers = offers(&[env], &[policy], &[share]);
+        let (offers, skipped) = offers(&[env], &[policy], &[share]);
+        assert_eq!(skipped, []);
         assert_eq!(offers.len(), 1);
         let offer = &offers[0];
         assert_eq!(offer.site, "SITE,X");
         assert_eq!(offer.service_id, "svc,1");
         assert_eq!(offer.service_kind, ServiceKind::Cloud);
         assert_eq!(offer.resource_name, "g1.large");
-        assert_eq!(offer.gpus_each, 0.5);
+        assert_eq!(offer.gpus_each, GpuCount::new(0.5).unwrap());
         assert_eq!(offer.model, "NVIDIA A100");
         assert_eq!(offer.memory_mb, Some(40_960));
         assert_eq!(offer.cpus, Some(16));
@@ -273,6 +333,37 @@ mod tests {
             "GLUE2ResourceID=r,o=glue",
             &[("GLUE2EntityOtherInfo", "GPU.x.Number=2")],
         );
-        assert!(offers(&[env], &[], &[]).is_empty());
+        assert_eq!(offers(&[env], &[], &[]), (Vec::new(), Vec::new()));
+    }
+
+    #[test]
+    fn a_gpu_whose_count_is_no_count_is_left_out_with_the_reason() {
+        let env = |number: &str| {
+            entry(
+                "GLUE2ResourceID=r,o=glue",
+                &[
+                    ("GLUE2ResourceID", "r"),
+                    ("GLUE2EntityOtherInfo", "GPU.a.Model=NVIDIA A100"),
+                    ("GLUE2EntityOtherInfo", &format!("GPU.a.Number={number}")),
+                    ("GLUE2EntityOtherInfo", "GPU.b.Model=Tesla T4"),
+                    ("GLUE2EntityOtherInfo", "GPU.b.Number=2"),
+                ],
+            )
+        };
+        for bad in ["-1", "NaN", "many", "1e9"] {
+            let (offers, skipped) = offers(&[env(bad)], &[], &[]);
+            // The other GPU of the same entry is still offered.
+            assert_eq!(offers.len(), 1, "{bad}");
+            assert_eq!(offers[0].gpus_each, GpuCount::whole(2));
+            let [reason] = skipped.as_slice() else {
+                panic!("{bad}: {skipped:?}");
+            };
+            let text = reason.to_string();
+            assert!(
+                text.starts_with("GLUE2ResourceID=r,o=glue: GLUE2EntityOtherInfo GPU.a.Number: "),
+                "{text}"
+            );
+            assert!(text.ends_with("its offer is left out"), "{text}");
+        }
     }
 }

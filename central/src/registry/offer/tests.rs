@@ -35,34 +35,35 @@ fn the_sample_has_one_flavor_and_two_node_types() {
             )
         })
         .collect();
+    let n = GpuCount::whole;
     assert_eq!(
         summary,
         vec![
             (
                 "batch",
                 "A100 nodes",
-                4.0,
+                n(4),
                 "none",
-                Some(6.0),
-                Some(16.0),
+                Some(n(6)),
+                Some(n(16)),
                 "atlas,biomed".into()
             ),
             (
                 "batch",
                 "a100-mig",
-                0.0,
+                n(0),
                 "mig",
-                Some(3.0),
-                Some(4.0),
+                Some(n(3)),
+                Some(n(4)),
                 "atlas,biomed".into()
             ),
             (
                 "cloud",
                 "g1.a100x2",
-                2.0,
+                n(2),
                 "passthrough",
-                Some(5.0),
-                Some(8.0),
+                Some(n(5)),
+                Some(n(8)),
                 "atlas".into()
             ),
         ]
@@ -225,7 +226,7 @@ fn the_example_site_offers_its_flavors_to_the_projects_vos() {
         vo: Some("atlas".into()),
         ..Filter::default()
     };
-    let hits: Vec<(String, &str, f64)> = offers
+    let hits: Vec<(String, &str, GpuCount)> = offers
         .iter()
         .filter(|o| filter.matches(o))
         .map(|o| {
@@ -237,7 +238,7 @@ fn the_example_site_offers_its_flavors_to_the_projects_vos() {
         })
         .collect();
     assert!(!hits.is_empty(), "{offers:#?}");
-    assert!(hits.iter().all(|(_, _, gpus)| *gpus >= 4.0));
+    assert!(hits.iter().all(|(_, _, gpus)| *gpus >= GpuCount::whole(4)));
     // The 4-GPU flavor is atlas-only; biomed must not see it.
     let biomed = Filter {
         vo: Some("biomed".into()),
@@ -376,14 +377,15 @@ fn min_gpus_counts_whole_gpus_and_slices_have_their_own_filter() {
         h100.gets,
         "1g.10gb slice of NVIDIA H100 80GB HBM3, 7 per GPU, 56 slices on 8 GPUs"
     );
+    let n = GpuCount::whole;
     assert_eq!(
         (h100.gpus_each, h100.slots_each, h100.physical_each),
-        (0.0, 56.0, 8.0)
+        (n(0), n(56), n(8))
     );
     assert_eq!(h100.slot_share.as_deref(), Some("1/7"));
     // 14 of 56 slices are free: 2 GPUs' worth.
-    assert_eq!((h100.free, h100.free_physical), (Some(14.0), Some(2.0)));
-    assert_eq!(h100.total_physical, Some(8.0));
+    assert_eq!((h100.free, h100.free_physical), (Some(n(14)), Some(n(2))));
+    assert_eq!(h100.total_physical, Some(n(8)));
     let t4 = offers
         .iter()
         .find(|o| o.resource_name == "t4-shared")
@@ -392,7 +394,7 @@ fn min_gpus_counts_whole_gpus_and_slices_have_their_own_filter() {
         t4.gets,
         "time-slicing replica of Tesla T4, 4 per GPU, 8 replicas on 2 GPUs"
     );
-    assert_eq!(t4.total_physical, Some(4.0));
+    assert_eq!(t4.total_physical, Some(n(4)));
     let whole = offers
         .iter()
         .find(|o| o.resource_name == "A100 nodes")
@@ -408,9 +410,10 @@ fn a_flavor_reads_physical_counts_from_its_manager() {
         .iter()
         .find(|o| o.resource_name == "g1.a100x2")
         .unwrap();
-    assert_eq!((flavor.gpus_each, flavor.physical_each), (2.0, 2.0));
+    let n = GpuCount::whole;
+    assert_eq!((flavor.gpus_each, flavor.physical_each), (n(2), n(2)));
     assert_eq!(
         (flavor.free_physical, flavor.total_physical),
-        (Some(5.0), Some(8.0))
+        (Some(n(5)), Some(n(8)))
     );
 }

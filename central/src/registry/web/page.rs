@@ -94,14 +94,6 @@ fn form(out: &mut String, params: &FormParams) {
     );
 }
 
-fn number(value: f64) -> String {
-    if value.fract() == 0.0 {
-        format!("{value:.0}")
-    } else {
-        format!("{value}")
-    }
-}
-
 fn offers(out: &mut String, offers: &[Offer]) {
     let _ = writeln!(
         out,
@@ -116,12 +108,12 @@ fn offers(out: &mut String, offers: &[Offer]) {
     for offer in offers {
         // Physical GPUs, with the slots beside them where a slot is part of a GPU.
         let capacity = match (offer.free_physical, offer.total_physical) {
-            (Some(free), Some(total)) => format!("{} / {}", number(free), number(total)),
+            (Some(free), Some(total)) => format!("{free} / {total}"),
             _ => "unknown".to_owned(),
         };
         let capacity = match (offer.slot_share.is_some(), offer.free, offer.total) {
             (true, Some(free), Some(total)) => {
-                format!("{capacity} ({} / {} slots)", number(free), number(total))
+                format!("{capacity} ({free} / {total} slots)")
             }
             _ => capacity,
         };
@@ -139,7 +131,7 @@ fn offers(out: &mut String, offers: &[Offer]) {
             offer.service_kind.as_str(),
             escape(&offer.resource_id),
             escape(&offer.resource_name),
-            number(offer.gpus_each),
+            offer.gpus_each,
             escape(&offer.gets),
             escape(&offer.model),
             offer.memory_mb.map(|m| m.to_string()).unwrap_or_default(),
@@ -206,18 +198,20 @@ fn charts(out: &mut String, charts: &Charts) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use accelfed_schemas::gpu::GpuCount;
     use accelfed_schemas::offer::ServiceKind;
 
     fn offer(site: &str, name: &str) -> Offer {
+        let half = GpuCount::new(0.5).unwrap();
         Offer {
             site: site.into(),
             service_id: "svc".into(),
             service_kind: ServiceKind::Cloud,
             resource_id: "id\"><script>x</script>".into(),
             resource_name: name.into(),
-            gpus_each: 0.5,
-            slots_each: 0.5,
-            physical_each: 0.5,
+            gpus_each: half,
+            slots_each: half,
+            physical_each: half,
             slot_share: None,
             gets: "0.5 x NVIDIA A100".into(),
             vendor: "NVIDIA".into(),
@@ -228,10 +222,10 @@ mod tests {
             mig_profile: None,
             cpus: None,
             ram_mb: None,
-            free: Some(3.0),
-            total: Some(8.0),
-            free_physical: Some(3.0),
-            total_physical: Some(8.0),
+            free: Some(GpuCount::whole(3)),
+            total: Some(GpuCount::whole(8)),
+            free_physical: Some(GpuCount::whole(3)),
+            total_physical: Some(GpuCount::whole(8)),
             vos: vec!["atlas".into()],
             expires: DateTime::<Utc>::MAX_UTC,
             fresh: true,
@@ -272,5 +266,31 @@ mod tests {
         assert!(html.contains("0.5"));
         assert!(html.contains("3 / 8"));
         assert!(html.contains("class=\"stale\">stale for 0 min"));
+    }
+
+    #[test]
+    fn counts_print_as_the_table_prints_them() {
+        let slices = Offer {
+            gpus_each: GpuCount::ZERO,
+            slot_share: Some("1/7".into()),
+            free: Some(GpuCount::whole(36)),
+            total: Some(GpuCount::whole(56)),
+            free_physical: Some(GpuCount::new(36.0 / 7.0).unwrap()),
+            ..offer("S", "h100-mig")
+        };
+        let html = render(&PageData {
+            params: &FormParams::default(),
+            problems: &[],
+            offers: &[slices],
+            sites: &[],
+            charts: &Charts::NoRepository,
+            now: DateTime::<Utc>::UNIX_EPOCH,
+        });
+        // Whole counts without a fraction, others to the thousandth, as `accelfed query` does.
+        assert!(html.contains("<td>0</td>"), "{html}");
+        assert!(
+            html.contains("<td>5.143 / 8 (36 / 56 slots)</td>"),
+            "{html}"
+        );
     }
 }
