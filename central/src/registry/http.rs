@@ -15,6 +15,7 @@
 
 use std::sync::Arc;
 
+use accelfed_schemas::gpu::GpuCount;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::{PathRejection, QueryRejection};
@@ -145,10 +146,14 @@ async fn broker(
         Ok(request) => request,
         Err(rejection) => return error_response(StatusCode::BAD_REQUEST, &rejection.body_text()),
     };
-    if !(request.num_gpus.is_finite() && request.num_gpus > 0.0) {
+    // A count no site can hold would otherwise select as if no count were asked for.
+    if !(request.num_gpus > 0.0 && GpuCount::new(request.num_gpus).is_ok()) {
         return error_response(
             StatusCode::BAD_REQUEST,
-            "num_gpus must be a positive number",
+            &format!(
+                "num_gpus must be a positive number of GPUs, at most {}",
+                GpuCount::MAX
+            ),
         );
     }
     let now = Utc::now();

@@ -398,10 +398,13 @@ fn min_gpus_counts_whole_gpus_and_slices_have_their_own_filter() {
         .enable_all()
         .build()
         .unwrap();
-    for (name, value) in [
-        ("min_gpus", "nan"),
-        ("min_free", "-inf"),
-        ("min_slices", "inf"),
+    // The broker's num_gpus too: above any site's GPUs it would select as if no count were asked.
+    for (path, name, value) in [
+        ("offers", "min_gpus", "nan"),
+        ("offers", "min_free", "-inf"),
+        ("offers", "min_slices", "inf"),
+        ("broker", "num_gpus", "2e7"),
+        ("broker", "num_gpus", "0"),
     ] {
         let answer = runtime.block_on(async {
             let client = accelfed_publishers::registry::client(Some(&ca)).unwrap();
@@ -409,7 +412,7 @@ fn min_gpus_counts_whole_gpus_and_slices_have_their_own_filter() {
             accelfed_publishers::registry::get(
                 &client,
                 &server.url(),
-                "/registry/v1/offers",
+                &format!("/registry/v1/{path}"),
                 &query,
             )
             .await
