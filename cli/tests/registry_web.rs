@@ -44,22 +44,10 @@ fn ensure_chromium() {
         std::env::var("CI").as_deref() != Ok("true"),
         "{CHROMIUM} is missing and CI=true: apt-get install -y chromium (scripts/test does)"
     );
-    let status = Command::new("apt-get")
-        .args([
-            "-o",
-            "DPkg::Lock::Timeout=300",
-            "install",
-            "-y",
-            "-q",
-            "chromium",
-        ])
-        .env("DEBIAN_FRONTEND", "noninteractive")
-        .status()
-        .expect("running apt-get");
-    assert!(
-        status.success() && Path::new(CHROMIUM).exists(),
-        "installing chromium failed ({status}); install it: apt-get install -y chromium"
-    );
+    let missing = || (!Path::new(CHROMIUM).exists()).then(|| CHROMIUM.to_owned());
+    if let Err(why) = accelfed_tests::apt::install(&["chromium"], missing) {
+        panic!("installing chromium failed ({why}); install it: apt-get install -y chromium");
+    }
 }
 
 /// The DOM of `url` after load, as headless Chromium serializes it.

@@ -1,6 +1,6 @@
 //! Installing the Debian packages a real component under test needs, on a developer machine (the
-//! harnesses of [`crate::slapd`] and [`crate::slurm`]; under `CI=true` they fail with what is
-//! missing instead, since a CI image must bring them).
+//! harnesses of [`crate::slapd`] and [`crate::slurm`], the web page test's Chromium; under
+//! `CI=true` they fail with what is missing instead, since a CI image must bring them).
 
 use std::process::Command;
 
