@@ -68,6 +68,25 @@ pub fn render(settings: &Settings<'_>) -> String {
     )
 }
 
+/// Whether `text` gives any site a real token hash (not the examples' placeholder). Text that is
+/// not TOML counts as configured: nothing can tell it is only an example.
+pub fn configures_a_site(text: &str) -> bool {
+    let Ok(document) = text.parse::<toml_edit::DocumentMut>() else {
+        return true;
+    };
+    let Some(sites) = document
+        .get("sites")
+        .and_then(|sites| sites.as_table_like())
+    else {
+        return false;
+    };
+    sites.iter().any(|(_, site)| {
+        site.get("token_sha256")
+            .and_then(|hash| hash.as_str())
+            .is_some_and(|hash| TokenHash::parse(hash).is_ok())
+    })
+}
+
 /// `text` with `[sites.<site>] token_sha256 = <hash>`. A table for the site whose hash is not a
 /// hash (the examples' placeholder) gets the new one; a real hash is refused, since replacing
 /// it would lock the site out without a word.
@@ -164,6 +183,26 @@ mod tests {
         let config = parse(&text);
         assert_eq!(config.sites.len(), 1);
         assert_eq!(text.matches("[sites.EXAMPLE-GPU]").count(), 1, "{text}");
+    }
+
+    #[test]
+    fn only_a_real_token_hash_configures_a_site() {
+        let example = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/central.toml"),
+        )
+        .unwrap();
+        assert!(!configures_a_site(&example), "the example's placeholder");
+        assert!(
+            !configures_a_site(&rendered()),
+            "init's own file, before any token"
+        );
+        assert!(configures_a_site(
+            &add_site(&example, "EXAMPLE-GPU", hash("a")).unwrap()
+        ));
+        assert!(
+            configures_a_site("[listen"),
+            "not TOML: not known to be an example"
+        );
     }
 
     #[test]

@@ -259,8 +259,15 @@ fn init_writes_nothing_over_existing_files_and_checks_a_given_certificate() {
     let dir = dir.path();
     assert_eq!(code(&init(dir)), 0);
     let before = std::fs::read(dir.join("ca/ca.key")).unwrap();
+    let token = accelfed(
+        dir,
+        &["token", "--site", "SITE-A", "--add-to", "central.toml"],
+    );
+    assert_eq!(code(&token), 0, "{}", stderr(&token));
+    let configured = std::fs::read(dir.join("central.toml")).unwrap();
     let again = init(dir);
-    assert_refused(&again, 2, "central.toml: exists");
+    assert_refused(&again, 2, "init never replaces a configured service");
+    assert_eq!(std::fs::read(dir.join("central.toml")).unwrap(), configured);
     std::fs::rename(dir.join("central.toml"), dir.join("old.toml")).unwrap();
     let again = init(dir);
     assert_refused(&again, 2, "ca.pem: exists");
@@ -292,6 +299,36 @@ fn init_writes_nothing_over_existing_files_and_checks_a_given_certificate() {
     let given = with_certificate("tls/service.pem");
     assert_eq!(code(&given), 0, "{}", stderr(&given));
     let valid = accelfed(dir, &["validate", "--central", "igtf.toml"]);
+    assert_eq!(code(&valid), 0, "{}", stderr(&valid));
+}
+
+/// A packaged host has the example in /etc/accelfed/central.toml: `init` replaces a file that
+/// configures no site, keeping its mode, and what it writes is a working configuration.
+#[test]
+fn init_replaces_the_packaged_example() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::copy(example("central.toml"), dir.join("central.toml")).unwrap();
+    std::fs::set_permissions(
+        dir.join("central.toml"),
+        std::fs::Permissions::from_mode(0o640),
+    )
+    .unwrap();
+    let replaced = init(dir);
+    assert_eq!(code(&replaced), 0, "{}", stderr(&replaced));
+    assert!(
+        stderr(&replaced).contains("replaced"),
+        "{}",
+        stderr(&replaced)
+    );
+    let text = std::fs::read_to_string(dir.join("central.toml")).unwrap();
+    assert!(!text.contains("<run: accelfed token"), "{text}");
+    assert_eq!(
+        mode(&dir.join("central.toml")),
+        0o640,
+        "the packaged mode is kept"
+    );
+    let valid = accelfed(dir, &["validate", "--central", "central.toml"]);
     assert_eq!(code(&valid), 0, "{}", stderr(&valid));
 }
 

@@ -1,7 +1,8 @@
 //! `accelfed init central`: a central.toml that `validate --central` and `serve` accept as written,
 //! with the service's TLS identity: a private CA and a certificate made here, or an existing
 //! certificate and key (an IGTF host certificate) checked before anything is written. New files
-//! only: nothing is overwritten.
+//! only: nothing is overwritten, except a central.toml that configures no site yet (the packaged
+//! example in /etc/accelfed, which would otherwise make `init` fail on every packaged host).
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -11,7 +12,7 @@ use accelfed_central::CentralConfig;
 use crate::args::{InitArgs, InitCentralArgs, InitTarget};
 use crate::central_toml::{Settings, render};
 use crate::exit::Outcome;
-use crate::files::{WriteError, create_folder, create_new};
+use crate::files::{WriteError, create_folder, create_new, replace};
 
 pub fn run(args: &InitArgs) -> Outcome {
     match &args.what {
@@ -53,12 +54,7 @@ impl From<WriteError> for Failure {
 
 fn central(args: &InitCentralArgs) -> Result<(), Failure> {
     let config = absolute(&args.config)?;
-    if config.exists() {
-        return Err(usage(format!(
-            "{}: exists; init writes new files only (move it away, or give --config)",
-            config.display()
-        )));
-    }
+    let replacing = replaceable(&config)?;
     let folder = config.parent().unwrap_or(Path::new("/")).to_owned();
     let database = if args.database.contains("://") {
         args.database.clone()
@@ -96,7 +92,15 @@ fn central(args: &InitCentralArgs) -> Result<(), Failure> {
         ))
     })?;
     create_folder(&folder, 0o755)?;
-    create_new(&config, text.as_bytes(), 0o644)?;
+    if replacing {
+        replace(&config, text.as_bytes())?;
+        eprintln!(
+            "replaced {}: it configured no site yet (the packaged example)",
+            config.display()
+        );
+    } else {
+        create_new(&config, text.as_bytes(), 0o644)?;
+    }
     eprintln!(
         "wrote {config} (gRPC {grpc}, registry {https}, database {database})\n\
          next: accelfed token --site NAME --add-to {config} --output NAME.token",
@@ -105,6 +109,25 @@ fn central(args: &InitCentralArgs) -> Result<(), Failure> {
         https = SocketAddr::new(args.listen, args.https_port),
     );
     Ok(())
+}
+
+/// Whether an existing central.toml at `config` may be replaced: only one that gives no site a
+/// token hash (the examples' placeholder or no `[sites]` at all), since replacing a configured
+/// service's file would lock its sites out. `false` when there is no file.
+fn replaceable(config: &Path) -> Result<bool, Failure> {
+    let text = match std::fs::read_to_string(config) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(err) => return Err(usage(format!("{}: {err}", config.display()))),
+    };
+    if crate::central_toml::configures_a_site(&text) {
+        return Err(usage(format!(
+            "{}: exists and gives sites their token hashes; init never replaces a configured \
+             service (give another --config)",
+            config.display()
+        )));
+    }
+    Ok(true)
 }
 
 /// Writes the CA to `ca_folder` and the service's certificate and key to `tls/` beside
