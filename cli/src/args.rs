@@ -442,4 +442,8 @@ pub struct InitCentralArgs {
     /// Where GET /metrics is served (plain HTTP: keep it private).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9464")]
     pub metrics: std::net::SocketAddr,
+    /// A first site: its token goes to NAME.token in the current folder (0600, for the site) and
+    /// its hash into central.toml, as `accelfed token --site NAME --add-to` does. Repeatable.
+    #[arg(long = "site", value_name = "NAME")]
+    pub sites: Vec<String>,
 }

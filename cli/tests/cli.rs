@@ -193,3 +193,40 @@ fn an_endless_or_huge_configuration_is_refused_without_reading_it_all() {
         text(&central.stderr)
     );
 }
+
+/// A token file any local user can read is used, with a warning naming it and its mode; one only
+/// its owner reads gives none. (The push then fails on the missing CA file: the warning comes
+/// first, when the token is read.)
+#[test]
+fn a_token_file_readable_by_others_is_warned_about() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("site.token");
+    std::fs::write(&token, format!("{}\n", "ab".repeat(32))).unwrap();
+    let push = |mode: u32| {
+        std::fs::set_permissions(&token, std::fs::Permissions::from_mode(mode)).unwrap();
+        let out = accelfed(&[
+            "provide",
+            "--config",
+            example().to_str().unwrap(),
+            "--publish",
+            "registry",
+            "--registry-url",
+            "https://127.0.0.1:1",
+            "--registry-token-file",
+            token.to_str().unwrap(),
+        ]);
+        text(&out.stderr)
+    };
+    let open = push(0o644);
+    assert!(
+        open.contains("readable by every local user") && open.contains("mode=\"644\""),
+        "{open}"
+    );
+    assert!(!open.contains(&"ab".repeat(32)), "the token is not logged");
+    let private = push(0o600);
+    assert!(
+        !private.contains("readable by every local user"),
+        "{private}"
+    );
+}

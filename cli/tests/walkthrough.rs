@@ -37,13 +37,17 @@ fn walkthrough() -> String {
     after[start..start + end].to_owned()
 }
 
-/// The block's commands: lines joined at trailing backslashes, comments and blank lines left out.
+/// The block's commands: lines joined at trailing backslashes, comments and blank lines left out,
+/// and a line that chains commands (`&&`, `||`, `;`, `|`) counted as each of them.
 fn commands(block: &str) -> Vec<String> {
     let joined = block.replace("\\\n", " ");
     joined
         .lines()
         .map(str::trim)
         .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .flat_map(|line| line.split("&&").flat_map(|part| part.split(['|', ';'])))
+        .map(str::trim)
+        .filter(|command| !command.is_empty())
         .map(str::to_owned)
         .collect()
 }
@@ -182,6 +186,9 @@ fn the_first_federation_in_five_commands_runs_as_written() {
 
 #[test]
 fn commands_are_counted_with_their_continuation_lines() {
-    let block = "# a comment\naccelfed a \\\n  --b\n\naccelfed c &\n";
-    assert_eq!(commands(block), ["accelfed a    --b", "accelfed c &"]);
+    let block = "# a comment\naccelfed a \\\n  --b\n\naccelfed c &\nd && e || f; g | h\n";
+    assert_eq!(
+        commands(block),
+        ["accelfed a    --b", "accelfed c &", "d", "e", "f", "g", "h"]
+    );
 }

@@ -8,6 +8,8 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use accelfed_central::CentralConfig;
+use accelfed_central::auth::{TokenHash, new_token};
+use accelfed_schemas::names::SiteName;
 
 use crate::args::{InitArgs, InitCentralArgs, InitTarget};
 use crate::central_toml::{Settings, render};
@@ -55,6 +57,7 @@ impl From<WriteError> for Failure {
 fn central(args: &InitCentralArgs) -> Result<(), Failure> {
     let config = absolute(&args.config)?;
     let replacing = replaceable(&config)?;
+    let tokens = first_sites(&args.sites)?;
     let folder = config.parent().unwrap_or(Path::new("/")).to_owned();
     let database = if args.database.contains("://") {
         args.database.clone()
@@ -69,7 +72,7 @@ fn central(args: &InitCentralArgs) -> Result<(), Failure> {
         }
         None => (absolute(&args.certificate)?, absolute(&args.key)?, None),
     };
-    let text = render(&Settings {
+    let mut text = render(&Settings {
         grpc: SocketAddr::new(args.listen, args.grpc_port),
         https: SocketAddr::new(args.listen, args.https_port),
         metrics: args.metrics,
@@ -78,6 +81,10 @@ fn central(args: &InitCentralArgs) -> Result<(), Failure> {
         database: &database,
         ca: ca.as_deref(),
     });
+    for token in &tokens {
+        text = crate::central_toml::add_site(&text, token.site.as_str(), token.hash())
+            .map_err(usage)?;
+    }
     // The check `validate --central` and `serve` run, before the file exists.
     let loaded = CentralConfig::parse(&config, &text)
         .map(|parsed| accelfed_central::LoadedCentral {
@@ -92,23 +99,91 @@ fn central(args: &InitCentralArgs) -> Result<(), Failure> {
         ))
     })?;
     create_folder(&folder, 0o755)?;
-    if replacing {
-        replace(&config, text.as_bytes())?;
-        eprintln!(
-            "replaced {}: it configured no site yet (the packaged example)",
-            config.display()
-        );
-    } else {
-        create_new(&config, text.as_bytes(), 0o644)?;
-    }
+    write_config(&config, &text, replacing)?;
+    write_tokens(&tokens, &config)?;
     eprintln!(
         "wrote {config} (gRPC {grpc}, registry {https}, database {database})\n\
-         next: accelfed token --site NAME --add-to {config} --output NAME.token",
+         more sites: accelfed token --site NAME --add-to {config} --output NAME.token",
         config = config.display(),
         grpc = loaded.config.listen.grpc,
         https = SocketAddr::new(args.listen, args.https_port),
     );
     Ok(())
+}
+
+/// Writes central.toml, replacing the file `replaceable` allowed.
+fn write_config(config: &Path, text: &str, replacing: bool) -> Result<(), Failure> {
+    if !replacing {
+        return Ok(create_new(config, text.as_bytes(), 0o644)?);
+    }
+    replace(config, text.as_bytes())?;
+    eprintln!(
+        "replaced {}: it configured no site yet (the packaged example)",
+        config.display()
+    );
+    Ok(())
+}
+
+/// Hands out the first sites' tokens, once central.toml holds their hashes.
+fn write_tokens(tokens: &[FirstSite], config: &Path) -> Result<(), Failure> {
+    for token in tokens {
+        create_new(&token.file, format!("{}\n", token.secret).as_bytes(), 0o600)?;
+        eprintln!(
+            "wrote {}'s token to {} (0600; give it to the site) and its hash to {}",
+            token.site.as_str(),
+            token.file.display(),
+            config.display()
+        );
+    }
+    Ok(())
+}
+
+/// A first site's new token, before anything is written.
+struct FirstSite {
+    site: SiteName,
+    secret: String,
+    file: PathBuf,
+}
+
+impl FirstSite {
+    fn hash(&self) -> TokenHash {
+        TokenHash::of(&self.secret)
+    }
+}
+
+/// Tokens for the `--site` names, each to go to `<NAME>.token` in the current folder; refused
+/// (nothing written) when a name is no site name or its token file exists.
+fn first_sites(names: &[String]) -> Result<Vec<FirstSite>, Failure> {
+    let mut sites = Vec::with_capacity(names.len());
+    for name in names {
+        let site = super::token::site_name(name).map_err(|err| usage(format!("--site: {err}")))?;
+        let file = absolute(Path::new(&token_file_name(site.as_str())))?;
+        if file.exists() || sites.iter().any(|known: &FirstSite| known.file == file) {
+            return Err(usage(format!(
+                "{}: exists; init writes new files only (move it away first)",
+                file.display()
+            )));
+        }
+        let secret = new_token().map_err(|err| Failure {
+            message: format!("no randomness from the operating system: {err}"),
+            outcome: Outcome::Partial,
+        })?;
+        sites.push(FirstSite { site, secret, file });
+    }
+    Ok(sites)
+}
+
+/// `<NAME>.token`, with anything but letters, digits, `.`, `-` and `_` as `_`: a site name may
+/// hold `/` or start with `.`, a file name in the current folder must not.
+fn token_file_name(site: &str) -> String {
+    let name: String = site
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '-' | '_' | '.' => c,
+            _ => '_',
+        })
+        .collect();
+    format!("{}.token", name.trim_start_matches('.'))
 }
 
 /// Whether an existing central.toml at `config` may be replaced: only one that gives no site a

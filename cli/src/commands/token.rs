@@ -64,7 +64,7 @@ pub fn run(args: &TokenArgs) -> Outcome {
 }
 
 /// The site name as `serve` will read it back: valid, and with no invisible character.
-fn site_name(name: &str) -> Result<SiteName, String> {
+pub(crate) fn site_name(name: &str) -> Result<SiteName, String> {
     let site = SiteName::new(name).map_err(|err| err.to_string())?;
     match invisible(site.as_str()) {
         Some(c) => Err(format!(
