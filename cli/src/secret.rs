@@ -14,13 +14,9 @@ pub fn read_token(what: &str, path: &Path) -> Result<String, String> {
         return Err(format!("{what} {}: empty", path.display()));
     }
     if let Ok(metadata) = std::fs::metadata(path)
-        && metadata.permissions().mode() & 0o004 != 0
+        && let Some(risk) = accelfed_schemas::secret::exposure(metadata.permissions().mode())
     {
-        tracing::warn!(
-            file = %path.display(),
-            mode = format!("{:o}", metadata.permissions().mode() & 0o777),
-            "{what}: the token file is readable by every local user; `chmod o-r` it (0600 or 0640)"
-        );
+        tracing::warn!(file = %path.display(), "{what}: the token file is {risk}");
     }
     Ok(token.to_owned())
 }

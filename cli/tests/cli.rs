@@ -153,12 +153,32 @@ fn validate_central_checks_the_file_its_certificate_and_key_and_its_tokens() {
         .unwrap();
         accelfed(&["validate", "--central", path.to_str().unwrap()])
     };
+    use std::os::unix::fs::PermissionsExt;
+    let key_mode = |mode: u32| {
+        std::fs::set_permissions(
+            dir.path().join("key.pem"),
+            std::fs::Permissions::from_mode(mode),
+        )
+        .unwrap()
+    };
+    key_mode(0o600);
     let good = central("key.pem", &"ab".repeat(32));
     assert_eq!(good.status.code(), Some(0), "{}", text(&good.stderr));
     assert!(
         text(&good.stderr).contains("valid (sites: 1"),
         "{}",
         text(&good.stderr)
+    );
+    assert!(!text(&good.stderr).contains("readable by every local user"));
+    // A key any local user can read: still valid, with a warning naming the setting and file.
+    key_mode(0o644);
+    let exposed = central("key.pem", &"ab".repeat(32));
+    assert_eq!(exposed.status.code(), Some(0));
+    let warned = text(&exposed.stderr);
+    assert!(
+        warned.contains("tls.key: the file is readable by every local user (mode 644)")
+            && warned.contains("key.pem"),
+        "{warned}"
     );
     let mismatched = central("other.pem", &"ab".repeat(32));
     assert_eq!(mismatched.status.code(), Some(2));
@@ -220,7 +240,7 @@ fn a_token_file_readable_by_others_is_warned_about() {
     };
     let open = push(0o644);
     assert!(
-        open.contains("readable by every local user") && open.contains("mode=\"644\""),
+        open.contains("readable by every local user (mode 644)") && open.contains("site.token"),
         "{open}"
     );
     assert!(!open.contains(&"ab".repeat(32)), "the token is not logged");

@@ -17,6 +17,7 @@ mod json;
 pub mod kubernetes;
 mod observe;
 pub mod openstack;
+mod secret;
 pub mod slurm;
 pub mod static_site;
 

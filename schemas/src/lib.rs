@@ -9,6 +9,7 @@
 //! * [`render`]: pure, deterministic renderings of a snapshot (GLUE 2.1 JSON, LDIF GLUE 2.0 and 2.1,
 //!   GLUE 2.0 XML).
 //! * [`cause`]: an error's chain of causes, and whether a retry can cure it.
+//! * [`secret`]: when a secret file's mode exposes it to other local users.
 
 pub mod cause;
 pub mod excerpt;
@@ -17,4 +18,5 @@ pub mod gpu;
 pub mod names;
 pub mod offer;
 pub mod render;
+pub mod secret;
 pub mod usage;

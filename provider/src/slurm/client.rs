@@ -239,6 +239,7 @@ impl SlurmClient {
             path: rest.token_file.display().to_string(),
             message: err.to_string(),
         })?;
+        crate::secret::warn_if_exposed("slurmrestd token_file", &rest.token_file);
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(rest.timeout_s))
             .build()
