@@ -9,6 +9,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use accelfed_schemas::render::apel::{self, MAX_RECORDS, Skipped};
+use accelfed_schemas::usage::{Month, UsageRecord};
 
 use super::ams::AmsClient;
 use super::dirq::DirqQueue;
@@ -125,27 +126,14 @@ pub async fn export(
         watermark: watermark.read()?,
         ..ExportReport::default()
     };
-    // One checker for the run, so records that collide in APEL's key are found across pages.
-    let mut checker = safety::Checker::new(options.charset);
+    let mut checker = SpoolChecker::new(options.charset);
     loop {
         let page = spool.changed_after(after, PAGE)?;
         let Some(last) = page.last().map(|changed| changed.version) else {
             break;
         };
         let records: Vec<_> = page.into_iter().map(|changed| changed.record).collect();
-        let checked = checker.check(records);
-        for refused in &checked.refused {
-            tracing::error!("{refused}");
-        }
-        for normalised in &checked.normalised {
-            tracing::warn!(
-                record = %normalised.id,
-                "APEL record {}, field {}: {}",
-                normalised.resource,
-                normalised.field,
-                normalised.what
-            );
-        }
+        let checked = checker.check(spool, records)?;
         report.refused.extend(checked.refused);
         report.normalised += checked.normalised.len();
         let records = checked.records;
@@ -167,6 +155,52 @@ pub async fn export(
         }
     }
     Ok(report)
+}
+
+/// One checker for the run, so records that collide in APEL's key are found across pages,
+/// seeded with each month's every stored record when the run first meets the month, so that the
+/// same record holds a key whichever run it came in and collisions with what earlier runs sent
+/// are found too.
+struct SpoolChecker {
+    checker: safety::Checker,
+    seeded: std::collections::BTreeSet<Month>,
+}
+
+impl SpoolChecker {
+    fn new(charset: Charset) -> Self {
+        Self {
+            checker: safety::Checker::new(charset),
+            seeded: std::collections::BTreeSet::new(),
+        }
+    }
+
+    /// One page's records checked, refusals and normalisations logged.
+    fn check(
+        &mut self,
+        spool: &Spool,
+        records: Vec<UsageRecord>,
+    ) -> Result<safety::Checked, ApelError> {
+        for record in &records {
+            if self.seeded.insert(record.month) {
+                let checker = &mut self.checker;
+                spool.each_in_month(record.month, |stored| checker.seed(stored))?;
+            }
+        }
+        let checked = self.checker.check(records);
+        for refused in &checked.refused {
+            tracing::error!("{refused}");
+        }
+        for normalised in &checked.normalised {
+            tracing::warn!(
+                record = %normalised.id,
+                "APEL record {}, field {}: {}",
+                normalised.resource,
+                normalised.field,
+                normalised.what
+            );
+        }
+        Ok(checked)
+    }
 }
 
 /// A message id in the form ssmsend gives messages from its queue (`<dir>/<element>`), for AMS's
@@ -271,5 +305,41 @@ mod tests {
             .collect();
         assert_eq!(counts, vec![2, 1, 2]);
         assert_eq!(messages[1]["UsageRecords"][0]["Count"], 2.0);
+    }
+
+    /// APEL keeps one row for keys equal but for case: a record colliding with one an earlier run
+    /// sent is refused as one colliding within a run is, and the earlier one still goes when it
+    /// changes.
+    #[tokio::test]
+    async fn a_record_colliding_with_one_sent_by_an_earlier_run_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut spool = Spool::open(dir.path().join("spool.sqlite")).unwrap();
+        let destination = Destination::Dirq(DirqQueue::open(dir.path().join("outgoing")).unwrap());
+        let watermark = Watermark::new(dir.path().join("apel.watermark"));
+        spool.write_run(&[record("GPU-Node-1")]).unwrap();
+        assert_eq!(
+            export_changes(&spool, &destination, &watermark)
+                .await
+                .records,
+            1
+        );
+
+        spool.write_run(&[record("gpu-node-1")]).unwrap();
+        let second = export_changes(&spool, &destination, &watermark).await;
+        assert_eq!(second.records, 0);
+        let [refused] = second.refused.as_slice() else {
+            panic!("{:?}", second.refused)
+        };
+        let refused = refused.to_string();
+        assert!(
+            refused.contains("gpu-node-1") && refused.contains("\"GPU-Node-1\""),
+            "{refused}"
+        );
+
+        let mut grown = record("GPU-Node-1");
+        grown.count = GpuCount::new(2.0).unwrap();
+        spool.write_run(&[grown]).unwrap();
+        let third = export_changes(&spool, &destination, &watermark).await;
+        assert_eq!((third.records, third.refused.len()), (1, 0));
     }
 }

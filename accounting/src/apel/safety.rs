@@ -114,6 +114,28 @@ impl Checker {
         }
     }
 
+    /// Takes the key of `record` (if it passes its own checks) before any batch, so that whichever
+    /// run a record comes in, the one that holds a folded key is the same: the smallest exact key
+    /// among those seeded, as [`Checker::check`] decides within a batch. The export seeds a
+    /// month's every stored record, so a record colliding with one an earlier run sent is refused.
+    pub fn seed(&mut self, record: UsageRecord) {
+        let Ok(record) = check_record(record, self.charset, &mut Vec::new()) else {
+            return;
+        };
+        let exact = exact_key(&record);
+        let holder = (exact.clone(), record.associated_record.as_str().to_owned());
+        match self.keys.entry(fold(&exact)) {
+            std::collections::btree_map::Entry::Vacant(entry) => {
+                entry.insert(holder);
+            }
+            std::collections::btree_map::Entry::Occupied(mut entry) => {
+                if exact < entry.get().0 {
+                    entry.insert(holder);
+                }
+            }
+        }
+    }
+
     /// Checks one batch; within it, of records that collide, the one with the smallest exact key
     /// wins whatever the input order.
     pub fn check(&mut self, records: Vec<UsageRecord>) -> Checked {

@@ -5,7 +5,7 @@
 
 use rusqlite::params;
 
-use accelfed_schemas::usage::UsageRecord;
+use accelfed_schemas::usage::{Month, UsageRecord};
 
 use super::error::SpoolError;
 use super::store::Spool;
@@ -50,6 +50,30 @@ impl Spool {
             page.push(ChangedRecord { version, record });
         }
         Ok(page)
+    }
+}
+
+impl Spool {
+    /// Calls `each` with every record the spool holds for `month`, in its latest version, one
+    /// at a time (a month may hold millions).
+    pub fn each_in_month(
+        &self,
+        month: Month,
+        mut each: impl FnMut(UsageRecord),
+    ) -> Result<(), SpoolError> {
+        let mut statement = self
+            .conn
+            .prepare_cached("SELECT record_id, body FROM records WHERE month = ?1")
+            .map_err(self.sqlite())?;
+        let mut rows = statement
+            .query(params![month.to_string()])
+            .map_err(self.sqlite())?;
+        while let Some(row) = rows.next().map_err(self.sqlite())? {
+            let id: String = row.get(0).map_err(self.sqlite())?;
+            let body: String = row.get(1).map_err(self.sqlite())?;
+            each(self.decode(&id, &body)?.1);
+        }
+        Ok(())
     }
 }
 
