@@ -20,7 +20,7 @@ pub enum CountError {
 }
 
 /// A non-negative, finite number of GPUs. Whole counts render as integers (`4`), fractions with up
-/// to three decimals (`0.5`).
+/// to three decimals (`0.5`), or three significant digits below a thousandth (`0.0004`).
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default)]
 pub struct GpuCount(f64);
 
@@ -77,9 +77,16 @@ impl GpuCount {
         self.0 + 1e-9 >= min.0
     }
 
-    /// Rounds to the thousandth, the precision every rendering uses.
+    /// Rounds to the thousandth, the precision every rendering uses; a count above zero that
+    /// would round to 0 keeps three significant digits instead (0.0004 stays 0.0004), since a
+    /// consumer reading 0 would take a share that exists for none.
     fn rounded(self) -> f64 {
-        (self.0 * 1000.0).round() / 1000.0
+        let thousandths = (self.0 * 1000.0).round() / 1000.0;
+        if thousandths != 0.0 || self.0 == 0.0 {
+            return thousandths;
+        }
+        let scale = 10f64.powi(2 - self.0.log10().floor() as i32);
+        (self.0 * scale).round() / scale
     }
 }
 
@@ -176,6 +183,15 @@ mod tests {
             serde_json::to_string(&GpuCount::new(0.25).unwrap()).unwrap(),
             "0.25"
         );
+        // Above zero never renders as 0: three significant digits where thousandths would.
+        assert_eq!(GpuCount::new(0.0004).unwrap().to_string(), "0.0004");
+        assert_eq!(GpuCount::new(1.0 / 3000.0).unwrap().to_string(), "0.000333");
+        assert_eq!(
+            serde_json::to_string(&GpuCount::new(0.00012345).unwrap()).unwrap(),
+            "0.000123"
+        );
+        assert_eq!(GpuCount::new(0.0006).unwrap().to_string(), "0.001");
+        assert_eq!(GpuCount::ZERO.to_string(), "0");
     }
 
     #[test]
