@@ -132,7 +132,7 @@ fn toml_key(name: &str) -> String {
 /// name holding one cannot be told apart from another name by the operator who reads it.
 fn invisible(name: &str) -> Option<char> {
     name.chars().find(|c| {
-        matches!(u32::from(*c), 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0xFEFF | 0x00AD)
+        matches!(u32::from(*c), 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x2069 | 0xFEFF | 0x00AD)
     })
 }
 
@@ -161,6 +161,8 @@ mod tests {
     #[test]
     fn invisible_characters_are_found() {
         assert_eq!(invisible("SITE\u{200b}A"), Some('\u{200b}'));
+        // A bidirectional isolate (U+2066..U+2069) reorders what is shown and prints as nothing.
+        assert_eq!(invisible("SITE\u{2067}A"), Some('\u{2067}'));
         assert_eq!(invisible("CESNET-MCC"), None);
     }
 }
