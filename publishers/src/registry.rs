@@ -27,6 +27,8 @@ pub enum RegistryError {
         #[source]
         source: reqwest::Error,
     },
+    #[error("registry {url}: the answer is larger than {limit} bytes; not read further")]
+    TooLarge { url: String, limit: usize },
     #[error("registry {url} refused the request ({status}): {reason}")]
     Refused {
         url: String,
@@ -42,7 +44,7 @@ impl RegistryError {
         match self {
             Self::Transport { source, .. } => !accelfed_schemas::cause::is_permanent(source),
             Self::Refused { status, .. } => *status >= 500,
-            Self::Ca(_) => false,
+            Self::Ca(_) | Self::TooLarge { .. } => false,
         }
     }
 }
@@ -121,6 +123,11 @@ pub async fn get(
     exchange(url, request).await
 }
 
+/// The most an answer of the registry may hold: a federation's whole offer list is a few MB.
+const MAX_ANSWER_BYTES: usize = 64 << 20;
+/// The most of a refusal's reason shown: the registry's reasons are a sentence or two.
+const MAX_REASON_CHARS: usize = 1000;
+
 /// Sends `request` (to `url`) and reads the answer: the body on success, else why the registry
 /// refused. A failure to send or to read the body is a transport error either way.
 async fn exchange(url: String, request: reqwest::RequestBuilder) -> Result<String, RegistryError> {
@@ -128,13 +135,24 @@ async fn exchange(url: String, request: reqwest::RequestBuilder) -> Result<Strin
         url: url.clone(),
         source,
     };
-    let response = request.send().await.map_err(transport)?;
+    let mut response = request.send().await.map_err(transport)?;
     let status = response.status();
-    let body = response.text().await.map_err(transport)?;
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(transport)? {
+        if body.len() + chunk.len() > MAX_ANSWER_BYTES {
+            return Err(RegistryError::TooLarge {
+                url,
+                limit: MAX_ANSWER_BYTES,
+            });
+        }
+        body.extend_from_slice(&chunk);
+    }
+    let body = String::from_utf8_lossy(&body).into_owned();
     if status.is_success() {
         return Ok(body);
     }
-    // The registry answers `{"error": "<reason>"}`; anything else is passed on as it came.
+    // The registry answers `{"error": "<reason>"}`; anything else is passed on as it came, cut to
+    // a few lines (a proxy's error page must not fill the log).
     let reason = serde_json::from_str::<serde_json::Value>(&body)
         .ok()
         .and_then(|json| {
@@ -143,9 +161,78 @@ async fn exchange(url: String, request: reqwest::RequestBuilder) -> Result<Strin
                 .map(str::to_owned)
         })
         .unwrap_or(body);
+    let reason = match reason.char_indices().nth(MAX_REASON_CHARS) {
+        Some((cut, _)) => format!("{}... ({} bytes)", &reason[..cut], reason.len()),
+        None => reason,
+    };
     Err(RegistryError::Refused {
         url,
         status: status.as_u16(),
         reason,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+
+    use super::*;
+
+    /// A plain-HTTP server on 127.0.0.1 answering one request with `status` and `body_len` bytes
+    /// of `fill`; its address.
+    fn answer_once(status: &'static str, body_len: usize, fill: u8) -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut request = Vec::new();
+            let mut byte = [0u8; 1];
+            while !request.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+                request.push(byte[0]);
+            }
+            let head = format!("HTTP/1.1 {status}\r\ncontent-length: {body_len}\r\n\r\n");
+            let _ = stream.write_all(head.as_bytes());
+            let chunk = vec![fill; 1 << 20];
+            let mut left = body_len;
+            while left > 0 {
+                let n = left.min(chunk.len());
+                if stream.write_all(&chunk[..n]).is_err() {
+                    return; // the client stopped reading, as it should past the limit
+                }
+                left -= n;
+            }
+        });
+        format!("http://{address}")
+    }
+
+    #[tokio::test]
+    async fn a_huge_refusal_is_quoted_short() {
+        let url = answer_once("502 Bad Gateway", 5_000_000, b'x');
+        let client = reqwest::Client::new();
+        let err = get(&client, &url, "/registry/v1/offers", &[])
+            .await
+            .unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("(502)"), "{}", &message[..200]);
+        assert!(
+            message.ends_with("... (5000000 bytes)"),
+            "{}",
+            &message[..200]
+        );
+        assert!(message.len() < 1200, "{} bytes", message.len());
+    }
+
+    #[tokio::test]
+    async fn an_answer_past_the_limit_is_not_read_whole() {
+        let url = answer_once("200 OK", MAX_ANSWER_BYTES + (1 << 20), b'[');
+        let client = reqwest::Client::new();
+        let err = get(&client, &url, "/registry/v1/offers", &[])
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, RegistryError::TooLarge { limit, .. } if limit == MAX_ANSWER_BYTES),
+            "{err}"
+        );
+        assert!(!err.is_transient());
+    }
 }
