@@ -13,6 +13,7 @@ use accelfed_accounting::wire::encoded::{EncodedSubmitRequest, decode_record};
 use accelfed_accounting::wire::proto::accounting_server::Accounting;
 use accelfed_accounting::wire::{AUTHORIZATION, proto};
 use accelfed_accounting::wire::{Outcome, Rejection, Submission};
+use accelfed_schemas::cause;
 use accelfed_schemas::names::SiteName;
 
 use crate::auth::Tokens;
@@ -107,7 +108,8 @@ impl Accounting for IngestService {
             Ok(report) => report,
             Err(err) => {
                 self.metrics.batch_failed();
-                tracing::error!(site = %site, records = submitted, "batch not stored: {err}");
+                let why = cause::chain(&err);
+                tracing::error!(site = %site, records = submitted, "batch not stored: {why}");
                 return Err(Status::unavailable(
                     "the repository could not store the batch; nothing of it was stored, send it again",
                 ));
@@ -149,7 +151,8 @@ impl Accounting for IngestService {
             .sync_counts(site.as_str())
             .await
             .map_err(|err| {
-                tracing::error!(site = %site, "sync counts failed: {err}");
+                let why = cause::chain(&err);
+                tracing::error!(site = %site, "sync counts failed: {why}");
                 Status::unavailable("the repository could not count records; try again")
             })?;
         Ok(Response::new(proto::SyncResponse {
