@@ -1,6 +1,7 @@
 //! The gRPC `Accounting` service: authenticates the site by its token, decodes each record on its
 //! own (a bad one, even one whose bytes do not decode, is refused with its reason, the rest
-//! stored), and stores the batch in the repository in one transaction.
+//! stored; records past `max_batch` are refused undecoded), and stores the batch in the repository
+//! in one transaction.
 
 use std::sync::Arc;
 
@@ -88,6 +89,23 @@ fn decode(bytes: &[u8]) -> Submission {
     }
 }
 
+/// The entries of a call, as the repository screens them: the first `max_batch` decoded, each on
+/// its own; those past it refused with `batch_too_large` without being decoded, so a sender cannot
+/// make the service decode (and hold) more records than the limit.
+fn decode_batch(entries: &[impl AsRef<[u8]>], max_batch: usize) -> Vec<Submission> {
+    entries
+        .iter()
+        .enumerate()
+        .map(|(position, bytes)| {
+            if position < max_batch {
+                decode(bytes.as_ref())
+            } else {
+                Submission::Invalid(Rejection::BatchTooLarge { limit: max_batch })
+            }
+        })
+        .collect()
+}
+
 #[tonic::async_trait]
 impl Accounting for IngestService {
     async fn submit(
@@ -98,7 +116,7 @@ impl Accounting for IngestService {
         let body = request.into_inner();
         self.metrics
             .contact(site.as_str(), Utc::now(), body.spool_depth);
-        let batch: Vec<Submission> = body.records.iter().map(|bytes| decode(bytes)).collect();
+        let batch = decode_batch(&body.records, self.max_batch);
         let submitted = batch.len();
         let options = IngestOptions {
             max_batch: self.max_batch,
@@ -165,5 +183,37 @@ impl Accounting for IngestService {
                 })
                 .collect(),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use accelfed_accounting::wire::encoded::encode_record;
+    use accelfed_schemas::usage::sample;
+
+    use super::*;
+
+    #[test]
+    fn entries_past_the_limit_are_refused_without_being_decoded() {
+        let good = encode_record(&sample::record("vm-1"));
+        let garbage = vec![0xff, 0xff, 0xff];
+        let batch = decode_batch(&[good.clone(), garbage.clone(), good, garbage], 2);
+        let refusals: Vec<Option<&Rejection>> = batch
+            .iter()
+            .map(|submission| match submission {
+                Submission::Invalid(reason) => Some(reason),
+                _ => None,
+            })
+            .collect();
+        assert!(refusals[0].is_none());
+        // Within the limit the garbage is decoded and refused as such; past it nothing is
+        // decoded, so a record and garbage are refused alike.
+        assert!(matches!(refusals[1], Some(Rejection::Malformed { .. })));
+        for past in &refusals[2..] {
+            assert!(
+                matches!(past, Some(Rejection::BatchTooLarge { limit: 2 })),
+                "{past:?}"
+            );
+        }
     }
 }
