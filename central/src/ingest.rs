@@ -9,8 +9,8 @@ use chrono::Utc;
 use tonic::{Request, Response, Status};
 
 use accelfed_accounting::repository::{IngestOptions, Repository};
-use accelfed_accounting::wire::convert::{outcome_to_proto, record_from_proto, rejection_kind};
-use accelfed_accounting::wire::encoded::{EncodedSubmitRequest, decode_record};
+use accelfed_accounting::wire::convert::{outcome_to_proto, rejection_kind};
+use accelfed_accounting::wire::encoded::{EncodedSubmitRequest, decode_submission};
 use accelfed_accounting::wire::proto::accounting_server::Accounting;
 use accelfed_accounting::wire::{AUTHORIZATION, proto};
 use accelfed_accounting::wire::{Outcome, Rejection, Submission};
@@ -79,16 +79,6 @@ impl IngestService {
     }
 }
 
-/// One entry of the request: the record, or why its bytes are not one (refused alone).
-fn decode(bytes: &[u8]) -> Submission {
-    match decode_record(bytes) {
-        Ok(record) => record_from_proto(record),
-        Err(error) => Submission::Invalid(Rejection::Malformed {
-            detail: error.to_string(),
-        }),
-    }
-}
-
 /// The entries of a call, as the repository screens them: the first `max_batch` decoded, each on
 /// its own; those past it refused with `batch_too_large` without being decoded, so a sender cannot
 /// make the service decode (and hold) more records than the limit.
@@ -98,7 +88,7 @@ fn decode_batch(entries: &[impl AsRef<[u8]>], max_batch: usize) -> Vec<Submissio
         .enumerate()
         .map(|(position, bytes)| {
             if position < max_batch {
-                decode(bytes.as_ref())
+                decode_submission(bytes.as_ref())
             } else {
                 Submission::Invalid(Rejection::BatchTooLarge { limit: max_batch })
             }

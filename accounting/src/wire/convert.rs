@@ -117,7 +117,9 @@ fn sharing_from_proto(r: &proto::UsageRecord) -> Result<Sharing, Rejection> {
 /// A received record, decoded and checked like any other submission: the protobuf fields fill the
 /// record's unchecked form ([`RawRecord`]), whose conversion is the one every encoding goes through.
 /// Values the unchecked form cannot hold (a month outside 1..12, a negative duration, a NaN count,
-/// an unknown type, a time that is not RFC 3339) get the same reasons the JSON decoder gives.
+/// an unknown type, a time that is not RFC 3339) are refused here with the codes that
+/// `From<UsageError> for Rejection` gives the same problems (`bad_month`, `bad_duration`,
+/// `bad_count`, `bad_field`).
 pub fn record_from_proto(record: proto::UsageRecord) -> Submission {
     match raw_from_proto(record) {
         Ok(raw) => match UsageRecord::try_from(raw) {
@@ -350,9 +352,16 @@ mod tests {
         proto.site = String::new();
         assert_eq!(kind(&record_from_proto(proto.clone())), "bad_field");
         proto.site = "CESNET-MCC".into();
-        // A year out of range is a bad month, as month 13 is.
-        proto.year = 1999;
-        assert_eq!(kind(&record_from_proto(proto.clone())), "bad_month");
+        // A year out of range is a bad month, as month 13 is (1969 was `malformed` on the JSON
+        // path the tests once used).
+        for year in [1969, 1999] {
+            proto.year = year;
+            assert_eq!(
+                kind(&record_from_proto(proto.clone())),
+                "bad_month",
+                "{year}"
+            );
+        }
         proto.year = 2026;
         proto.site = "CESNET-MCC".into();
         proto.record_type = "vm".into();
