@@ -384,7 +384,8 @@ mod tests {
     fn a_megabyte_value_gives_a_short_reason() {
         let huge = "x".repeat(1 << 20);
         let base = record_to_proto(&sample::record("vm-1"));
-        let cases: [(&str, fn(&mut proto::UsageRecord, &str)); 8] = [
+        type Change = fn(&mut proto::UsageRecord, &str);
+        let cases: [(&str, Change); 8] = [
             ("site", |r, v| {
                 r.site = v.into();
                 r.first_seen = "yesterday".into();
