@@ -1,8 +1,9 @@
 //! `accelfed serve`: the gRPC ingest over TLS and the `/metrics` endpoint, on listeners the caller
 //! binds (tests bind port 0), until `shutdown` completes (house-style rule 10).
 //!
-//! Connections on both ports come through [`crate::listen`] (limits, handshake and idle timeouts,
-//! TLS on the gRPC port, HTTP/2 limits and an idle timeout counted in calls, not PINGs), and
+//! Connections on both of its ports come through [`crate::listen`] (limits, handshake, idle and
+//! header-read timeouts; on the gRPC port TLS, HTTP/2 limits and an idle timeout counted in calls,
+//! not PINGs), and
 //! every call's token is checked from its headers by an interceptor before the message body is
 //! read or decoded, so an unauthenticated sender costs the service a header parse, not a 100 MB
 //! decode.
