@@ -1,6 +1,7 @@
 //! The gRPC `Accounting` service: authenticates the site by its token, decodes each record on its
 //! own (a bad one, even one whose bytes do not decode, is refused with its reason, the rest
-//! stored), and stores the batch in the repository in one transaction.
+//! stored; records past `max_batch` are refused undecoded), and stores the batch in the repository
+//! in one transaction.
 
 use std::sync::Arc;
 
@@ -8,11 +9,12 @@ use chrono::Utc;
 use tonic::{Request, Response, Status};
 
 use accelfed_accounting::repository::{IngestOptions, Repository};
-use accelfed_accounting::wire::convert::{outcome_to_proto, record_from_proto, rejection_kind};
-use accelfed_accounting::wire::encoded::{EncodedSubmitRequest, decode_record};
+use accelfed_accounting::wire::convert::{outcome_to_proto, rejection_kind};
+use accelfed_accounting::wire::encoded::{EncodedSubmitRequest, decode_submission};
 use accelfed_accounting::wire::proto::accounting_server::Accounting;
 use accelfed_accounting::wire::{AUTHORIZATION, proto};
 use accelfed_accounting::wire::{Outcome, Rejection, Submission};
+use accelfed_schemas::cause;
 use accelfed_schemas::names::SiteName;
 
 use crate::auth::Tokens;
@@ -77,14 +79,21 @@ impl IngestService {
     }
 }
 
-/// One entry of the request: the record, or why its bytes are not one (refused alone).
-fn decode(bytes: &[u8]) -> Submission {
-    match decode_record(bytes) {
-        Ok(record) => record_from_proto(record),
-        Err(error) => Submission::Invalid(Rejection::Malformed {
-            detail: error.to_string(),
-        }),
-    }
+/// The entries of a call, as the repository screens them: the first `max_batch` decoded, each on
+/// its own; those past it refused with `batch_too_large` without being decoded, so a sender cannot
+/// make the service decode (and hold) more records than the limit.
+fn decode_batch(entries: &[impl AsRef<[u8]>], max_batch: usize) -> Vec<Submission> {
+    entries
+        .iter()
+        .enumerate()
+        .map(|(position, bytes)| {
+            if position < max_batch {
+                decode_submission(bytes.as_ref())
+            } else {
+                Submission::Invalid(Rejection::BatchTooLarge { limit: max_batch })
+            }
+        })
+        .collect()
 }
 
 #[tonic::async_trait]
@@ -97,7 +106,7 @@ impl Accounting for IngestService {
         let body = request.into_inner();
         self.metrics
             .contact(site.as_str(), Utc::now(), body.spool_depth);
-        let batch: Vec<Submission> = body.records.iter().map(|bytes| decode(bytes)).collect();
+        let batch = decode_batch(&body.records, self.max_batch);
         let submitted = batch.len();
         let options = IngestOptions {
             max_batch: self.max_batch,
@@ -107,7 +116,8 @@ impl Accounting for IngestService {
             Ok(report) => report,
             Err(err) => {
                 self.metrics.batch_failed();
-                tracing::error!(site = %site, records = submitted, "batch not stored: {err}");
+                let why = cause::chain(&err);
+                tracing::error!(site = %site, records = submitted, "batch not stored: {why}");
                 return Err(Status::unavailable(
                     "the repository could not store the batch; nothing of it was stored, send it again",
                 ));
@@ -149,7 +159,8 @@ impl Accounting for IngestService {
             .sync_counts(site.as_str())
             .await
             .map_err(|err| {
-                tracing::error!(site = %site, "sync counts failed: {err}");
+                let why = cause::chain(&err);
+                tracing::error!(site = %site, "sync counts failed: {why}");
                 Status::unavailable("the repository could not count records; try again")
             })?;
         Ok(Response::new(proto::SyncResponse {
@@ -162,5 +173,37 @@ impl Accounting for IngestService {
                 })
                 .collect(),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use accelfed_accounting::wire::encoded::encode_record;
+    use accelfed_schemas::usage::sample;
+
+    use super::*;
+
+    #[test]
+    fn entries_past_the_limit_are_refused_without_being_decoded() {
+        let good = encode_record(&sample::record("vm-1"));
+        let garbage = vec![0xff, 0xff, 0xff];
+        let batch = decode_batch(&[good.clone(), garbage.clone(), good, garbage], 2);
+        let refusals: Vec<Option<&Rejection>> = batch
+            .iter()
+            .map(|submission| match submission {
+                Submission::Invalid(reason) => Some(reason),
+                _ => None,
+            })
+            .collect();
+        assert!(refusals[0].is_none());
+        // Within the limit the garbage is decoded and refused as such; past it nothing is
+        // decoded, so a record and garbage are refused alike.
+        assert!(matches!(refusals[1], Some(Rejection::Malformed { .. })));
+        for past in &refusals[2..] {
+            assert!(
+                matches!(past, Some(Rejection::BatchTooLarge { limit: 2 })),
+                "{past:?}"
+            );
+        }
     }
 }

@@ -3,7 +3,7 @@
 //! The gRPC ingest of usage records (`ingest.rs`) over TLS with per-site bearer tokens
 //! (`auth.rs`), the `/metrics` endpoint (`metrics.rs`), the configuration file (`config/`), and the
 //! federation registry (`registry/`: pushes, the query API, LDAP sync, the web page), the accept
-//! loop both ports share (`listen/`), and the composition root (`run.rs`). Daemons take their
+//! loop every port shares (`listen/`), and the composition root (`run.rs`). Daemons take their
 //! listener and a shutdown future as arguments so tests can bind port 0.
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]

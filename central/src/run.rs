@@ -9,6 +9,7 @@ use std::net::SocketAddr;
 use tokio::net::TcpListener;
 
 use accelfed_accounting::repository::Repository;
+use accelfed_schemas::cause;
 
 use crate::config::{ListenConfig, LoadedCentral};
 use crate::listen::{Gate, incoming, tls};
@@ -118,7 +119,7 @@ pub async fn run(
     }
     let repository = Repository::open(&loaded.database_location())
         .await
-        .map_err(|err| RunError::Start(err.to_string()))?;
+        .map_err(|err| RunError::Start(cause::chain(&err)))?;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         shutdown.await;
@@ -145,7 +146,7 @@ pub async fn run(
                 Some(repository.clone()),
             )
             .await
-            .map_err(|err| RunError::Start(err.to_string()))?;
+            .map_err(|err| RunError::Start(cause::chain(&err)))?;
             if let Some(ldap) = &config.ldap {
                 let sync = LdapSync::new(ldap, |path| loaded.resolve(path))
                     .map_err(|err| RunError::Config(format!("[ldap]: {err}")))?;

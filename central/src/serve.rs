@@ -1,7 +1,9 @@
 //! `accelfed serve`: the gRPC ingest over TLS and the `/metrics` endpoint, on listeners the caller
 //! binds (tests bind port 0), until `shutdown` completes (house-style rule 10).
 //!
-//! Connections come through [`crate::listen`] (limits, handshake and idle timeouts, TLS), and
+//! Connections on both of its ports come through [`crate::listen`] (limits, handshake, idle and
+//! header-read timeouts; on the gRPC port TLS, HTTP/2 limits and an idle timeout counted in calls,
+//! not PINGs), and
 //! every call's token is checked from its headers by an interceptor before the message body is
 //! read or decoded, so an unauthenticated sender costs the service a header parse, not a 100 MB
 //! decode.
@@ -15,10 +17,12 @@ use tonic::transport::Server;
 
 use accelfed_accounting::repository::Repository;
 use accelfed_accounting::wire::proto::accounting_server::AccountingServer;
+use accelfed_schemas::cause;
 
 use crate::auth::Tokens;
 use crate::ingest::{IngestService, authenticator};
-use crate::listen::{ConnectionLimits, Gate};
+use crate::listen::requests::TrackRequests;
+use crate::listen::{ConnectionLimits, Gate, Idle, Port, Security, http1};
 use crate::metrics::Metrics;
 
 /// What the service needs, resolved from the configuration.
@@ -53,6 +57,25 @@ pub enum ServeError {
     Metrics(String),
 }
 
+/// The gRPC port's HTTP/2 limits (issue #23: a client must not hold a connection, or the
+/// service's memory, with frames that carry no request).
+mod http2 {
+    use std::time::Duration;
+
+    /// Calls at once on one connection; `ship` sends at most 16 (its `in_flight` bound).
+    pub const MAX_CONCURRENT_STREAMS: u32 = 32;
+    /// A call's headers, all together: a gRPC call sends a handful of short ones (the token is 71
+    /// bytes); h2 would otherwise accept 16 MiB.
+    pub const MAX_HEADER_LIST_BYTES: u32 = 16 * 1024;
+    /// How long the server waits for the answer to its keep-alive PING before closing.
+    pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
+    /// After this a connection is asked to go away (GOAWAY; calls in flight finish, the client
+    /// reconnects), so even a client that keeps calling cannot hold one place for ever.
+    pub const MAX_CONNECTION_AGE: Duration = Duration::from_secs(3600);
+    /// A stream that never finishes (a sender that stops halfway through a message) ends here.
+    pub const CALL_TIMEOUT: Duration = Duration::from_secs(600);
+}
+
 /// Serves until `shutdown` completes, then finishes the calls in flight.
 pub async fn serve(
     settings: ServeSettings,
@@ -62,6 +85,7 @@ pub async fn serve(
 ) -> Result<(), ServeError> {
     let counters = Arc::new(Metrics::default());
     let tokens = Arc::new(settings.tokens);
+    let limits = settings.limits;
     let service = IngestService {
         repository: settings.repository,
         tokens: tokens.clone(),
@@ -74,37 +98,14 @@ pub async fn serve(
         .map_err(ServeError::Tls)?;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut grpc_stop = stop_rx.clone();
-    let mut metrics_stop = stop_rx.clone();
-    let incoming = crate::listen::incoming("grpc", grpc, tls, Gate::new(settings.limits), stop_rx);
-
-    let metrics_task = match metrics {
-        Some(listener) => {
-            let counters = counters.clone();
-            let app = axum::Router::new().route(
-                "/metrics",
-                axum::routing::get(move || {
-                    let counters = counters.clone();
-                    async move {
-                        (
-                            [(
-                                axum::http::header::CONTENT_TYPE,
-                                "text/plain; version=0.0.4; charset=utf-8",
-                            )],
-                            counters.render(),
-                        )
-                    }
-                }),
-            );
-            Some(tokio::spawn(async move {
-                axum::serve(listener, app)
-                    .with_graceful_shutdown(async move {
-                        let _ = metrics_stop.wait_for(|stop| *stop).await;
-                    })
-                    .await
-            }))
-        }
-        None => None,
+    let port = Port {
+        name: "grpc",
+        security: Security::Tls(tls),
+        idle: Idle::Requests,
     };
+    let incoming = crate::listen::accept(port, grpc, Gate::new(limits), stop_rx.clone());
+    let metrics_task = metrics
+        .map(|listener| tokio::spawn(serve_metrics(listener, counters.clone(), limits, stop_rx)));
 
     tokio::spawn(async move {
         shutdown.await;
@@ -115,23 +116,58 @@ pub async fn serve(
         .max_decoding_message_size(message_limit)
         .max_encoding_message_size(message_limit);
     let grpc_result = Server::builder()
-        // A stream that never finishes (a sender that stops halfway through a message) ends here.
-        .timeout(std::time::Duration::from_secs(600))
-        .add_service(InterceptedService::new(
+        .timeout(http2::CALL_TIMEOUT)
+        .max_concurrent_streams(http2::MAX_CONCURRENT_STREAMS)
+        .http2_max_header_list_size(http2::MAX_HEADER_LIST_BYTES)
+        // PINGs only where nothing was received for half the idle timeout: they find a peer that
+        // vanished during a long call; an idle connection is closed by the request count, which
+        // PINGs do not move (listen::requests).
+        .http2_keepalive_interval(Some(limits.idle_timeout() / 2))
+        .http2_keepalive_timeout(Some(http2::KEEPALIVE_TIMEOUT))
+        .max_connection_age(http2::MAX_CONNECTION_AGE)
+        .add_service(TrackRequests::new(InterceptedService::new(
             accounting,
             authenticator(tokens, counters.clone()),
-        ))
+        )))
         .serve_with_incoming_shutdown(incoming, async move {
             let _ = grpc_stop.wait_for(|stop| *stop).await;
         })
         .await
-        .map_err(|e| ServeError::Grpc(e.to_string()));
+        .map_err(|e| ServeError::Grpc(cause::chain(&e)));
     if let Some(task) = metrics_task {
-        match task.await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(ServeError::Metrics(e.to_string())),
-            Err(e) => return Err(ServeError::Metrics(e.to_string())),
-        }
+        task.await.map_err(|e| ServeError::Metrics(e.to_string()))?;
     }
     grpc_result
+}
+
+/// `GET /metrics` in plain HTTP/1.1 through the same accept path as the other ports (connection
+/// limits, idle and header-read timeouts), until `stop` turns true.
+async fn serve_metrics(
+    listener: TcpListener,
+    counters: Arc<Metrics>,
+    limits: ConnectionLimits,
+    stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let app = axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move || {
+            let counters = counters.clone();
+            async move {
+                (
+                    [(
+                        axum::http::header::CONTENT_TYPE,
+                        "text/plain; version=0.0.4; charset=utf-8",
+                    )],
+                    counters.render(),
+                )
+            }
+        }),
+    );
+    let port = Port {
+        name: "metrics",
+        security: Security::Plain,
+        idle: Idle::Bytes,
+    };
+    let connections = crate::listen::accept(port, listener, Gate::new(limits), stop);
+    http1::serve(connections, app, limits.idle_timeout(), "metrics endpoint").await;
 }

@@ -2,6 +2,8 @@
 //! record are not errors: they are [`crate::wire::Rejection`]s in that record's outcome, and the rest of the
 //! batch is stored.
 
+use super::postgres_message::describe;
+
 /// Why a repository operation failed. Nothing of a failed ingest was stored (its transaction rolled
 /// back), so the whole batch may be re-sent.
 #[derive(Debug, thiserror::Error)]
@@ -12,12 +14,14 @@ pub enum RepositoryError {
         #[source]
         source: rusqlite::Error,
     },
-    #[error("PostgreSQL repository {url}: {source}")]
+    /// The server's message, SQLSTATE code and detail are in the text
+    /// ([`super::postgres_message::describe`]): tokio-postgres's own `Display` says only "db
+    /// error". The error is kept (not as `source()`, which would repeat it) for its code.
+    #[error("PostgreSQL repository {url}: {}", describe(.error))]
     Postgres {
         /// The URL without its password.
         url: String,
-        #[source]
-        source: tokio_postgres::Error,
+        error: tokio_postgres::Error,
     },
     #[error("database URL {0:?}: expected a file path or postgres://")]
     Url(String),
@@ -55,7 +59,7 @@ impl RepositoryError {
                 source.sqlite_error_code(),
                 Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
             ),
-            Self::Postgres { source, .. } => source.is_closed() || source.code().is_none(),
+            Self::Postgres { error, .. } => error.is_closed() || error.code().is_none(),
             Self::Url(_)
             | Self::NotARepository { .. }
             | Self::SchemaTooNew { .. }

@@ -105,9 +105,9 @@ impl PostgresFloor {
         periods: &[Period],
     ) -> Result<Self, RepositoryError> {
         drop(PostgresRepository::open(url).await?);
-        let fail = |source| RepositoryError::Postgres {
+        let fail = |error| RepositoryError::Postgres {
             url: super::postgres::redact(url),
-            source,
+            error,
         };
         let mut client = connect(url).await.map_err(fail)?;
         match table {
@@ -160,9 +160,9 @@ impl PostgresFloor {
             tx.commit().await
         }
         .await;
-        result.map_err(|source| RepositoryError::Postgres {
+        result.map_err(|error| RepositoryError::Postgres {
             url: self.url.clone(),
-            source,
+            error,
         })
     }
 }

@@ -10,6 +10,7 @@ pub mod floor;
 mod period;
 mod plan;
 mod postgres;
+pub mod postgres_message;
 mod query;
 mod row;
 mod screen;

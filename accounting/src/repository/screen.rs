@@ -121,7 +121,7 @@ mod tests {
             other_site.into(),
             future.into(),
             active_too_long.into(),
-            Submission::from_json(b"garbage"),
+            crate::wire::encoded::decode_submission(&[0xff, 0xff, 0xff]),
             record("vm-5").into(),
         ];
         let screened = screen(&site(), batch, now(), 100);

@@ -6,6 +6,7 @@
 
 use serde_json::Value;
 
+use accelfed_schemas::excerpt::{excerpt, shorten_quotes};
 use accelfed_schemas::gpu::Sharing;
 use accelfed_schemas::names::Text;
 use accelfed_schemas::usage::{RawBenchmark, RawRecord, UsageRecord};
@@ -76,10 +77,9 @@ fn sharing_to_proto(sharing: &Sharing) -> proto::UsageRecord {
 fn sharing_from_proto(r: &proto::UsageRecord) -> Result<Sharing, Rejection> {
     let fail = |what: &str| Rejection::BadField {
         detail: format!(
-            "sharing {:?} of {} {}: {what}",
-            r.sharing.as_deref().unwrap_or("whole"),
-            r.site,
-            r.associated_record
+            "sharing {:?} of {}: {what}",
+            excerpt(r.sharing.as_deref().unwrap_or("whole")),
+            whose(r)
         ),
     };
     let name = || {
@@ -117,7 +117,9 @@ fn sharing_from_proto(r: &proto::UsageRecord) -> Result<Sharing, Rejection> {
 /// A received record, decoded and checked like any other submission: the protobuf fields fill the
 /// record's unchecked form ([`RawRecord`]), whose conversion is the one every encoding goes through.
 /// Values the unchecked form cannot hold (a month outside 1..12, a negative duration, a NaN count,
-/// an unknown type, a time that is not RFC 3339) get the same reasons the JSON decoder gives.
+/// an unknown type, a time that is not RFC 3339) are refused here with the codes that
+/// `From<UsageError> for Rejection` gives the same problems (`bad_month`, `bad_duration`,
+/// `bad_count`, `bad_field`).
 pub fn record_from_proto(record: proto::UsageRecord) -> Submission {
     match raw_from_proto(record) {
         Ok(raw) => match UsageRecord::try_from(raw) {
@@ -154,8 +156,9 @@ fn raw_from_proto(r: proto::UsageRecord) -> Result<RawRecord, Rejection> {
             .map(|t| t.with_timezone(&chrono::Utc))
             .map_err(|_| Rejection::BadField {
                 detail: format!(
-                    "{field} {text:?} of {} {} is not an RFC 3339 time",
-                    r.site, r.associated_record
+                    "{field} {:?} of {} is not an RFC 3339 time",
+                    excerpt(text),
+                    whose(&r)
                 ),
             })
     };
@@ -168,7 +171,8 @@ fn raw_from_proto(r: proto::UsageRecord) -> Result<RawRecord, Rejection> {
         (kind, value) => {
             return Err(Rejection::BadField {
                 detail: format!(
-                    "benchmark_type ({kind:?}) and benchmark ({value:?}) come together or not at all"
+                    "benchmark_type ({:?}) and benchmark ({value:?}) come together or not at all",
+                    kind.as_deref().map(excerpt)
                 ),
             });
         }
@@ -202,8 +206,15 @@ fn closed<'de, T: serde::Deserialize<'de>>(field: &str, text: &'de str) -> Resul
     let deserializer =
         serde::de::value::BorrowedStrDeserializer::<serde::de::value::Error>::new(text);
     T::deserialize(deserializer).map_err(|error| Rejection::BadField {
-        detail: format!("{field}: {error}"),
+        // serde quotes the refused value whole: ``unknown variant `...` ``.
+        detail: format!("{field}: {}", shorten_quotes(&error.to_string())),
     })
+}
+
+/// The record a reason is about, site and id, each cut to an excerpt: the values are the sender's
+/// and may be megabytes long.
+fn whose(r: &proto::UsageRecord) -> String {
+    format!("{} {}", excerpt(&r.site), excerpt(&r.associated_record))
 }
 
 /// The protobuf form of one outcome.
@@ -350,9 +361,16 @@ mod tests {
         proto.site = String::new();
         assert_eq!(kind(&record_from_proto(proto.clone())), "bad_field");
         proto.site = "CESNET-MCC".into();
-        // A year out of range is a bad month, as month 13 is.
-        proto.year = 1999;
-        assert_eq!(kind(&record_from_proto(proto.clone())), "bad_month");
+        // A year out of range is a bad month, as month 13 is (1969 was `malformed` on the JSON
+        // path the tests once used).
+        for year in [1969, 1999] {
+            proto.year = year;
+            assert_eq!(
+                kind(&record_from_proto(proto.clone())),
+                "bad_month",
+                "{year}"
+            );
+        }
         proto.year = 2026;
         proto.site = "CESNET-MCC".into();
         proto.record_type = "vm".into();
@@ -360,6 +378,39 @@ mod tests {
             panic!("accepted an unknown record type")
         };
         assert!(reason.to_string().contains("vm"), "{reason}");
+    }
+
+    #[test]
+    fn a_megabyte_value_gives_a_short_reason() {
+        let huge = "x".repeat(1 << 20);
+        let base = record_to_proto(&sample::record("vm-1"));
+        type Change = fn(&mut proto::UsageRecord, &str);
+        let cases: [(&str, Change); 8] = [
+            ("site", |r, v| {
+                r.site = v.into();
+                r.first_seen = "yesterday".into();
+            }),
+            ("associated_record", |r, v| {
+                r.associated_record = v.into();
+                r.sharing = Some("mig".into());
+            }),
+            ("first_seen", |r, v| r.first_seen = v.into()),
+            ("record_type", |r, v| r.record_type = v.into()),
+            ("source", |r, v| r.source = v.into()),
+            ("sharing", |r, v| r.sharing = Some(v.into())),
+            ("benchmark_type", |r, v| r.benchmark_type = Some(v.into())),
+            ("accelerator_type", |r, v| r.accelerator_type = v.into()),
+        ];
+        for (field, change) in cases {
+            let mut received = base.clone();
+            change(&mut received, &huge);
+            let Submission::Invalid(reason) = record_from_proto(received) else {
+                panic!("{field}: a megabyte value was accepted")
+            };
+            let text = reason.to_string();
+            assert!(text.len() < 1_000, "{field}: {} bytes", text.len());
+            assert!(text.contains("xxxx..."), "{field}: no excerpt in {text}");
+        }
     }
 
     #[test]

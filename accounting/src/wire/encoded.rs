@@ -11,8 +11,8 @@
 use bytes::Bytes;
 use prost::Message;
 
-use super::convert::record_to_proto;
-use super::proto;
+use super::convert::{record_from_proto, record_to_proto};
+use super::{Rejection, Submission, proto};
 use accelfed_schemas::usage::UsageRecord;
 
 /// `SubmitRequest` with each record as its protobuf encoding.
@@ -48,6 +48,18 @@ pub fn encode_record(record: &UsageRecord) -> Vec<u8> {
 /// decoder names the field: `UsageRecord.vo: invalid string value: data is not UTF-8 encoded`).
 pub fn decode_record(bytes: &[u8]) -> Result<proto::UsageRecord, prost::DecodeError> {
     proto::UsageRecord::decode(bytes)
+}
+
+/// One entry of an [`EncodedSubmitRequest`] as the service judges it: the record, checked
+/// ([`record_from_proto`], whose reasons come from `From<UsageError> for Rejection`), or
+/// `malformed` with the decoder's reason when the bytes are not one. Refused alone either way.
+pub fn decode_submission(bytes: &[u8]) -> Submission {
+    match decode_record(bytes) {
+        Ok(record) => record_from_proto(record),
+        Err(error) => Submission::Invalid(Rejection::Malformed {
+            detail: error.to_string(),
+        }),
+    }
 }
 
 /// The gRPC method the request goes to (`package.Service/Method` of the `.proto`).

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod postgres_errors;
 mod suite;
 
 use accelfed_tests::postgres;

@@ -4,11 +4,15 @@ use accelfed_accounting::report::{Report, ReportFormat, TextFormat, render_svg};
 use accelfed_accounting::repository::{
     Dimension, IngestOptions, Period, Repository, SummaryFilter, SummaryQuery, SummaryRow, Totals,
 };
+use accelfed_accounting::wire::convert::record_to_proto;
+use accelfed_accounting::wire::encoded::decode_submission;
+use accelfed_accounting::wire::proto;
 use accelfed_accounting::wire::{Outcome, Rejection, Submission};
 use accelfed_schemas::gpu::{GpuCount, GpuModel};
 use accelfed_schemas::names::{SiteName, VoName};
 use accelfed_schemas::usage::{Month, UsageRecord, sample};
 use chrono::{TimeZone, Utc};
+use prost::Message;
 
 const SITE: &str = "CESNET-MCC";
 
@@ -197,10 +201,11 @@ pub async fn other_sites_records_are_refused_per_record(fixture: &crate::Fixture
 pub async fn bad_records_are_refused_with_reasons(fixture: &crate::Fixture) {
     let repo = &fixture.repo;
     let good = workload();
-    let json = |r: &UsageRecord, field: &str, value: serde_json::Value| {
-        let mut v = serde_json::to_value(r).unwrap();
-        v[field] = value;
-        Submission::from_json(&serde_json::to_vec(&v).unwrap())
+    // Received as the service receives them: protobuf, decoded and checked entry by entry.
+    let changed = |r: &UsageRecord, change: fn(&mut proto::UsageRecord)| {
+        let mut received = record_to_proto(r);
+        change(&mut received);
+        decode_submission(&received.encode_to_vec())
     };
     let mut future = record("vm-f", "atlas", "A100", 1, 1.0, 1);
     future.month = Month::new(2026, 8).unwrap();
@@ -208,12 +213,12 @@ pub async fn bad_records_are_refused_with_reasons(fixture: &crate::Fixture) {
     too_active.active_duration = Some(too_active.available_duration + 1);
     let batch = vec![
         Submission::from(good[0].clone()),
-        Submission::from_json(b"{\"site\": \"CESNET-MCC\""),
-        json(&good[1], "month", 13.into()),
+        decode_submission(&[0xff, 0xff, 0xff]),
+        changed(&good[1], |r| r.month = 13),
         Submission::from(future),
-        json(&good[2], "available_duration", (-3600).into()),
-        json(&good[3], "count", "NaN".into()),
-        json(&good[3], "count", (-2).into()),
+        changed(&good[2], |r| r.available_duration = -3600),
+        changed(&good[3], |r| r.count = f64::NAN),
+        changed(&good[3], |r| r.count = -2.0),
         Submission::from(too_active),
         Submission::from(good[4].clone()),
     ];

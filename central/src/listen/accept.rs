@@ -1,4 +1,4 @@
-//! The accept loop both ports share: admit through the [`Gate`], finish the TLS handshake within
+//! The accept loop every port shares: admit through the [`Gate`], finish the TLS handshake within
 //! its timeout on a task of its own (a slow client never holds up the next), and hand the
 //! connection on. At the file-descriptor limit the loop waits (5 ms doubling to 1 s) instead of
 //! retrying at once: a listener whose `accept` fails keeps failing until a descriptor is freed, and
@@ -11,75 +11,19 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch};
 use tokio_rustls::TlsAcceptor;
-use tokio_rustls::server::TlsStream;
-use tonic::transport::server::{Connected, TcpConnectInfo};
 
+use super::connection::{Accepted, Stream};
 use super::idle::IdleTimeout;
-use super::limits::{Gate, Permit, Refusal};
+use super::limits::{ConnectionLimits, Gate, Permit, Refusal};
+use super::requests::{QuietAlarm, Requests};
 
 /// How often a repeated refusal or accept failure is logged.
 const LOG_INTERVAL: Duration = Duration::from_secs(10);
 /// Handshaken connections waiting for the server to take them.
 const QUEUE: usize = 64;
-
-/// A connection that passed the gate and the TLS handshake; it holds its place in the gate until
-/// dropped.
-#[derive(Debug)]
-pub struct Accepted {
-    stream: TlsStream<IdleTimeout<TcpStream>>,
-    peer: SocketAddr,
-    local: Option<SocketAddr>,
-    _permit: Permit,
-}
-
-impl Accepted {
-    pub fn peer(&self) -> SocketAddr {
-        self.peer
-    }
-}
-
-impl Connected for Accepted {
-    type ConnectInfo = TcpConnectInfo;
-
-    fn connect_info(&self) -> TcpConnectInfo {
-        TcpConnectInfo {
-            local_addr: self.local,
-            remote_addr: Some(self.peer),
-        }
-    }
-}
-
-impl AsyncRead for Accepted {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().stream).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for Accepted {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        data: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().stream).poll_write(cx, data)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().stream).poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
-    }
-}
 
 /// The connections a port accepted, in the order their handshakes finished; ends when the stop
 /// signal turns true.
@@ -106,17 +50,72 @@ impl futures_util::Stream for Incoming {
     }
 }
 
-/// Starts accepting on `listener` for the port named `port` (in logs) until `stop` turns true.
+/// How a port's connections are secured.
+#[derive(Clone)]
+pub enum Security {
+    /// A TLS handshake (within the handshake timeout) before the connection is handed on.
+    Tls(TlsAcceptor),
+    /// Plain TCP: the metrics port, meant for a private address.
+    Plain,
+}
+
+impl std::fmt::Debug for Security {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Tls(_) => "Tls",
+            Self::Plain => "Plain",
+        })
+    }
+}
+
+/// What counts as activity on a port's connections. Both close a connection on which no byte has
+/// moved for the idle timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Idle {
+    /// Bytes alone (HTTP/1.1, where nothing moves between requests).
+    Bytes,
+    /// Requests too: a connection with no request in flight for the idle timeout is closed even if
+    /// frames keep arriving (HTTP/2 PINGs). The server must count requests with
+    /// [`super::requests::TrackRequests`].
+    Requests,
+}
+
+/// A port's name (in logs) and how it accepts.
+#[derive(Debug, Clone)]
+pub struct Port {
+    pub name: &'static str,
+    pub security: Security,
+    pub idle: Idle,
+}
+
+/// Starts accepting TLS connections on `listener` for the port named `port` (in logs) until
+/// `stop` turns true; bytes tell idleness (see [`accept`] for the other choices).
 pub fn incoming(
     port: &'static str,
     listener: TcpListener,
     tls: TlsAcceptor,
     gate: Gate,
+    stop: watch::Receiver<bool>,
+) -> Incoming {
+    let port = Port {
+        name: port,
+        security: Security::Tls(tls),
+        idle: Idle::Bytes,
+    };
+    accept(port, listener, gate, stop)
+}
+
+/// Starts accepting on `listener` as `port` says until `stop` turns true.
+pub fn accept(
+    port: Port,
+    listener: TcpListener,
+    gate: Gate,
     mut stop: watch::Receiver<bool>,
 ) -> Incoming {
     let (sender, receiver) = mpsc::channel(QUEUE);
     tokio::spawn(async move {
-        let mut shed = Throttle::default();
+        // One throttle per kind of refusal, so a flood of one kind does not hide the other.
+        let (mut shed_full, mut shed_address) = (Throttle::default(), Throttle::default());
         let mut failed = Throttle::default();
         let mut backoff = Duration::ZERO;
         loop {
@@ -130,7 +129,7 @@ pub fn incoming(
                     backoff = (backoff * 2).clamp(Duration::from_millis(5), Duration::from_secs(1));
                     if let Some(unlogged) = failed.due() {
                         tracing::warn!(
-                            port,
+                            port = port.name,
                             %error,
                             unlogged,
                             "accept failed; waiting {} ms before accepting again",
@@ -145,42 +144,81 @@ pub fn incoming(
             let permit = match gate.admit(peer.ip()) {
                 Ok(permit) => permit,
                 Err(refusal) => {
-                    if let Some(unlogged) = shed.due() {
-                        let why = match refusal {
-                            Refusal::Full => "the port holds max_connections",
-                            Refusal::AddressFull => "the address holds max_connections_per_address",
-                        };
-                        tracing::warn!(port, %peer, unlogged, "connection closed: {why}");
+                    let (throttle, why) = match refusal {
+                        Refusal::Full => (&mut shed_full, "the port holds max_connections"),
+                        Refusal::AddressFull => (
+                            &mut shed_address,
+                            "the address holds max_connections_per_address",
+                        ),
+                    };
+                    if let Some(unlogged) = throttle.due() {
+                        tracing::warn!(port = port.name, %peer, unlogged, "connection closed: {why}");
                     }
                     continue;
                 }
             };
-            let _ = stream.set_nodelay(true);
-            let local = stream.local_addr().ok();
-            let limits = *gate.limits();
-            let tls = tls.clone();
-            let sender = sender.clone();
-            tokio::spawn(async move {
-                let stream = IdleTimeout::new(stream, limits.idle_timeout());
-                let handshake =
-                    tokio::time::timeout(limits.handshake_timeout(), tls.accept(stream));
-                match handshake.await {
-                    Ok(Ok(stream)) => {
-                        let accepted = Accepted {
-                            stream,
-                            peer,
-                            local,
-                            _permit: permit,
-                        };
-                        let _ = sender.send(accepted).await;
-                    }
-                    Ok(Err(error)) => tracing::debug!(port, %peer, %error, "TLS handshake failed"),
-                    Err(_) => tracing::debug!(port, %peer, "TLS handshake timed out"),
-                }
-            });
+            let admitted = Admitted {
+                stream,
+                peer,
+                permit,
+            };
+            tokio::spawn(hand_on(
+                port.clone(),
+                *gate.limits(),
+                admitted,
+                sender.clone(),
+            ));
         }
     });
     Incoming { receiver }
+}
+
+/// A connection the gate let in, before its handshake.
+struct Admitted {
+    stream: TcpStream,
+    peer: SocketAddr,
+    permit: Permit,
+}
+
+/// Finishes the TLS handshake within its timeout (on a TLS port) and hands the connection to the
+/// server; a connection whose handshake fails or times out is dropped, freeing its place.
+async fn hand_on(
+    port: Port,
+    limits: ConnectionLimits,
+    admitted: Admitted,
+    sender: mpsc::Sender<Accepted>,
+) {
+    let Admitted {
+        stream,
+        peer,
+        permit,
+    } = admitted;
+    let _ = stream.set_nodelay(true);
+    let local = stream.local_addr().ok();
+    let stream = IdleTimeout::new(stream, limits.idle_timeout());
+    let stream = match port.security {
+        Security::Plain => Stream::Plain(stream),
+        Security::Tls(tls) => {
+            match tokio::time::timeout(limits.handshake_timeout(), tls.accept(stream)).await {
+                Ok(Ok(stream)) => Stream::Tls(Box::new(stream)),
+                Ok(Err(error)) => {
+                    tracing::debug!(port = port.name, %peer, %error, "TLS handshake failed");
+                    return;
+                }
+                Err(_) => {
+                    tracing::debug!(port = port.name, %peer, "TLS handshake timed out");
+                    return;
+                }
+            }
+        }
+    };
+    let quiet = match port.idle {
+        Idle::Bytes => None,
+        Idle::Requests => Some(QuietAlarm::new(Requests::new(), limits.idle_timeout())),
+    };
+    let _ = sender
+        .send(Accepted::new(stream, peer, local, quiet, permit))
+        .await;
 }
 
 /// Lets one event through per [`LOG_INTERVAL`] and counts the rest.

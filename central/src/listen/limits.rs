@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-/// `[listen]` limits, per listener (the gRPC and HTTPS ports each have their own count).
+/// `[listen]` limits, per listener (the gRPC, HTTPS and metrics ports each have their own count).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ConnectionLimits {

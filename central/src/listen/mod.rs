@@ -1,21 +1,29 @@
 //! Accepting connections without letting anyone exhaust the service: how many connections may be
 //! open at once (in all and per client address), how long a TLS handshake and an idle connection
-//! may take, and what happens at the file-descriptor limit. Both the gRPC ingest and the registry's
-//! HTTPS API accept through here, so both ports follow the same rules.
+//! may take, and what happens at the file-descriptor limit. The gRPC ingest, the registry's HTTPS
+//! API and the plain-HTTP metrics endpoint all accept through here, so every port follows the
+//! same rules.
 //!
 //! * [`limits`]: the settings (`[listen]` in `central.toml`) and the [`Gate`] that counts open
 //!   connections.
 //! * [`idle`]: a stream that fails once nothing has moved on it for the idle timeout, so idle and
 //!   half-sent connections are closed.
+//! * [`requests`]: idleness counted in calls for HTTP/2, where PINGs move bytes without a call.
 //! * [`accept`]: the accept loop: sheds connections past the limits, backs off at the
 //!   descriptor limit (logging once per interval, never in a loop), and hands on connections whose
-//!   TLS handshake finished in time.
+//!   TLS handshake (on a TLS port) finished in time.
+//! * [`connection`]: one accepted connection, as the HTTP servers read and write it.
+//! * [`http1`]: an axum router served over HTTP/1.1 with a header-read timeout.
 //! * [`tls`]: the server's TLS configuration.
 
 pub mod accept;
+pub mod connection;
+pub mod http1;
 pub mod idle;
 pub mod limits;
+pub mod requests;
 pub mod tls;
 
-pub use accept::{Accepted, Incoming, incoming};
+pub use accept::{Idle, Incoming, Port, Security, accept, incoming};
+pub use connection::Accepted;
 pub use limits::{ConnectionLimits, Gate};

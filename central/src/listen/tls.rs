@@ -1,6 +1,7 @@
-//! The server side of TLS on both ports: rustls with the service's certificate, TLS 1.2 and 1.3
-//! with rustls's safe defaults, and the application protocol each port speaks (ALPN: `h2` for
-//! gRPC, `http/1.1` for the registry), since the handshake happens here, not in the HTTP servers.
+//! The server side of TLS on the gRPC and HTTPS ports (the metrics port is plain HTTP): rustls
+//! with the service's certificate, TLS 1.2 and 1.3 with rustls's safe defaults, and the
+//! application protocol each port speaks (ALPN: `h2` for gRPC, `http/1.1` for the registry), since
+//! the handshake happens here, not in the HTTP servers.
 
 use std::sync::Arc;
 

@@ -59,9 +59,9 @@ impl PostgresRepository {
     /// brings the schema up to date.
     pub async fn open(url: &str) -> Result<Self, RepositoryError> {
         let location = redact(url);
-        let fail = |source| RepositoryError::Postgres {
+        let fail = |error| RepositoryError::Postgres {
             url: location.clone(),
-            source,
+            error,
         };
         let (mut writer, writer_thread) = connect_on_own_thread(url).await.map_err(fail)?;
         match schema::migrate(&mut writer).await.map_err(fail)? {
@@ -159,9 +159,9 @@ impl PostgresRepository {
 
     fn fail(&self, failure: PgFailure) -> RepositoryError {
         match failure {
-            PgFailure::Postgres(source) => RepositoryError::Postgres {
+            PgFailure::Postgres(error) => RepositoryError::Postgres {
                 url: self.location.clone(),
-                source,
+                error,
             },
             PgFailure::Corrupt { what, value } => RepositoryError::Corrupt {
                 location: self.location.clone(),
@@ -176,7 +176,8 @@ pub(crate) async fn connect(url: &str) -> Result<Client, tokio_postgres::Error> 
     let (client, connection) = tokio_postgres::connect(url, NoTls).await?;
     tokio::spawn(async move {
         if let Err(error) = connection.await {
-            tracing::warn!(%error, "PostgreSQL connection closed");
+            let why = super::postgres_message::describe(&error);
+            tracing::warn!("PostgreSQL connection closed: {why}");
         }
     });
     Ok(client)
@@ -215,7 +216,8 @@ async fn connect_on_own_thread(url: &str) -> Result<(Client, Handle), tokio_post
                         if ready.send(Ok((client, Handle::current()))).is_ok()
                             && let Err(error) = connection.await
                         {
-                            tracing::warn!(%error, "PostgreSQL connection closed");
+                            let why = super::postgres_message::describe(&error);
+                            tracing::warn!("PostgreSQL connection closed: {why}");
                         }
                     }
                     Err(error) => {

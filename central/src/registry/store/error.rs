@@ -1,5 +1,7 @@
 //! Why the document store failed. Nothing of a failed `put` was stored.
 
+use accelfed_accounting::repository::postgres_message::describe;
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("registry store {path}: {source}")]
@@ -8,12 +10,13 @@ pub enum StoreError {
         #[source]
         source: rusqlite::Error,
     },
-    #[error("registry store {url}: {source}")]
+    /// The server's message, SQLSTATE code and detail are in the text: tokio-postgres's own
+    /// `Display` says only "db error".
+    #[error("registry store {url}: {}", describe(.error))]
     Postgres {
         /// The URL without its password.
         url: String,
-        #[source]
-        source: tokio_postgres::Error,
+        error: tokio_postgres::Error,
     },
     #[error("registry database {0:?}: expected a file path or postgres://")]
     Location(String),

@@ -6,6 +6,8 @@ use std::sync::Arc;
 use tokio::sync::Mutex;
 use tokio_postgres::{Client, NoTls};
 
+use accelfed_accounting::repository::postgres_message::describe;
+
 use super::{HistoryEntry, StoreError, StoredDocument, from_millis, millis};
 
 const SCHEMA: &str = "
@@ -32,14 +34,15 @@ pub struct PostgresStore {
 impl PostgresStore {
     pub async fn open(url: &str) -> Result<Self, StoreError> {
         let location = redact(url);
-        let fail = |source| StoreError::Postgres {
+        let fail = |error| StoreError::Postgres {
             url: location.clone(),
-            source,
+            error,
         };
         let (client, connection) = tokio_postgres::connect(url, NoTls).await.map_err(fail)?;
         tokio::spawn(async move {
             if let Err(error) = connection.await {
-                tracing::warn!(%error, "registry store: PostgreSQL connection closed");
+                let why = describe(&error);
+                tracing::warn!("registry store: PostgreSQL connection closed: {why}");
             }
         });
         // Two instances starting together may both create the tables; a lock orders them.
@@ -55,10 +58,10 @@ impl PostgresStore {
         })
     }
 
-    fn fail(&self, source: tokio_postgres::Error) -> StoreError {
+    fn fail(&self, error: tokio_postgres::Error) -> StoreError {
         StoreError::Postgres {
             url: self.location.clone(),
-            source,
+            error,
         }
     }
 

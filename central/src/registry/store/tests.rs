@@ -111,3 +111,35 @@ async fn an_unknown_location_is_refused() {
     let error = DocumentStore::open("mysql://x").await.unwrap_err();
     assert!(error.to_string().contains("postgres://"), "{error}");
 }
+
+/// A failed statement names what the server refused (constraint, table, SQLSTATE), not
+/// tokio-postgres's bare "db error", and a megabyte document in the server's detail ("Failing row
+/// contains ...") is cut, not repeated whole.
+#[tokio::test]
+async fn a_postgres_failure_names_the_constraint_and_stays_short() {
+    let database = TestDatabase::create().await;
+    let store = DocumentStore::open(&database.url).await.unwrap();
+    let (client, connection) = tokio_postgres::connect(&database.url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let task = tokio::spawn(connection);
+    client
+        .batch_execute(
+            "ALTER TABLE registry_latest ADD CONSTRAINT document_fits CHECK (length(document) < 100)",
+        )
+        .await
+        .unwrap();
+    drop(client);
+    let _ = task.await;
+
+    let huge = format!("{{\"x\":\"{}\"}}", "y".repeat(1_000_000));
+    let error = store.put(document("A", 0, &huge), 5).await.unwrap_err();
+    let message = error.to_string();
+    for named in ["document_fits", "23514", "registry_latest", "Failing row"] {
+        assert!(message.contains(named), "{named} missing: {message}");
+    }
+    assert!(!message.contains("db error"), "{message}");
+    assert!(message.len() < 2_000, "{} bytes", message.len());
+    // Nothing of the failed push was stored.
+    assert!(store.latest().await.unwrap().is_empty());
+}
