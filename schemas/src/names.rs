@@ -32,6 +32,13 @@ pub use crate::excerpt::excerpt;
 
 /// [`check`] for a name that goes into identifiers and DNs: at most [`MAX_NAME_CHARS`].
 fn check_name(what: &'static str, value: &str) -> Result<(), NameError> {
+    check_length(what, value)?;
+    check(what, value)
+}
+
+/// Refuses `value` (a `what`) past [`MAX_NAME_CHARS`]: for text that is a name elsewhere too
+/// (a GPU model is APEL's Model column and part of IDs and DNs).
+pub(crate) fn check_length(what: &'static str, value: &str) -> Result<(), NameError> {
     let chars = value.chars().count();
     if chars > MAX_NAME_CHARS {
         return Err(NameError::TooLong {
@@ -40,7 +47,7 @@ fn check_name(what: &'static str, value: &str) -> Result<(), NameError> {
             chars,
         });
     }
-    check(what, value)
+    Ok(())
 }
 
 fn check(what: &'static str, value: &str) -> Result<(), NameError> {

@@ -385,7 +385,7 @@ mod tests {
         let huge = "x".repeat(1 << 20);
         let base = record_to_proto(&sample::record("vm-1"));
         type Change = fn(&mut proto::UsageRecord, &str);
-        let cases: [(&str, Change); 8] = [
+        let cases: [(&str, Change); 9] = [
             ("site", |r, v| {
                 r.site = v.into();
                 r.first_seen = "yesterday".into();
@@ -400,6 +400,7 @@ mod tests {
             ("sharing", |r, v| r.sharing = Some(v.into())),
             ("benchmark_type", |r, v| r.benchmark_type = Some(v.into())),
             ("accelerator_type", |r, v| r.accelerator_type = v.into()),
+            ("model", |r, v| r.model = v.into()),
         ];
         for (field, change) in cases {
             let mut received = base.clone();

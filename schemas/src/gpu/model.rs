@@ -49,7 +49,11 @@ const NOISE: &[&str] = &[
 pub struct GpuModel(Text);
 
 impl GpuModel {
+    /// A model name as given: like a name, at most 255 characters (APEL's Model column; model
+    /// names are part of IDs and DNs).
     pub fn new(name: impl AsRef<str>) -> Result<Self, NameError> {
+        let name = name.as_ref();
+        crate::names::check_length("GPU model", name)?;
         Text::new(name).map(Self)
     }
 
@@ -159,6 +163,16 @@ impl<'de> Deserialize<'de> for GpuModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_model_name_longer_than_apels_column_is_refused_quoted_short() {
+        assert!(GpuModel::new("x".repeat(255)).is_ok());
+        let err = GpuModel::new("x".repeat(1_000_000))
+            .unwrap_err()
+            .to_string();
+        assert!(err.len() < 200, "{err}");
+        assert!(err.contains("GPU model"), "{err}");
+    }
 
     #[test]
     fn aliases_match_the_name_the_device_reports() {

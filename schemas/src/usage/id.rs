@@ -109,12 +109,19 @@ impl Identity<'_> {
 }
 
 impl fmt::Display for Identity<'_> {
-    /// A short human form for messages: `CESNET-MCC cloud 0f3c... A100 2026-01`.
+    /// A short human form for messages: `CESNET-MCC cloud 0f3c... A100 2026-01`. Its texts are
+    /// excerpts: an identity is printed for records that were refused, whose texts may be huge.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use crate::excerpt::excerpt;
         write!(
             f,
             "{} {} {} {:?} {:04}-{:02}",
-            self.site, self.record_type, self.associated_record, self.model, self.year, self.month
+            excerpt(self.site),
+            self.record_type,
+            excerpt(self.associated_record),
+            excerpt(self.model),
+            self.year,
+            self.month
         )
     }
 }
