@@ -17,6 +17,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use super::api::{Namespace, Node, Pod, ResourceQuota};
 use super::config::KubernetesConfig;
+use super::cpu::PodsRead;
 use super::error::KubernetesError;
 use super::inventory::Inventory;
 use super::nodes::read_node;
@@ -135,14 +136,25 @@ impl KubeClient {
                     warnings,
                 )
             }),
-            self.list("/api/v1/pods", |text, kept, warnings| {
-                read_page(
-                    text,
-                    &mut |pod: Pod<'_>, warnings| read_pod(&pod, warnings),
-                    kept,
-                    warnings,
-                )
-            }),
+            self.list(
+                "/api/v1/pods",
+                |text, kept: &mut Vec<PodsRead>, warnings| {
+                    // One value for the whole listing; a restarted listing gets a fresh `kept`.
+                    if kept.is_empty() {
+                        kept.push(PodsRead::default());
+                    }
+                    let PodsRead { gpu_pods, cpu } = &mut kept[0];
+                    read_page(
+                        text,
+                        &mut |pod: Pod<'_>, warnings| {
+                            cpu.add(&pod, warnings);
+                            read_pod(&pod, warnings)
+                        },
+                        gpu_pods,
+                        warnings,
+                    )
+                }
+            ),
             self.list("/api/v1/namespaces", |text, kept, warnings| {
                 read_page(text, &mut |ns: Namespace, _| Some(ns), kept, warnings)
             }),
@@ -152,9 +164,11 @@ impl KubeClient {
         )?;
         let mut warnings = nodes.1;
         warnings.extend(pods.1);
+        let pods_read = pods.0.into_iter().next().unwrap_or_default();
         Ok(Inventory {
             nodes: nodes.0,
-            pods: pods.0,
+            pods: pods_read.gpu_pods,
+            cpu: pods_read.cpu,
             namespaces: namespaces.0,
             quotas: quotas.0,
             warnings,
