@@ -9,7 +9,8 @@
 use std::collections::BTreeMap;
 
 use super::api::{Container, Pod};
-use super::pods::{Phase, PodGpus, effective};
+use super::page::read_page;
+use super::pods::{Phase, PodGpus, effective, read_pod};
 use super::quantity::millicores;
 
 /// Node -> namespace -> millicores requested by the pods bound there and not finished.
@@ -77,6 +78,28 @@ impl CpuRequests {
 pub struct PodsRead {
     pub gpu_pods: Vec<PodGpus>,
     pub cpu: CpuRequests,
+}
+
+impl PodsRead {
+    /// Reads one page of the pod list into what it keeps ([`super::read_page`] with
+    /// [`super::read_pod`], each pod's CPU request added on the way); returns the continue token.
+    /// The client's listing runs exactly this, and so does the benchmark.
+    pub fn read_page(
+        &mut self,
+        text: &str,
+        warnings: &mut Vec<String>,
+    ) -> Result<Option<String>, serde_json::Error> {
+        let Self { gpu_pods, cpu } = self;
+        read_page(
+            text,
+            &mut |pod: Pod<'_>, warnings| {
+                cpu.add(&pod, warnings);
+                read_pod(&pod, warnings)
+            },
+            gpu_pods,
+            warnings,
+        )
+    }
 }
 
 /// One container's CPU request in millicores, defaulting to its limit as Kubernetes does.

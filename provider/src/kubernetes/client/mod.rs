@@ -15,14 +15,13 @@ use std::time::Duration;
 use kube::api::ListParams;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
-use super::api::{Namespace, Node, Pod, ResourceQuota};
+use super::api::{Namespace, Node, ResourceQuota};
 use super::config::KubernetesConfig;
 use super::cpu::PodsRead;
 use super::error::KubernetesError;
 use super::inventory::Inventory;
 use super::nodes::read_node;
 use super::page::read_page;
-use super::pods::read_pod;
 
 /// How often one list may be restarted after its continue token expired.
 pub const MAX_RESTARTS: u32 = 3;
@@ -143,16 +142,7 @@ impl KubeClient {
                     if kept.is_empty() {
                         kept.push(PodsRead::default());
                     }
-                    let PodsRead { gpu_pods, cpu } = &mut kept[0];
-                    read_page(
-                        text,
-                        &mut |pod: Pod<'_>, warnings| {
-                            cpu.add(&pod, warnings);
-                            read_pod(&pod, warnings)
-                        },
-                        gpu_pods,
-                        warnings,
-                    )
+                    kept[0].read_page(text, warnings)
                 }
             ),
             self.list("/api/v1/namespaces", |text, kept, warnings| {
