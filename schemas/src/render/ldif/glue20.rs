@@ -161,6 +161,8 @@ pub(super) fn mapping(class: Class) -> Option<Mapping> {
                     ],
                 )
         }
+        // No FreeSlots/UsedSlots/MaxSlotsPerJob: GLUE2 slots are CPU cores, and a cloud share
+        // knows VMs and GPUs, not cores (docs/formats-ldif.md).
         Class::CloudComputingShare => {
             Mapping::new(&["GLUE2Share", "GLUE2ComputingShare"], "GLUE2ShareID")
                 .attr("Name", "GLUE2EntityName")
