@@ -6,7 +6,8 @@
 //!
 //! Each message is signed with the site's host certificate as ssmsend signs it; the server checks
 //! every signature with `openssl smime -verify` against the test CA (as APEL's receiver does) and
-//! that no request exceeds the configured limit once signed and base64-encoded.
+//! that no request exceeds the configured limit once signed and base64-encoded. Every message
+//! received is held against APEL's accelerator record v0.1 rules (`accelfed_tests::apel_record`).
 
 #![allow(clippy::unwrap_used)]
 
@@ -15,6 +16,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
+use accelfed_tests::apel_record::assert_accelerator_messages;
 use accelfed_tests::pki::{PkiFiles, pki};
 use base64::Engine as _;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -261,6 +263,17 @@ fn accelfed(args: &[&str], config: &Path) -> std::process::Output {
         .unwrap()
 }
 
+/// Holds every message received against APEL's accelerator record v0.1 rules
+/// (`accelfed_tests::apel_record`); returns the number of records, each key counted once.
+fn all_valid_for_apel(messages: &[serde_json::Value]) -> usize {
+    assert_accelerator_messages(
+        messages
+            .iter()
+            .enumerate()
+            .map(|(n, message)| (format!("message {n}"), message)),
+    )
+}
+
 #[test]
 fn export_publishes_every_record_to_ams_in_its_shape() {
     let dir = tempfile::tempdir().unwrap();
@@ -304,13 +317,10 @@ fn export_publishes_every_record_to_ams_in_its_shape() {
     let seen = seen.lock().unwrap();
     assert_eq!(seen.messages.len(), 2, "1,200 records: two messages");
     assert_eq!(seen.requests, 1 + 1 + 2, "refused, 503, two messages");
+    assert_eq!(all_valid_for_apel(&seen.messages), RECORDS);
     let mut found: BTreeMap<String, usize> = BTreeMap::new();
     for message in &seen.messages {
-        assert_eq!(message["Type"], "APEL-accelerator-message");
-        assert_eq!(message["Version"], "0.1");
-        let records = message["UsageRecords"].as_array().unwrap();
-        assert!(records.len() <= 1_000);
-        for record in records {
+        for record in message["UsageRecords"].as_array().unwrap() {
             assert_eq!(record["SiteName"], "SITE-B");
             assert_eq!(record["Count"], 0.5);
             assert_eq!(record["AvailableDuration"], 7_200);
@@ -361,12 +371,7 @@ fn messages_split_so_the_signed_and_encoded_request_fits_the_limit() {
     let seen = seen.lock().unwrap();
     // ~420 bytes a record, 1,200 records: ~500 kB of messages, at most ~110 kB each.
     assert!(seen.messages.len() >= 5, "{}", seen.messages.len());
-    let records: usize = seen
-        .messages
-        .iter()
-        .map(|m| m["UsageRecords"].as_array().unwrap().len())
-        .sum();
-    assert_eq!(records, RECORDS);
+    assert_eq!(all_valid_for_apel(&seen.messages), RECORDS);
     for (n, bytes) in seen.request_bytes.iter().enumerate() {
         assert!(*bytes <= LIMIT, "request {n}: {bytes} bytes");
         if n + 1 < seen.request_bytes.len() {
@@ -421,5 +426,7 @@ fn unsigned_only_when_asked_and_a_bad_key_is_a_configuration_error() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert_eq!(seen.lock().unwrap().messages.len(), 2);
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.messages.len(), 2);
+    assert_eq!(all_valid_for_apel(&seen.messages), RECORDS);
 }

@@ -8,6 +8,9 @@
 //! signature. A record APEL's database cannot store is refused alone by the meter (exit 1), the
 //! rest are spooled and go.
 //!
+//! Every message read back is held against APEL's accelerator record v0.1 rules
+//! (`accelfed_tests::apel_record`, written from APEL's own definition).
+//!
 //! The venv with dirq is made by scripts/test (`target/venv`); with CI=true a missing one fails.
 
 #![allow(clippy::unwrap_used)]
@@ -15,6 +18,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use accelfed_tests::apel_record::assert_accelerator_messages;
 
 const RECORDS: usize = 2_500;
 
@@ -107,23 +112,25 @@ fn site(dir: &Path, queue: &Path) -> PathBuf {
     config
 }
 
-/// Checks each message's envelope and limits; returns the records by AssociatedRecord.
+/// Checks each message's limits, and every message against APEL's accelerator record v0.1
+/// (`accelfed_tests::apel_record`: envelope, fields, types, lengths, characters, keys that
+/// collide in APEL's table); returns the records by AssociatedRecord.
 fn records_in(messages: &[(String, String)]) -> BTreeMap<String, Vec<serde_json::Value>> {
     let mut found: BTreeMap<String, Vec<serde_json::Value>> = BTreeMap::new();
+    let mut parsed = Vec::new();
     for (name, text) in messages {
         assert!(text.is_ascii(), "{name} is not ASCII");
         // 1,000,000 less AMS's JSON, base64 (3/4) and the 16 KiB signature allowance.
         assert!(text.len() <= 733_559, "{name} has {} bytes", text.len());
         let value: serde_json::Value = serde_json::from_str(text).unwrap();
-        assert_eq!(value["Type"], "APEL-accelerator-message", "{name}");
-        assert_eq!(value["Version"], "0.1", "{name}");
-        let records = value["UsageRecords"].as_array().unwrap();
-        assert!(!records.is_empty() && records.len() <= 1_000, "{name}");
-        for record in records {
+        for record in value["UsageRecords"].as_array().unwrap() {
             let resource = record["AssociatedRecord"].as_str().unwrap().to_owned();
             found.entry(resource).or_default().push(record.clone());
         }
+        parsed.push((name.clone(), value));
     }
+    let records = assert_accelerator_messages(parsed.iter().map(|(name, m)| (name.clone(), m)));
+    assert_eq!(records, found.values().map(Vec::len).sum::<usize>());
     found
 }
 

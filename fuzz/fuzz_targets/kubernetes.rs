@@ -67,6 +67,7 @@ fuzz_target!(|data: &[u8]| {
     let inventory = Inventory {
         nodes,
         pods,
+        cpu: Default::default(),
         namespaces,
         quotas,
         warnings,

@@ -9,7 +9,8 @@
 //!
 //! Per page it times the floor, `serde_json` reading the page's bytes into
 //! `serde::de::IgnoredAny` (the least any reader of that text must do), and the mapping, the
-//! client's own [`read_page`] with `read_node`/`read_pod`, exactly as a listing runs it; then the
+//! client's own [`read_page`] with `read_node`, and `PodsRead::read_page` (`read_pod` and each
+//! pod's CPU request), exactly as a listing runs them; then the
 //! GLUE2 mapping and the meter's observations of the whole inventory are added to the mapping.
 //! Pages are generated to a temporary folder first (not timed), then read back one at a time and
 //! dropped, as the client drops each page's text, so the process's peak memory (`VmHWM`) is what a
@@ -25,8 +26,8 @@ use serde_json::{Value, json};
 
 use accelfed_provider::config::Config;
 use accelfed_provider::kubernetes::{
-    Inventory, api::Namespace, api::Node, api::Pod, api::ResourceQuota, observe_inventory,
-    read_node, read_page, read_pod, service,
+    Inventory, PodsRead, api::Namespace, api::Node, api::ResourceQuota, observe_inventory,
+    read_node, read_page, service,
 };
 use accelfed_schemas::names::SiteName;
 
@@ -269,6 +270,7 @@ fn scale_5000_nodes_150000_pods_in_pages_of_500() {
     let mut bytes = 0_usize;
     let mut pod_bytes = 0_usize;
     let mut inventory = Inventory::default();
+    let mut pods_read = PodsRead::default();
     let tolerated = vec!["nvidia.com/gpu".to_owned()];
 
     // Generate every page to disk first: building pages as `serde_json::Value`s between the timed
@@ -308,14 +310,8 @@ fn scale_5000_nodes_150000_pods_in_pages_of_500() {
             .unwrap();
         } else {
             pod_bytes += text.len();
-            let next = read_page(
-                &text,
-                &mut |pod: Pod<'_>, warnings: &mut Vec<String>| read_pod(&pod, warnings),
-                &mut inventory.pods,
-                &mut inventory.warnings,
-            )
-            .unwrap();
-            assert_eq!(next.is_some(), inventory.pods.len() < PODS);
+            let next = pods_read.read_page(&text, &mut inventory.warnings).unwrap();
+            assert_eq!(next.is_some(), pods_read.gpu_pods.len() < PODS);
         }
         let took = t.elapsed();
         mapping += took;
@@ -323,6 +319,8 @@ fn scale_5000_nodes_150000_pods_in_pages_of_500() {
             node_listing += took;
         }
     }
+    inventory.pods = pods_read.gpu_pods;
+    inventory.cpu = pods_read.cpu;
     let namespaces: String = json!({"kind": "NamespaceList", "apiVersion": "v1", "metadata": {},
         "items": (0..NAMESPACES).map(|i| json!({"metadata": {"name": format!("vo-{i:03}"),
             "labels": {"accelfed.io/vo": format!("vo{i}.example.org")}}})).collect::<Vec<_>>()})

@@ -11,7 +11,7 @@ use accelfed_provider::openstack::api::{
     Flavor, Inventories, Project, ResourceProvider, Server, Traits, Usages,
 };
 use accelfed_provider::openstack::{CloudState, OpenstackConfig, ProviderState, map};
-use accelfed_schemas::glue::{AdminDomain, Service, SiteSnapshot};
+use accelfed_schemas::glue::{AdminDomain, OsFamily, Service, SiteSnapshot};
 use accelfed_schemas::gpu::{GpuCount, Virtualization};
 use accelfed_schemas::names::SiteName;
 use serde::Deserialize;
@@ -244,6 +244,42 @@ fn old_clouds_without_embedded_flavors_count_through_the_flavor_list() {
         m.usage.iter().map(|u| u.count().get()).sum::<f64>()
     };
     assert_eq!(total(&old), total(&new));
+}
+
+/// The cloud's `os_family` is every instance type's OSFamily (the captured images say no OS), and
+/// unset leaves it to the images; a value outside GLUE2's list does not parse.
+#[test]
+fn a_configured_os_family_is_every_instance_types() {
+    #[derive(Deserialize)]
+    struct File {
+        openstack: Vec<OpenstackConfig>,
+    }
+    let parse = |value: &str| {
+        let text = CONFIG.replacen(
+            "[[openstack]]\n",
+            &format!("[[openstack]]\nos_family = {value}\n"),
+            1,
+        );
+        toml::from_str::<File>(&text).map(|mut file| file.openstack.remove(0))
+    };
+    let state = captured_state("nova-servers-detail-alltenants-2.93.json");
+    let families = |config: &OpenstackConfig| {
+        map(config, &state)
+            .service
+            .instance_types
+            .iter()
+            .map(|flavor| flavor.os_family)
+            .collect::<Vec<_>>()
+    };
+    let stated = families(&parse("\"linux\"").unwrap());
+    assert!(!stated.is_empty());
+    assert!(
+        stated.iter().all(|f| *f == Some(OsFamily::Linux)),
+        "{stated:?}"
+    );
+    assert!(families(&config()).iter().all(Option::is_none));
+    let refused = parse("\"debian\"").unwrap_err().to_string();
+    assert!(refused.contains("is not a GLUE2 OSFamily"), "{refused}");
 }
 
 #[test]

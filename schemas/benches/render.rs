@@ -209,6 +209,7 @@ fn flavor(index: usize) -> InstanceType {
         cpu: 8 * count,
         ram: MemoryMb::new(65_536 * u64::from(count)),
         disk_gb: 100,
+        os_family: None,
         accelerator: Some(VirtualAccelerator {
             gpu,
             count: GpuCount::whole(count),

@@ -1,6 +1,7 @@
 //! The test harness of the workspace: every test and benchmark takes from here what more than one
 //! test file needs, and nothing of it is included by `#[path]`.
 //!
+//! * [`apel_record`]: APEL's accelerator record v0.1 rules, to hold exported messages against;
 //! * [`pki`]: the test CA and server certificates (rcgen);
 //! * [`central`]: the central service in-process on free ports, `accelfed serve` as a process where
 //!   the process is the point, central.toml, site folders that meter and ship, the `accelfed` binary;
@@ -14,6 +15,7 @@
 //! the schemas' types), never a type of the crate under test, which a test of that crate would see
 //! as another crate's.
 
+pub mod apel_record;
 pub mod apt;
 #[cfg(feature = "bench-support")]
 pub mod bench_records;

@@ -102,7 +102,9 @@ pub struct NodeStatus {
     /// skipped unread.
     #[serde(default, deserialize_with = "gpu_resource_map")]
     pub capacity: BTreeMap<String, String>,
-    #[serde(default, deserialize_with = "gpu_resource_map")]
+    /// The GPU resources as in `capacity`, and `cpu` (what pods may request: a share's job
+    /// slots); `memory` and the like are skipped unread.
+    #[serde(default, deserialize_with = "gpu_and_cpu_resource_map")]
     pub allocatable: BTreeMap<String, String>,
     #[serde(default)]
     pub conditions: Vec<Condition>,
@@ -163,7 +165,7 @@ pub struct Container<'a> {
     pub restart_policy: Option<Str<'a>>,
 }
 
-/// A container's requests and limits, GPU resources only.
+/// A container's requests and limits, GPU resources and CPU only.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Resources<'a> {
     #[serde(default, borrow)]
@@ -172,17 +174,25 @@ pub struct Resources<'a> {
     pub limits: GpuQuantities<'a>,
 }
 
-/// The GPU entries of a resource map (resource name, quantity text). A container names one GPU
-/// resource almost always, so the first entry is kept inline and a list is allocated only for more.
+/// The GPU entries of a resource map (resource name, quantity text), and its `cpu` entry (for a
+/// share's job slots). A container names one GPU resource almost always, so the first entry is
+/// kept inline and a list is allocated only for more.
 #[derive(Debug, Clone, Default)]
 pub struct GpuQuantities<'a> {
     first: Option<(Str<'a>, Str<'a>)>,
     more: Vec<(Str<'a>, Str<'a>)>,
+    cpu: Option<Str<'a>>,
 }
 
 impl<'a> GpuQuantities<'a> {
+    /// Whether it names no GPU resource (a `cpu` entry does not count).
     pub fn is_empty(&self) -> bool {
         self.first.is_none()
+    }
+
+    /// The `cpu` quantity's text, if named.
+    pub fn cpu(&self) -> Option<&str> {
+        self.cpu.as_deref()
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &(Str<'a>, Str<'a>)> {
@@ -294,6 +304,12 @@ fn gpu_resource_map<'de, D: Deserializer<'de>>(
     filtered_map(deserializer, is_gpu_resource)
 }
 
+fn gpu_and_cpu_resource_map<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<BTreeMap<String, String>, D::Error> {
+    filtered_map(deserializer, |name| name == "cpu" || is_gpu_resource(name))
+}
+
 /// A map of strings keeping only the entries whose key passes `keep`; the others are skipped
 /// without allocating. `null` reads as an empty map.
 fn filtered_map<'de, D: Deserializer<'de>>(
@@ -325,7 +341,7 @@ fn filtered_map<'de, D: Deserializer<'de>>(
     deserializer.deserialize_any(Filtered(keep))
 }
 
-/// Reads a resource map keeping only GPU entries, so `cpu` and `memory` cost nothing.
+/// Reads a resource map keeping only GPU entries and `cpu`, so `memory` and the rest cost nothing.
 fn gpu_resources<'de: 'a, 'a, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<GpuQuantities<'a>, D::Error> {
@@ -344,6 +360,8 @@ fn gpu_resources<'de: 'a, 'a, D: Deserializer<'de>>(
                 if is_gpu_resource(&key.0) {
                     let value: Str<'a> = map.next_value()?;
                     kept.push((key, value));
+                } else if key.0 == "cpu" {
+                    kept.cpu = Some(map.next_value()?);
                 } else {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -373,6 +391,8 @@ mod tests {
             .map(|(name, value)| (&**name, &**value))
             .collect();
         assert_eq!(requests, [("nvidia.com/gpu", "1")]);
+        assert_eq!(resources.requests.cpu(), Some("2"));
+        assert_eq!(resources.limits.cpu(), None);
         let (name, value) = resources.limits.iter().next().unwrap();
         assert_eq!(*name, "nvidia.com/mig-1g.10gb");
         // Borrowed from the text, not copied.

@@ -3,6 +3,7 @@
 //! it; a file of its own because both sides, and the fixture tests, use it.
 
 use super::api::{Namespace, ResourceQuota};
+use super::cpu::CpuRequests;
 use super::nodes::NodeGpus;
 use super::pods::PodGpus;
 
@@ -13,6 +14,8 @@ pub struct Inventory {
     pub nodes: Vec<NodeGpus>,
     /// Pods that request GPUs, in every phase.
     pub pods: Vec<PodGpus>,
+    /// CPU requested per node and namespace by every bound, unfinished pod (GPUs or not).
+    pub cpu: CpuRequests,
     pub namespaces: Vec<Namespace>,
     pub quotas: Vec<ResourceQuota>,
     /// Objects skipped or defaulted while reading, each naming the object.

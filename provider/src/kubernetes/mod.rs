@@ -5,7 +5,7 @@
 //! `config.rs` is `[[kubernetes]]`; `client/` is the only IO (the API server through `kube`, and
 //! Prometheus); `inventory.rs` is what it read; the rest is pure: `api.rs` is the lean shape of the
 //! API objects (borrowing with `crate::json`'s text), `page.rs` streams a list's pages, `quantity.rs`,
-//! `labels.rs`, `nodes.rs` and `pods.rs` read them, `vo.rs` maps namespaces, `capacity.rs` counts,
+//! `labels.rs`, `nodes.rs`, `pods.rs` and `cpu.rs` read them, `vo.rs` maps namespaces, `capacity.rs` counts,
 //! `map.rs` builds GLUE2, `usage.rs` builds observations, `dcgm.rs` reads utilisation, and `meter.rs`
 //! is the GPU-hours meter's entry point ([`observe`]). This file is the entry point of the
 //! provider and the backend contract.
@@ -14,6 +14,7 @@ pub mod api;
 mod capacity;
 mod client;
 mod config;
+mod cpu;
 mod dcgm;
 mod error;
 mod inventory;
@@ -40,6 +41,7 @@ use crate::config::Problem;
 pub use capacity::kind_id;
 pub use client::{KubeClient, MAX_RESTARTS};
 pub use config::{KubernetesConfig, PrometheusConfig, ServiceKind};
+pub use cpu::{CpuRequests, PodsRead};
 pub use dcgm::{Metric, Utilisation};
 pub use error::KubernetesError;
 pub use inventory::Inventory;
@@ -48,7 +50,7 @@ pub use meter::{Metered, observe, observe_inventory};
 pub use nodes::{NodeGpus, NodeResource, read_node};
 pub use page::read_page;
 pub use pods::{Phase, PodGpus, read_pod};
-pub use quantity::{QuantityError, whole};
+pub use quantity::{CpuQuantityError, QuantityError, millicores, whole};
 pub use usage::observations;
 pub use vo::{namespace_quotas, namespace_vos};
 

@@ -22,7 +22,7 @@ use accelfed_schemas::names::Text;
 
 use super::api::Node;
 use super::labels::{Labels, amd_model, mig_profile, nvidia_model, vgpu_type};
-use super::quantity::whole;
+use super::quantity::{millicores, whole};
 
 /// The GPUs of one node.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,6 +34,9 @@ pub struct NodeGpus {
     pub architecture: String,
     /// `Ubuntu 22.04.4 LTS`.
     pub os_image: String,
+    /// CPU pods may request (`status.allocatable.cpu`), in millicores; `None` when the node does
+    /// not say or says something unreadable (reported).
+    pub allocatable_millicores: Option<u64>,
     pub resources: Vec<NodeResource>,
     /// Physical GPUs installed, per canonical model. Under the mixed MIG strategy GFD's
     /// `nvidia.com/gpu.count` (the parent GPUs) when it is at least what the slices are worth (a
@@ -130,14 +133,30 @@ pub fn read_node(
             "node {name:?}: {why}; its GPUs are not published as free"
         ));
     }
+    let allocatable_millicores = allocatable_cpu(node, warnings);
     Some(NodeGpus {
         name: name.to_owned(),
         unavailable,
         architecture: info.map(|i| i.architecture.clone()).unwrap_or_default(),
         os_image: info.map(|i| i.os_image.clone()).unwrap_or_default(),
+        allocatable_millicores,
         resources,
         installed,
     })
+}
+
+/// The node's allocatable CPU in millicores; an unreadable quantity is reported and read as
+/// unknown, so the share's slots are left out rather than undercounted.
+fn allocatable_cpu(node: &Node, warnings: &mut Vec<String>) -> Option<u64> {
+    let text = node.status.allocatable.get("cpu")?;
+    millicores(text)
+        .map_err(|err| {
+            warnings.push(format!(
+                "node {:?}: allocatable cpu: {err}; its CPUs are not counted in job slots",
+                node.metadata.name
+            ));
+        })
+        .ok()
 }
 
 /// Physical GPUs per model; see [`NodeGpus::installed`].

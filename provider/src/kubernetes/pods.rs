@@ -26,7 +26,7 @@ pub enum Phase {
 }
 
 impl Phase {
-    fn of(text: Option<&str>) -> Self {
+    pub(super) fn of(text: Option<&str>) -> Self {
         match text {
             Some("Pending") => Self::Pending,
             Some("Running") => Self::Running,
@@ -87,7 +87,7 @@ pub fn read_pod(pod: &Pod<'_>, warnings: &mut Vec<String>) -> Option<PodGpus> {
             let devices = match effective(
                 spec.containers.as_slice(),
                 spec.init_containers.as_slice(),
-                resource,
+                |container| request(container, resource),
             ) {
                 Ok(devices) => devices,
                 Err(message) => {
@@ -145,20 +145,21 @@ pub fn read_pod(pod: &Pod<'_>, warnings: &mut Vec<String>) -> Option<PodGpus> {
     })
 }
 
-/// The pod's effective request of one resource.
-fn effective(
+/// The pod's effective request of one resource, given each container's request of it (the
+/// scheduler's rule in the module's doc; CPU follows it too).
+pub(super) fn effective(
     containers: &[Container<'_>],
     init: &[Container<'_>],
-    resource: &str,
+    request: impl Fn(&Container<'_>) -> Result<u64, String>,
 ) -> Result<u64, String> {
     let mut app = 0_u64;
     for container in containers {
-        app = app.saturating_add(request(container, resource)?);
+        app = app.saturating_add(request(container)?);
     }
     let mut sidecars = 0_u64;
     let mut init_peak = 0_u64;
     for container in init {
-        let devices = request(container, resource)?;
+        let devices = request(container)?;
         if container.restart_policy.as_deref() == Some("Always") {
             sidecars = sidecars.saturating_add(devices);
             init_peak = init_peak.max(sidecars);

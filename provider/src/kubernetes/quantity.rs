@@ -43,9 +43,73 @@ pub fn whole(text: &str) -> Result<u64, QuantityError> {
     (number / divisor).checked_mul(multiplier).ok_or_else(error)
 }
 
+/// Why a quantity is not an amount of CPU.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "quantity {text:?} is not an amount of CPU (cores like \"4\" or \"0.5\", or millicores like \"500m\")"
+)]
+pub struct CpuQuantityError {
+    pub text: String,
+}
+
+/// A CPU quantity in millicores: `"4"` (4000), `"0.5"` (500), `"63500m"` (63500). These are the
+/// forms the API server writes CPU in (it canonicalises to whole cores or millicores); finer
+/// fractions than a millicore do not exist for CPU and are refused, as is anything else.
+pub fn millicores(text: &str) -> Result<u64, CpuQuantityError> {
+    let error = || CpuQuantityError {
+        text: text.to_owned(),
+    };
+    let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+    let trimmed = text.trim();
+    if let Some(millis) = trimmed.strip_suffix('m') {
+        return if digits(millis) {
+            millis.parse().map_err(|_| error())
+        } else {
+            Err(error())
+        };
+    }
+    let (whole_part, fraction) = match trimmed.split_once('.') {
+        Some((whole_part, fraction)) if digits(fraction) => (whole_part, fraction),
+        Some(_) => return Err(error()),
+        None => (trimmed, ""),
+    };
+    if !digits(whole_part) || fraction.len() > 3 {
+        return Err(error());
+    }
+    let cores: u64 = whole_part.parse().map_err(|_| error())?;
+    let thousandths: u64 = format!("{fraction:0<3}").parse().map_err(|_| error())?;
+    cores
+        .checked_mul(1000)
+        .and_then(|millis| millis.checked_add(thousandths))
+        .ok_or_else(error)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_quantities_read_as_millicores() {
+        assert_eq!(millicores("4"), Ok(4000));
+        assert_eq!(millicores("0.5"), Ok(500));
+        assert_eq!(millicores("1.25"), Ok(1250));
+        assert_eq!(millicores("63500m"), Ok(63_500));
+        assert_eq!(millicores("0"), Ok(0));
+        for text in [
+            "",
+            "m",
+            "1.2345",
+            "-1",
+            "1e3",
+            "four",
+            "1.",
+            ".5",
+            "2k",
+            "99999999999999999999",
+        ] {
+            assert!(millicores(text).is_err(), "{text:?} was accepted");
+        }
+    }
 
     #[test]
     fn whole_numbers_and_suffixes_read() {

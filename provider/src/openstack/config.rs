@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 use toml::Spanned;
 
+use accelfed_schemas::glue::OsFamily;
 use accelfed_schemas::gpu::{AcceleratorType, GpuModel, MemoryMb, Virtualization};
 use accelfed_schemas::names::{LocalId, Text, VoName};
 
@@ -67,6 +68,9 @@ pub struct OpenstackConfig {
     /// Publish Glance images (with their GPU driver and CUDA properties).
     #[serde(default = "yes")]
     pub images: bool,
+    /// GLUE2's OSFamily of every flavor's VMs (`linux`, `macosx`, `windows`, `solaris`), for a
+    /// cloud whose images do not say (`os_distro`); published as each instance type's OSFamily.
+    pub os_family: Option<OsFamily>,
 }
 
 /// A flavor GPU convention (see `detect.rs` for the keys of each).

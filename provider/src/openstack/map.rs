@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use accelfed_schemas::glue::{
     AcceleratorCapacity, CloudManager, CloudService, CloudShare, Endpoint, Image, InstanceType,
-    VirtualAccelerator, VoAccess,
+    OsFamily, VirtualAccelerator, VoAccess,
 };
 use accelfed_schemas::gpu::{Capacity, GpuCount, MemoryMb};
 use accelfed_schemas::names::{LocalId, Text, VoName};
@@ -71,7 +71,7 @@ pub fn map(config: &OpenstackConfig, state: &CloudState) -> Mapped {
     } = holdings(state, &detector, &vos, density, &mut warnings);
 
     let shares = shares(state, &vos, &kinds, &flavor_gpus, &used, &running);
-    let instance_types = instance_types(state, &vos, &flavor_gpus);
+    let instance_types = instance_types(state, &vos, &flavor_gpus, config.os_family);
     for (id, gpu) in &flavor_gpus {
         if !kinds.contains_key(&kind_id(&gpu.spec)) && !state.providers.is_empty() {
             warnings.insert(format!(
@@ -274,6 +274,7 @@ fn instance_types(
     state: &CloudState,
     vos: &BTreeMap<&str, Arc<VoName>>,
     flavor_gpus: &BTreeMap<&str, FlavorGpu>,
+    os_family: Option<OsFamily>,
 ) -> Vec<InstanceType> {
     state
         .flavors
@@ -300,6 +301,7 @@ fn instance_types(
                 cpu: flavor.vcpus,
                 ram: MemoryMb::from_mib(flavor.ram),
                 disk_gb: flavor.disk,
+                os_family,
                 accelerator: gpu.map(|g| VirtualAccelerator {
                     gpu: g.spec.clone(),
                     count: g.count,

@@ -5,6 +5,7 @@
 use serde::Deserialize;
 use toml::Spanned;
 
+use accelfed_schemas::glue::OsFamily;
 use accelfed_schemas::gpu::{
     AcceleratorType, GpuCount, GpuModel, MemoryMb, Sharing, Virtualization,
 };
@@ -116,9 +117,10 @@ pub struct NodeTypeConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OsConfig {
-    /// `linux`, `windows`, `macosx`.
+    /// GLUE2's OSFamily: `linux`, `macosx`, `windows`, `solaris` (another value is refused at
+    /// its line and column).
     #[serde(default = "linux")]
-    pub family: Text,
+    pub family: OsFamily,
     /// `RockyLinux`, `Ubuntu`...
     pub name: Option<Text>,
     pub version: Option<Text>,
@@ -314,6 +316,9 @@ pub struct FlavorConfig {
     pub disk: u32,
     #[serde(default = "amd64")]
     pub platform: Text,
+    /// GLUE2's OSFamily of the VMs it runs (`linux`, `macosx`, `windows`, `solaris`), for when
+    /// the images do not say; published as the instance type's OSFamily.
+    pub os_family: Option<OsFamily>,
     /// The GPU pool this flavor's GPUs come from.
     pub gpu_pool: Option<Spanned<LocalId>>,
     /// GPUs per VM (fractions allowed: 0.5 for half a time-sliced card).
@@ -358,6 +363,6 @@ fn ok() -> Text {
 fn amd64() -> Text {
     text("amd64")
 }
-fn linux() -> Text {
-    text("linux")
+fn linux() -> OsFamily {
+    OsFamily::Linux
 }

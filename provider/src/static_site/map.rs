@@ -237,7 +237,7 @@ fn environment(node: &NodeTypeConfig) -> ExecutionEnvironment {
         physical_cpus: node.sockets,
         logical_cpus: node.cpus,
         main_memory: node.memory,
-        os_family: node.os.family.clone(),
+        os_family: Text::literal(node.os.family.as_str()),
         os_name: node.os.name.clone(),
         os_version: node.os.version.clone(),
         accelerators: node
@@ -355,6 +355,7 @@ fn cloud_service(cloud: &CloudConfig) -> CloudService {
             cpu: flavor.cpus,
             ram: flavor.ram,
             disk_gb: flavor.disk,
+            os_family: flavor.os_family,
             accelerator: match (&flavor.gpu_pool, &flavor.gpus) {
                 (Some(pool), Some(gpus)) => {
                     pools.get(pool.get_ref()).map(|pool| VirtualAccelerator {

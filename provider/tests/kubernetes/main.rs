@@ -8,6 +8,7 @@
 mod deploy;
 mod in_cluster;
 mod sharing;
+mod slots;
 
 use accelfed_tests::fake_kubernetes as server;
 

@@ -674,12 +674,15 @@ impl<'a> Builder<'a> {
         for flavor in &service.instance_types {
             let local = flavor.local_id.as_str();
             let id = self.ids.id(Kind::InstanceType, &[svc, local]);
-            let attrs = Attrs::default()
+            let mut attrs = Attrs::default()
                 .text("Name", &flavor.name)
                 .text("Platform", &flavor.platform)
                 .int("CPU", flavor.cpu)
                 .int("RAM", flavor.ram.get())
                 .int("Disk", flavor.disk_gb);
+            if let Some(family) = &flavor.os_family {
+                attrs = attrs.text("OSFamily", family);
+            }
             let mut associations = vec![(Class::CloudComputingManager, self.id_of(manager_index))];
             associations.extend(
                 flavor

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::{AcceleratorCapacity, Endpoint, VoAccess};
+use super::{AcceleratorCapacity, Endpoint, OsFamily, VoAccess};
 use crate::gpu::{GpuCount, GpuSpec, MemoryMb};
 use crate::names::{LocalId, Text};
 
@@ -61,6 +61,9 @@ pub struct InstanceType {
     pub cpu: u32,
     pub ram: MemoryMb,
     pub disk_gb: u32,
+    /// The OS family its VMs run, where the site states it (an instance type has no OS of its
+    /// own; unstated, the GLUE 2.0 rendering works it out from the shares' images).
+    pub os_family: Option<OsFamily>,
     pub accelerator: Option<VirtualAccelerator>,
     /// Local ids of the shares (projects) that may use this flavor.
     pub shares: Vec<LocalId>,

@@ -75,14 +75,15 @@ pub struct ShareSlots {
 }
 
 impl ShareSlots {
-    /// All three known: CPUs free, used, and in the whole share (the most one job may take);
-    /// counts past `u32::MAX` are published as `u32::MAX`.
-    pub fn known(free: u64, used: u64, all: u64) -> Self {
+    /// All three known: CPUs free, used, and the most one job may take (on Slurm every CPU of
+    /// the partition, as a job may span nodes; on Kubernetes the largest node's, as a pod may
+    /// not); counts past `u32::MAX` are published as `u32::MAX`.
+    pub fn known(free: u64, used: u64, max_per_job: u64) -> Self {
         let slot = |n: u64| Some(u32::try_from(n).unwrap_or(u32::MAX));
         Self {
             free: slot(free),
             used: slot(used),
-            max_per_job: slot(all),
+            max_per_job: slot(max_per_job),
         }
     }
 }

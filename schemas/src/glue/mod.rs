@@ -11,6 +11,7 @@ mod computing;
 pub mod entity;
 pub mod from_json;
 pub mod ids;
+mod os_family;
 #[cfg(any(test, feature = "test-support"))]
 pub mod sample;
 mod site;
@@ -24,5 +25,6 @@ pub use computing::{
     AcceleratorEnvironment, ComputingManager, ComputingService, ComputingShare,
     ExecutionEnvironment, ShareSlots,
 };
+pub use os_family::{OsFamily, OsFamilyError};
 pub use site::{AdminDomain, Contact, Endpoint, Location, Service, SiteSnapshot, VoAccess};
 pub use validate::SnapshotError;

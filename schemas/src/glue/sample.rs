@@ -207,6 +207,7 @@ pub fn snapshot(site: &str) -> SiteSnapshot {
             cpu: 16,
             ram: MemoryMb::new(128_000),
             disk_gb: 100,
+            os_family: None,
             accelerator: Some(VirtualAccelerator {
                 gpu: passthrough,
                 count: GpuCount::whole(2),

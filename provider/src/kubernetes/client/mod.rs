@@ -15,13 +15,13 @@ use std::time::Duration;
 use kube::api::ListParams;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
-use super::api::{Namespace, Node, Pod, ResourceQuota};
+use super::api::{Namespace, Node, ResourceQuota};
 use super::config::KubernetesConfig;
+use super::cpu::PodsRead;
 use super::error::KubernetesError;
 use super::inventory::Inventory;
 use super::nodes::read_node;
 use super::page::read_page;
-use super::pods::read_pod;
 
 /// How often one list may be restarted after its continue token expired.
 pub const MAX_RESTARTS: u32 = 3;
@@ -136,14 +136,16 @@ impl KubeClient {
                     warnings,
                 )
             }),
-            self.list("/api/v1/pods", |text, kept, warnings| {
-                read_page(
-                    text,
-                    &mut |pod: Pod<'_>, warnings| read_pod(&pod, warnings),
-                    kept,
-                    warnings,
-                )
-            }),
+            self.list(
+                "/api/v1/pods",
+                |text, kept: &mut Vec<PodsRead>, warnings| {
+                    // One value for the whole listing; a restarted listing gets a fresh `kept`.
+                    if kept.is_empty() {
+                        kept.push(PodsRead::default());
+                    }
+                    kept[0].read_page(text, warnings)
+                }
+            ),
             self.list("/api/v1/namespaces", |text, kept, warnings| {
                 read_page(text, &mut |ns: Namespace, _| Some(ns), kept, warnings)
             }),
@@ -153,9 +155,11 @@ impl KubeClient {
         )?;
         let mut warnings = nodes.1;
         warnings.extend(pods.1);
+        let pods_read = pods.0.into_iter().next().unwrap_or_default();
         Ok(Inventory {
             nodes: nodes.0,
-            pods: pods.0,
+            pods: pods_read.gpu_pods,
+            cpu: pods_read.cpu,
             namespaces: namespaces.0,
             quotas: quotas.0,
             warnings,

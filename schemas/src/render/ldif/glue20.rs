@@ -9,7 +9,7 @@
 //! | CloudComputingEndpoint | GLUE2ComputingEndpoint | |
 //! | CloudComputingManager | GLUE2ComputingManager | `TotalCPUs` -> `TotalLogicalCPUs`; hypervisor, RAM in OtherInfo |
 //! | CloudComputingShare | GLUE2ComputingShare | `ServingState: production`; `MaxVM`/`RunningVM` -> `MaxRunningJobs`/`RunningJobs` (a VM is the cloud's job); its instance types as `GLUE2ShareResourceForeignKey` |
-//! | CloudComputingInstanceType | GLUE2ExecutionEnvironment | `CPU` -> `LogicalCPUs`, `RAM` -> `MainMemorySize`, `VirtualMachine: TRUE`, `OSFamily` from the OS of its shares' images when they agree (`UNDEFINEDVALUE` otherwise); `Disk` in OtherInfo |
+//! | CloudComputingInstanceType | GLUE2ExecutionEnvironment | `CPU` -> `LogicalCPUs`, `RAM` -> `MainMemorySize`, `VirtualMachine: TRUE`, `OSFamily` as the site configured it, else from the OS of its shares' images when they agree (`UNDEFINEDVALUE` otherwise); `Disk` in OtherInfo |
 //! | CloudComputingImage | GLUE2ApplicationEnvironment | `Name` -> `AppName`, `MarketplaceURL` -> `Repository`; OS facts in OtherInfo |
 //!
 //! GPU facts are folded into OtherInfo of the parent entry ([`super::gpu_info`]); anything else
@@ -161,6 +161,8 @@ pub(super) fn mapping(class: Class) -> Option<Mapping> {
                     ],
                 )
         }
+        // No FreeSlots/UsedSlots/MaxSlotsPerJob: GLUE2 slots are CPU cores, and a cloud share
+        // knows VMs and GPUs, not cores (docs/formats-ldif.md).
         Class::CloudComputingShare => {
             Mapping::new(&["GLUE2Share", "GLUE2ComputingShare"], "GLUE2ShareID")
                 .attr("Name", "GLUE2EntityName")
@@ -186,6 +188,9 @@ pub(super) fn mapping(class: Class) -> Option<Mapping> {
             .attr("Platform", "GLUE2ExecutionEnvironmentPlatform")
             .attr("CPU", "GLUE2ExecutionEnvironmentLogicalCPUs")
             .attr("RAM", "GLUE2ExecutionEnvironmentMainMemorySize")
+            // Configured: written as an attribute, so the images' guess and the placeholder
+            // (written only where the entry has none) give way.
+            .attr("OSFamily", "GLUE2ExecutionEnvironmentOSFamily")
             .placeholder("GLUE2ExecutionEnvironmentOSFamily", UNKNOWN_TEXT)
             .placeholder("GLUE2ExecutionEnvironmentVirtualMachine", "TRUE")
             .fk(
