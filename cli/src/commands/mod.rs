@@ -7,6 +7,7 @@ mod init;
 mod meter;
 mod overrides;
 mod provide;
+mod provide_summary;
 mod query;
 mod report;
 mod serve;

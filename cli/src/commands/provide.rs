@@ -7,6 +7,7 @@
 //! still says what went wrong (2, 1).
 
 use std::path::Path;
+use std::time::Instant;
 
 use accelfed_publishers::config::{PublishConfig, RegistryPublishConfig, check_registry_url};
 use accelfed_publishers::{Destination, RegistryTarget};
@@ -15,11 +16,13 @@ use accelfed_schemas::render;
 use accelfed_schemas::render::ldif::LdifMode;
 
 use super::accounting_site::resolve;
+use super::provide_summary::{self, Sent};
 use crate::args::{ProvideArgs, PublishTarget};
 use crate::exit::Outcome;
 use crate::site_file::SiteFile;
 
 pub fn run(args: &ProvideArgs) -> Outcome {
+    let started = Instant::now();
     // First: every destination, the registry's included, is reached through
     // `accelfed_publishers::publish`, which is async.
     let runtime = match super::runtime() {
@@ -64,7 +67,14 @@ pub fn run(args: &ProvideArgs) -> Outcome {
     let document = document(&gathered.snapshot, args);
     let mut partial = !gathered.failures.is_empty();
     if let Some(registry) = registry {
-        partial |= !push(&runtime, registry, &gathered.snapshot, args, &document);
+        partial |= !push(
+            &runtime,
+            registry,
+            &gathered.snapshot,
+            args,
+            &document,
+            started,
+        );
         if args.output.is_none() {
             return if partial {
                 Outcome::Partial
@@ -73,7 +83,14 @@ pub fn run(args: &ProvideArgs) -> Outcome {
             };
         }
     }
-    write_out(&runtime, args, &gathered.snapshot, &document, partial)
+    write_out(
+        &runtime,
+        args,
+        &gathered.snapshot,
+        &document,
+        partial,
+        started,
+    )
 }
 
 /// The registry to push to, when `--publish registry` asks for it: settled before gathering.
@@ -104,6 +121,7 @@ fn push(
     snapshot: &SiteSnapshot,
     args: &ProvideArgs,
     document: &[u8],
+    started: Instant,
 ) -> bool {
     // The registry reads GLUE 2.1 JSON whatever --format the file gets.
     let json = if args.format == render::Format::Glue21Json {
@@ -111,13 +129,14 @@ fn push(
     } else {
         render::render(snapshot, render::Format::Glue21Json)
     };
+    let url = registry.url.clone();
     match runtime.block_on(accelfed_publishers::publish(
         &json,
         &Destination::Registry(registry),
     )) {
         Ok(answer) => {
-            let answer = answer.unwrap_or_default();
-            tracing::info!(site = %snapshot.domain.name, %answer, "pushed to the registry");
+            tracing::debug!(answer = %answer.unwrap_or_default(), "the registry's answer");
+            provide_summary::log(snapshot, Sent::Pushed { url: &url }, json.len(), started);
             true
         }
         Err(err) => {
@@ -134,6 +153,7 @@ fn write_out(
     snapshot: &SiteSnapshot,
     document: &[u8],
     partial: bool,
+    started: Instant,
 ) -> Outcome {
     let destination = match &args.output {
         Some(path) => Destination::File(path.clone()),
@@ -143,12 +163,15 @@ fn write_out(
         tracing::error!("{err}");
         return Outcome::Partial;
     }
-    tracing::info!(
-        site = %snapshot.domain.name,
-        format = %args.format,
-        bytes = document.len(),
-        "published"
-    );
+    let to = args
+        .output
+        .as_ref()
+        .map_or_else(|| "stdout".to_owned(), |path| path.display().to_string());
+    let sent = Sent::Written {
+        to: &to,
+        format: args.format,
+    };
+    provide_summary::log(snapshot, sent, document.len(), started);
     if partial {
         return Outcome::Partial;
     }
