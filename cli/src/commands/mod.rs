@@ -4,6 +4,7 @@ mod accounting_site;
 mod export;
 mod generate;
 mod init;
+mod last_good;
 mod meter;
 mod overrides;
 mod provide;

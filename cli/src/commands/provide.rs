@@ -4,7 +4,8 @@
 //! FILE, and when the configuration cannot be used or every provider fails, FILE is published in
 //! its place, byte for byte: its entries keep their original CreationTime and Validity, so a BDII
 //! keeps the site until they expire instead of dropping it at the first broken run. The exit status
-//! still says what went wrong (2, 1).
+//! still says what went wrong (2, 1). FILE's format and DIT layout are recorded beside it
+//! (`last_good.rs`): a document saved as another is never published.
 
 use std::path::Path;
 use std::time::Instant;
@@ -16,6 +17,7 @@ use accelfed_schemas::render;
 use accelfed_schemas::render::ldif::LdifMode;
 
 use super::accounting_site::resolve;
+use super::last_good;
 use super::provide_summary::{self, Sent};
 use crate::args::{ProvideArgs, PublishTarget};
 use crate::exit::Outcome;
@@ -177,8 +179,7 @@ fn write_out(
     }
     if let Some(path) = &args.keep_last_good {
         // Saved after publishing, so a document that could not be written out is never "good".
-        let saved = Destination::File(path.clone());
-        if let Err(err) = runtime.block_on(accelfed_publishers::publish(document, &saved)) {
+        if let Err(err) = last_good::save(runtime, path, document, saved_as(args)) {
             tracing::error!("--keep-last-good: {err}");
             return Outcome::Partial;
         }
@@ -206,7 +207,7 @@ fn last_good(args: &ProvideArgs, runtime: &tokio::runtime::Runtime, outcome: Out
             return outcome;
         }
     };
-    if let Err(problem) = matches_format(&document, args.format) {
+    if let Err(problem) = last_good::check(path, &document, saved_as(args)) {
         eprintln!(
             "error: --keep-last-good {}: not published: {problem}",
             path.display()
@@ -232,24 +233,11 @@ fn warn_published(path: &Path, bytes: usize) {
     );
 }
 
-/// Whether a saved document is one of `format` (a file saved by an earlier run in another format
-/// must not reach a consumer that reads this one).
-fn matches_format(document: &[u8], format: render::Format) -> Result<(), String> {
-    let start = document
-        .iter()
-        .position(|byte| !byte.is_ascii_whitespace())
-        .map_or(&[][..], |at| &document[at..]);
-    let fits = match format {
-        render::Format::Glue21Json => start.starts_with(b"{"),
-        render::Format::LdifGlue20 | render::Format::LdifGlue21 => start.starts_with(b"dn:"),
-        render::Format::Glue20Xml => start.starts_with(b"<"),
-    };
-    if fits {
-        Ok(())
-    } else {
-        Err(format!(
-            "it is not a {format} document (keep one file per format)"
-        ))
+/// What this run publishes, as `--keep-last-good` records it.
+fn saved_as(args: &ProvideArgs) -> last_good::SavedAs {
+    last_good::SavedAs {
+        format: args.format,
+        dit: args.dit,
     }
 }
 
