@@ -144,3 +144,82 @@ async fn a_port_that_does_not_speak_tls_is_named_and_not_retried() {
     );
     assert!(took < Duration::from_millis(500), "no retries: {took:?}");
 }
+
+/// A CA named `ca_name` and a server certificate it signed for `names`, valid from `not_before`
+/// to `not_after`, in the test PKI's shape.
+fn pki_for(ca_name: &str, names: &[&str], not_before: (i32, u8), not_after: (i32, u8)) -> Pki {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, ca_name);
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let names: Vec<String> = names.iter().map(|name| (*name).to_owned()).collect();
+    let mut params = rcgen::CertificateParams::new(names).unwrap();
+    params.not_before = rcgen::date_time_ymd(not_before.0, not_before.1, 1);
+    params.not_after = rcgen::date_time_ymd(not_after.0, not_after.1, 1);
+    let cert = params.signed_by(&key, &issuer).unwrap();
+    Pki {
+        ca_pem: ca_cert.pem(),
+        cert_pem: cert.pem(),
+        key_pem: key.serialize_pem(),
+        cert_der: cert.der().to_vec(),
+        key_der: key.serialize_der(),
+    }
+}
+
+/// Ships to a TLS server holding `served`'s certificate, trusting `served`'s CA, and checks the
+/// run stopped at once with an error that names `cause`.
+async fn assert_named_and_not_retried(served: &Pki, cause: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let port = tls_server(served, dir.path()).await;
+    let (result, took) =
+        ship_once(format!("https://localhost:{port}"), served.ca_pem.clone()).await;
+    let error = result.unwrap_err();
+    let text = error.to_string();
+    assert!(matches!(error, ShipError::Settings { .. }), "{error:?}");
+    assert!(text.contains(cause), "{cause} in {text}");
+    assert!(text.contains("retry will not help"), "{text}");
+    assert!(took < Duration::from_millis(500), "no retries: {took:?}");
+}
+
+#[tokio::test]
+async fn an_expired_certificate_is_named_and_not_retried() {
+    // Valid for the year 2020 only.
+    let served = pki_for("expired test CA", &["localhost"], (2020, 1), (2021, 1));
+    assert_named_and_not_retried(&served, "certificate expired").await;
+}
+
+#[tokio::test]
+async fn a_certificate_for_another_name_is_named_and_not_retried() {
+    let served = pki_for(
+        "other-name test CA",
+        &["repository.example.org"],
+        (2020, 1),
+        (2100, 1),
+    );
+    assert_named_and_not_retried(&served, "certificate not valid for name \"localhost\"").await;
+}
+
+#[tokio::test]
+async fn plain_http_to_the_tls_port_is_refused_before_anything_is_sent() {
+    // A site that writes http:// for the repository's TLS port: refused by the settings, with
+    // what to write instead, rather than a failed handshake later.
+    let dir = tempfile::tempdir().unwrap();
+    let pki = Pki::generate();
+    let port = tls_server(&pki, dir.path()).await;
+    let error = Client::new(&ClientSettings {
+        endpoint: format!("http://localhost:{port}"),
+        ca_pem: Some(pki.ca_pem.into_bytes()),
+        token: TOKEN.to_owned(),
+        timeout: Duration::from_secs(5),
+    })
+    .unwrap_err();
+    let text = error.to_string();
+    assert!(matches!(error, ShipError::Settings { .. }), "{error:?}");
+    assert!(text.contains("must be https://"), "{text}");
+    assert!(text.contains(&format!("http://localhost:{port}")), "{text}");
+}

@@ -16,32 +16,39 @@ use std::io;
 /// once.
 pub fn chain(error: &(dyn Error + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();
-    let mut current = Some(error);
-    while let Some(error) = current {
+    for error in causes(error) {
         let text = error.to_string();
         if !text.is_empty() && !parts.iter().any(|part| part.contains(&text)) {
             parts.push(text);
         }
-        current = error.source();
     }
     parts.join(": ")
 }
 
 /// The innermost cause's text (what went wrong at the bottom: "connection refused").
 pub fn root(error: &(dyn Error + 'static)) -> String {
-    std::iter::successors(Some(error), |error: &&(dyn Error + 'static)| {
-        (*error).source()
-    })
-    .last()
-    .map_or_else(String::new, ToString::to_string)
+    causes(error)
+        .last()
+        .map_or_else(String::new, ToString::to_string)
 }
 
 /// The `io::Error`s along the chain (a TLS or socket failure is one, wrapped by the HTTP client).
 pub fn io_errors<'a>(error: &'a (dyn Error + 'static)) -> impl Iterator<Item = &'a io::Error> {
-    std::iter::successors(Some(error), |error: &&'a (dyn Error + 'static)| {
-        (*error).source()
+    causes(error).filter_map(|error| error.downcast_ref::<io::Error>())
+}
+
+/// The error and every cause below it. An `io::Error` that wraps another error is followed into
+/// that error: its own `source()` skips it (it returns the wrapped error's source), and an HTTP
+/// client's TLS layer wraps the handshake's `InvalidData` error in one of kind `Other`
+/// (hyper-rustls does), which would hide the one fact that says no retry can help.
+fn causes<'a>(error: &'a (dyn Error + 'static)) -> impl Iterator<Item = &'a (dyn Error + 'static)> {
+    std::iter::successors(Some(error), |error: &&'a (dyn Error + 'static)| match error
+        .downcast_ref::<io::Error>()
+        .and_then(io::Error::get_ref)
+    {
+        Some(inner) => Some(inner as &(dyn Error + 'static)),
+        None => (*error).source(),
     })
-    .filter_map(|error| error.downcast_ref::<io::Error>())
 }
 
 /// Whether the chain holds a failure that trying again cannot cure: a TLS handshake refused (a
@@ -76,6 +83,24 @@ mod tests {
              invalid peer certificate: UnknownIssuer"
         );
         assert!(is_permanent(&error));
+        assert_eq!(root(&error), "invalid peer certificate: UnknownIssuer");
+    }
+
+    #[test]
+    fn a_tls_error_wrapped_in_another_io_error_is_still_permanent() {
+        // hyper-rustls: `.map_err(io::Error::other)` around tokio-rustls's InvalidData error.
+        let tls = io::Error::new(
+            io::ErrorKind::InvalidData,
+            "invalid peer certificate: UnknownIssuer",
+        );
+        let error = Outer(Middle(io::Error::other(tls)));
+        assert!(is_permanent(&error));
+        assert!(
+            chain(&error)
+                .ends_with("client error (Connect): invalid peer certificate: UnknownIssuer"),
+            "{}",
+            chain(&error)
+        );
         assert_eq!(root(&error), "invalid peer certificate: UnknownIssuer");
     }
 

@@ -99,8 +99,8 @@ impl AmsClient {
         &self.endpoint
     }
 
-    /// Publishes one message, retrying what a retry can fix (no answer, 429, 5xx); returns the id
-    /// AMS gave it.
+    /// Publishes one message, retrying what a retry can fix (no answer, 429, 5xx) and nothing
+    /// else (a 4xx, a certificate AMS's server does not pass); returns the id AMS gave it.
     pub async fn publish(&self, message: &str, empaid: &str) -> Result<String, ApelError> {
         let body = json!({
             "messages": [{
@@ -115,6 +115,12 @@ impl AmsClient {
                 Ok(id) => return Ok(id),
                 Err(Failure::Final(message)) => {
                     return Err(ApelError::Refused {
+                        endpoint: self.endpoint.clone(),
+                        message,
+                    });
+                }
+                Err(Failure::Unusable(message)) => {
+                    return Err(ApelError::Settings {
                         endpoint: self.endpoint.clone(),
                         message,
                     });
@@ -145,12 +151,9 @@ impl AmsClient {
             .body(body.to_string())
             .send()
             .await
-            .map_err(|err| Failure::Retry(err.without_url().to_string()))?;
+            .map_err(transport)?;
         let status = response.status();
-        let text = response
-            .text()
-            .await
-            .map_err(|err| Failure::Retry(err.without_url().to_string()))?;
+        let text = response.text().await.map_err(transport)?;
         if !status.is_success() {
             let message = format!("HTTP {status}: {}", error_message(&text));
             return Err(
@@ -173,9 +176,28 @@ impl AmsClient {
     }
 }
 
+/// Why one publish call failed, and so what `publish` does next.
 enum Failure {
+    /// No answer, 429 or 5xx: tried again after a pause.
     Retry(String),
+    /// AMS answered no (a 4xx: a refused key, a topic that is not there).
     Final(String),
+    /// The connection can never work as configured: the server's certificate is refused (an
+    /// unknown CA, expired, issued for another name) or the port does not speak TLS.
+    Unusable(String),
+}
+
+/// A transport failure with its chain of causes ("connection refused", "invalid peer certificate:
+/// UnknownIssuer"), never its URL (the key travels in the query string), sorted by whether a retry
+/// can cure it.
+fn transport(err: reqwest::Error) -> Failure {
+    let err = err.without_url();
+    let message = accelfed_schemas::cause::chain(&err);
+    if accelfed_schemas::cause::is_permanent(&err) {
+        Failure::Unusable(message)
+    } else {
+        Failure::Retry(message)
+    }
 }
 
 /// AMS's `{"error": {"message": ...}}`, or the start of whatever else came back.

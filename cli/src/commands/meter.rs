@@ -153,11 +153,20 @@ impl Run<'_> {
         let Some(path) = &self.accounting.observations else {
             return found;
         };
-        match read_manual(&resolve(self.config_path, path), &self.config.site.name) {
+        let path = resolve(self.config_path, path);
+        match read_manual(&path, &self.config.site.name) {
             Ok(manual) => {
                 for err in &manual.refused {
                     tracing::error!("manual usage line not metered: {err}");
                 }
+                // The manual-usage file's line, as each backend's meter writes its own.
+                tracing::info!(
+                    provider = "manual",
+                    file = %path.display(),
+                    observations = manual.observations.len(),
+                    refused = manual.refused.len(),
+                    "read the manual usage"
+                );
                 found.manual_incomplete = !manual.refused.is_empty();
                 found.partial |= found.manual_incomplete;
                 found.observations.extend(manual.observations);
@@ -224,6 +233,7 @@ impl Run<'_> {
                 tracing::info!(
                     observations = observed.observations.len(),
                     records = records.len(),
+                    by_backend = %records_by_backend(&records),
                     new = summary.inserted,
                     updated = summary.updated + summary.reopened,
                     unchanged = summary.unchanged,
@@ -238,6 +248,30 @@ impl Run<'_> {
             }
         }
     }
+}
+
+/// The records written per backend, as the summary line shows them: `openstack=12 manual=3`
+/// (backends that wrote none left out; `none` for an empty run). Manual usage is the only source
+/// of `static` records, so it is named for the file a site administrator edits.
+fn records_by_backend(records: &[UsageRecord]) -> String {
+    let mut counts = std::collections::BTreeMap::<Source, usize>::new();
+    for record in records {
+        *counts.entry(record.source).or_default() += 1;
+    }
+    if counts.is_empty() {
+        return "none".to_owned();
+    }
+    counts
+        .into_iter()
+        .map(|(source, records)| {
+            let name = match source {
+                Source::Static => "manual",
+                other => other.as_str(),
+            };
+            format!("{name}={records}")
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Logs what the meter refused, capped or found above capacity; whether the run must exit 1.
@@ -299,4 +333,27 @@ fn previous_month_start(now: DateTime<Utc>) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(year, month, 1, 0, 0, 0)
         .single()
         .unwrap_or(now)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use accelfed_schemas::usage::sample;
+
+    #[test]
+    fn records_are_counted_per_backend_with_manual_usage_named_as_such() {
+        let mut records = Vec::new();
+        for (id, source) in [
+            ("vm-1", Source::Openstack),
+            ("vm-2", Source::Openstack),
+            ("node-1", Source::Static),
+            ("job-1", Source::Slurm),
+        ] {
+            let mut record = sample::record(id);
+            record.source = source;
+            records.push(record);
+        }
+        assert_eq!(records_by_backend(&records), "openstack=2 slurm=1 manual=1");
+        assert_eq!(records_by_backend(&[]), "none");
+    }
 }

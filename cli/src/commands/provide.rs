@@ -4,9 +4,11 @@
 //! FILE, and when the configuration cannot be used or every provider fails, FILE is published in
 //! its place, byte for byte: its entries keep their original CreationTime and Validity, so a BDII
 //! keeps the site until they expire instead of dropping it at the first broken run. The exit status
-//! still says what went wrong (2, 1).
+//! still says what went wrong (2, 1). FILE's format and DIT layout are recorded beside it
+//! (`last_good.rs`): a document saved as another is never published.
 
 use std::path::Path;
+use std::time::Instant;
 
 use accelfed_publishers::config::{PublishConfig, RegistryPublishConfig, check_registry_url};
 use accelfed_publishers::{Destination, RegistryTarget};
@@ -15,11 +17,14 @@ use accelfed_schemas::render;
 use accelfed_schemas::render::ldif::LdifMode;
 
 use super::accounting_site::resolve;
+use super::last_good;
+use super::provide_summary::{self, Sent};
 use crate::args::{ProvideArgs, PublishTarget};
 use crate::exit::Outcome;
 use crate::site_file::SiteFile;
 
 pub fn run(args: &ProvideArgs) -> Outcome {
+    let started = Instant::now();
     // First: every destination, the registry's included, is reached through
     // `accelfed_publishers::publish`, which is async.
     let runtime = match super::runtime() {
@@ -64,7 +69,14 @@ pub fn run(args: &ProvideArgs) -> Outcome {
     let document = document(&gathered.snapshot, args);
     let mut partial = !gathered.failures.is_empty();
     if let Some(registry) = registry {
-        partial |= !push(&runtime, registry, &gathered.snapshot, args, &document);
+        partial |= !push(
+            &runtime,
+            registry,
+            &gathered.snapshot,
+            args,
+            &document,
+            started,
+        );
         if args.output.is_none() {
             return if partial {
                 Outcome::Partial
@@ -73,7 +85,14 @@ pub fn run(args: &ProvideArgs) -> Outcome {
             };
         }
     }
-    write_out(&runtime, args, &gathered.snapshot, &document, partial)
+    write_out(
+        &runtime,
+        args,
+        &gathered.snapshot,
+        &document,
+        partial,
+        started,
+    )
 }
 
 /// The registry to push to, when `--publish registry` asks for it: settled before gathering.
@@ -104,6 +123,7 @@ fn push(
     snapshot: &SiteSnapshot,
     args: &ProvideArgs,
     document: &[u8],
+    started: Instant,
 ) -> bool {
     // The registry reads GLUE 2.1 JSON whatever --format the file gets.
     let json = if args.format == render::Format::Glue21Json {
@@ -111,13 +131,14 @@ fn push(
     } else {
         render::render(snapshot, render::Format::Glue21Json)
     };
+    let url = registry.url.clone();
     match runtime.block_on(accelfed_publishers::publish(
         &json,
         &Destination::Registry(registry),
     )) {
         Ok(answer) => {
-            let answer = answer.unwrap_or_default();
-            tracing::info!(site = %snapshot.domain.name, %answer, "pushed to the registry");
+            tracing::debug!(answer = %answer.unwrap_or_default(), "the registry's answer");
+            provide_summary::log(snapshot, Sent::Pushed { url: &url }, json.len(), started);
             true
         }
         Err(err) => {
@@ -134,6 +155,7 @@ fn write_out(
     snapshot: &SiteSnapshot,
     document: &[u8],
     partial: bool,
+    started: Instant,
 ) -> Outcome {
     let destination = match &args.output {
         Some(path) => Destination::File(path.clone()),
@@ -143,19 +165,21 @@ fn write_out(
         tracing::error!("{err}");
         return Outcome::Partial;
     }
-    tracing::info!(
-        site = %snapshot.domain.name,
-        format = %args.format,
-        bytes = document.len(),
-        "published"
-    );
+    let to = args
+        .output
+        .as_ref()
+        .map_or_else(|| "stdout".to_owned(), |path| path.display().to_string());
+    let sent = Sent::Written {
+        to: &to,
+        format: args.format,
+    };
+    provide_summary::log(snapshot, sent, document.len(), started);
     if partial {
         return Outcome::Partial;
     }
     if let Some(path) = &args.keep_last_good {
         // Saved after publishing, so a document that could not be written out is never "good".
-        let saved = Destination::File(path.clone());
-        if let Err(err) = runtime.block_on(accelfed_publishers::publish(document, &saved)) {
+        if let Err(err) = last_good::save(runtime, path, document, saved_as(args)) {
             tracing::error!("--keep-last-good: {err}");
             return Outcome::Partial;
         }
@@ -183,7 +207,7 @@ fn last_good(args: &ProvideArgs, runtime: &tokio::runtime::Runtime, outcome: Out
             return outcome;
         }
     };
-    if let Err(problem) = matches_format(&document, args.format) {
+    if let Err(problem) = last_good::check(path, &document, saved_as(args)) {
         eprintln!(
             "error: --keep-last-good {}: not published: {problem}",
             path.display()
@@ -209,24 +233,11 @@ fn warn_published(path: &Path, bytes: usize) {
     );
 }
 
-/// Whether a saved document is one of `format` (a file saved by an earlier run in another format
-/// must not reach a consumer that reads this one).
-fn matches_format(document: &[u8], format: render::Format) -> Result<(), String> {
-    let start = document
-        .iter()
-        .position(|byte| !byte.is_ascii_whitespace())
-        .map_or(&[][..], |at| &document[at..]);
-    let fits = match format {
-        render::Format::Glue21Json => start.starts_with(b"{"),
-        render::Format::LdifGlue20 | render::Format::LdifGlue21 => start.starts_with(b"dn:"),
-        render::Format::Glue20Xml => start.starts_with(b"<"),
-    };
-    if fits {
-        Ok(())
-    } else {
-        Err(format!(
-            "it is not a {format} document (keep one file per format)"
-        ))
+/// What this run publishes, as `--keep-last-good` records it.
+fn saved_as(args: &ProvideArgs) -> last_good::SavedAs {
+    last_good::SavedAs {
+        format: args.format,
+        dit: args.dit,
     }
 }
 

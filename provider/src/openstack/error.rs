@@ -26,11 +26,13 @@ pub enum OpenstackError {
         message: String,
         retry: bool,
     },
-    #[error("{service} {url}: {message} (retry may help)")]
+    #[error("{service} {url}: {message} ({})", transport_retry_text(*retry))]
     Transport {
         service: String,
         url: String,
         message: String,
+        /// False for a certificate the server does not pass or a port that does not speak TLS.
+        retry: bool,
     },
     #[error("{service} {url}: unexpected response: {message} (retry will not help)")]
     Parse {
@@ -38,6 +40,15 @@ pub enum OpenstackError {
         url: String,
         message: String,
     },
+}
+
+/// A transport failure that no retry cures is one of TLS: say where to look.
+fn transport_retry_text(retry: bool) -> &'static str {
+    if retry {
+        "retry may help"
+    } else {
+        "retry will not help: check the URL and the CA (cacert in clouds.yaml, OS_CACERT)"
+    }
 }
 
 fn retry_text(retry: bool) -> &'static str {
@@ -52,8 +63,9 @@ impl OpenstackError {
     /// Whether the same request later may succeed.
     pub fn retryable(&self) -> bool {
         match self {
-            Self::Auth { retry, .. } | Self::Http { retry, .. } => *retry,
-            Self::Transport { .. } => true,
+            Self::Auth { retry, .. } | Self::Http { retry, .. } | Self::Transport { retry, .. } => {
+                *retry
+            }
             Self::Credentials(_) | Self::NoEndpoint { .. } | Self::Parse { .. } => false,
         }
     }

@@ -36,6 +36,14 @@ pub async fn observe(
     for warning in warnings {
         tracing::warn!(cloud = %config.id.get_ref(), "{warning}");
     }
+    // The backend's line at the default level, as the Slurm and Kubernetes meters write theirs.
+    tracing::info!(
+        provider = "openstack",
+        cloud = %config.id.get_ref(),
+        gpu_servers = used.usage.len(),
+        observations = observations.len(),
+        "read the GPU servers of {since} to {now}"
+    );
     Ok(observations)
 }
 

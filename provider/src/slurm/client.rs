@@ -456,11 +456,30 @@ impl SlurmClient {
     }
 }
 
+/// A transport failure with its chain of causes ("connection refused", "invalid peer certificate:
+/// UnknownIssuer"; reqwest's own text repeats the URL and stops at "error sending request"). A
+/// certificate slurmrestd's server does not pass, or a port that does not speak TLS, is never cured
+/// by running again.
 fn http_error(endpoint: &str, err: &reqwest::Error) -> SlurmError {
+    let kind = if err.is_timeout() {
+        "timed out"
+    } else if err.is_connect() {
+        "cannot connect"
+    } else {
+        "request failed"
+    };
+    let mut message = match std::error::Error::source(err) {
+        Some(source) => format!("{kind}: {}", accelfed_schemas::cause::chain(source)),
+        None => err.to_string(),
+    };
+    let permanent = accelfed_schemas::cause::is_permanent(err);
+    if permanent {
+        message.push_str(" (retry will not help: check rest.url, and that the system's CAs trust the server's certificate)");
+    }
     SlurmError::Http {
         endpoint: format!("GET {endpoint}"),
-        message: err.to_string(),
-        retryable: err.is_timeout() || err.is_connect() || err.is_request(),
+        message,
+        retryable: !permanent && (err.is_timeout() || err.is_connect() || err.is_request()),
     }
 }
 
@@ -565,5 +584,54 @@ impl Watchdog {
     fn finish(self, abandoned: bool) -> (Option<std::process::ExitStatus>, Ended) {
         let _ = self.done.send(abandoned);
         self.thread.join().unwrap_or((None, Ended::Exited))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The error reqwest gives for a GET of `url`.
+    async fn failed_get(url: &str) -> reqwest::Error {
+        reqwest::Client::new().get(url).send().await.unwrap_err()
+    }
+
+    #[tokio::test]
+    async fn slurmrestd_on_a_port_that_does_not_speak_tls_is_named_and_not_retryable() {
+        // Answers whatever arrives in plain HTTP, as slurmrestd without TLS answers a handshake.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                let _ = socket.readable().await;
+                let _ = socket.try_read(&mut [0u8; 1024]);
+                let _ = socket.writable().await;
+                let _ = socket.try_write(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n");
+            }
+        });
+        let url = format!("https://127.0.0.1:{port}/slurm/v0.0.40/jobs");
+        let error = http_error(&url, &failed_get(&url).await);
+        let text = error.to_string();
+        assert!(
+            text.contains("corrupt message") || text.contains("InvalidContentType"),
+            "{text}"
+        );
+        assert!(!error.retryable(), "{text}");
+        assert!(text.contains("retry will not help"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_keeps_its_cause_and_may_be_retried() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let url = format!("http://127.0.0.1:{port}/slurm/v0.0.40/jobs");
+        let error = http_error(&url, &failed_get(&url).await);
+        let text = error.to_string();
+        assert!(text.to_lowercase().contains("connection refused"), "{text}");
+        assert!(error.retryable(), "{text}");
+        assert_eq!(text.matches(&url).count(), 1, "the URL once: {text}");
     }
 }

@@ -25,7 +25,7 @@ pub struct ServeProcess {
     /// Where it listens (the struct dereferences to it).
     pub listening: Listening,
     /// The service's log lines; kept so the reader thread keeps draining its standard error.
-    _log: mpsc::Receiver<String>,
+    log: mpsc::Receiver<String>,
 }
 
 /// How long a service may take to start.
@@ -57,7 +57,7 @@ impl ServeProcess {
                 metrics: listen.metrics,
                 https: listen.https,
             },
-            _log: log,
+            log,
         }
     }
 
@@ -96,8 +96,25 @@ impl ServeProcess {
                 metrics,
                 https,
             },
-            _log: log,
+            log,
         }
+    }
+
+    /// The lines the service wrote to standard error since it started listening, or since the
+    /// last call, waiting up to `wait` for one of them to satisfy `wanted` (a log line is written
+    /// when the service acts, and read here a moment later). Returns every line read.
+    pub fn log_until(&self, wait: Duration, wanted: impl Fn(&str) -> bool) -> Vec<String> {
+        let deadline = Instant::now() + wait;
+        let mut lines = Vec::new();
+        while !lines.iter().any(|line: &String| wanted(line)) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.log.recv_timeout(left) {
+                Ok(line) => lines.push(line),
+                Err(_) => break,
+            }
+        }
+        lines.extend(self.log.try_iter());
+        lines
     }
 
     /// The service's resident memory in KiB, from /proc.

@@ -33,22 +33,27 @@ pub struct Session {
     concurrency: usize,
 }
 
+/// A transport failure with its whole chain of causes ("connection refused", "invalid peer
+/// certificate: UnknownIssuer"), and whether a retry can cure it: a certificate the cloud's server
+/// does not pass, or a port that does not speak TLS, never is.
 fn transport(service: &str, url: &str, err: &reqwest::Error) -> OpenstackError {
     let message = if err.is_timeout() {
-        "timed out".to_owned()
+        "timed out"
     } else if err.is_connect() {
-        "cannot connect".to_owned()
+        "cannot connect"
     } else {
-        "request failed".to_owned()
+        "request failed"
     };
-    // reqwest's own text includes the URL and source chain; keep the cause, never a header.
+    // reqwest's own text repeats the URL and stops at "error sending request"; the causes say what
+    // went wrong. Never a header (the token).
     let cause = std::error::Error::source(err)
-        .map(|s| format!(": {s}"))
+        .map(|source| format!(": {}", accelfed_schemas::cause::chain(source)))
         .unwrap_or_default();
     OpenstackError::Transport {
         service: service.to_owned(),
         url: url.to_owned(),
         message: format!("{message}{cause}"),
+        retry: !accelfed_schemas::cause::is_permanent(err),
     }
 }
 
@@ -187,6 +192,7 @@ impl Session {
                 service: service.to_owned(),
                 url: url.to_owned(),
                 message: "session closed".to_owned(),
+                retry: true,
             })?;
         for attempt in 0..2 {
             let started = Instant::now();
@@ -295,12 +301,9 @@ async fn authenticate(
         .body(body.to_string())
         .send()
         .await
-        .map_err(|err| {
-            let OpenstackError::Transport { message, .. } = transport("keystone", &url, &err)
-            else {
-                unreachable!()
-            };
-            fail(message, true)
+        .map_err(|err| match transport("keystone", &url, &err) {
+            OpenstackError::Transport { message, retry, .. } => fail(message, retry),
+            other => other,
         })?;
     let status = response.status();
     let value = response
@@ -311,7 +314,10 @@ async fn authenticate(
     let text = response
         .text()
         .await
-        .map_err(|err| fail(err.to_string(), true))?;
+        .map_err(|err| match transport("keystone", &url, &err) {
+            OpenstackError::Transport { message, retry, .. } => fail(message, retry),
+            other => other,
+        })?;
     tracing::debug!(
         url,
         status = status.as_u16(),
@@ -345,4 +351,74 @@ async fn authenticate(
         value,
         catalog: parsed.token.catalog,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A port that answers whatever arrives in plain HTTP and closes, as a service's non-TLS port
+    /// would answer a TLS handshake.
+    async fn plain_http_port() -> u16 {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                let mut buffer = [0u8; 1024];
+                let _ = socket.readable().await;
+                let _ = socket.try_read(&mut buffer);
+                let _ = socket.writable().await;
+                let _ = socket.try_write(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n");
+            }
+        });
+        port
+    }
+
+    fn credentials(auth_url: String) -> Credentials {
+        Credentials {
+            auth_url,
+            method: Method::ApplicationCredential {
+                id: "app".to_owned(),
+                secret: Secret::new("not-a-real-secret".to_owned()),
+            },
+            region: None,
+            interface: "public".to_owned(),
+            ca_file: None,
+            origin: "the test".to_owned(),
+        }
+    }
+
+    async fn connect(auth_url: String) -> OpenstackError {
+        Session::connect(credentials(auth_url), Duration::from_secs(5), 1)
+            .await
+            .unwrap_err()
+    }
+
+    #[tokio::test]
+    async fn keystone_on_a_port_that_does_not_speak_tls_is_named_and_not_retryable() {
+        let port = plain_http_port().await;
+        let error = connect(format!("https://127.0.0.1:{port}/v3")).await;
+        let text = error.to_string();
+        assert!(
+            text.contains("corrupt message") || text.contains("InvalidContentType"),
+            "{text}"
+        );
+        assert!(!error.retryable(), "{text}");
+        assert!(text.contains("retry will not help"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_keeps_its_cause_and_may_be_retried() {
+        // A port nothing listens on: bound, then closed.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let error = connect(format!("https://127.0.0.1:{port}/v3")).await;
+        let text = error.to_string();
+        assert!(text.to_lowercase().contains("connection refused"), "{text}");
+        assert!(error.retryable(), "{text}");
+        assert!(text.contains("retry may help"), "{text}");
+    }
 }
