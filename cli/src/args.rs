@@ -226,7 +226,8 @@ pub struct ProvideArgs {
     /// Save every complete document (no provider failed) to FILE, and publish FILE instead, with
     /// its original timestamps, when the configuration cannot be used or every provider fails, so
     /// a BDII keeps the site until its entries expire. The exit status is still 2 or 1. One file
-    /// per format; not used with --publish registry.
+    /// per format and layout (FILE.format beside it records which; a saved file of another format
+    /// or --dit is refused); not used with --publish registry.
     #[arg(long, value_name = "FILE", env = "ACCELFED_KEEP_LAST_GOOD")]
     pub keep_last_good: Option<PathBuf>,
 }
