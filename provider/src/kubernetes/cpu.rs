@@ -54,21 +54,9 @@ impl CpuRequests {
         }
     }
 
-    /// Millicores requested on `node` by every namespace's pods.
-    pub fn on_node(&self, node: &str) -> u64 {
-        self.0
-            .get(node)
-            .map_or(0, |namespaces| namespaces.values().sum())
-    }
-
-    /// Millicores requested on `node` by the pods of `namespaces`.
-    pub fn of_namespaces_on(&self, node: &str, namespaces: &[&str]) -> u64 {
-        self.0.get(node).map_or(0, |on_node| {
-            namespaces
-                .iter()
-                .filter_map(|namespace| on_node.get(*namespace))
-                .sum()
-        })
+    /// Millicores requested on `node`, per namespace.
+    pub fn by_namespace_on(&self, node: &str) -> Option<&BTreeMap<String, u64>> {
+        self.0.get(node)
     }
 }
 
@@ -151,9 +139,10 @@ mod tests {
             &mut warnings,
         );
         assert!(warnings.is_empty(), "{warnings:?}");
-        assert_eq!(cpu.on_node("n1"), 2250 + 1000);
-        assert_eq!(cpu.of_namespaces_on("n1", &["ns1"]), 2250);
-        assert_eq!(cpu.on_node("n2"), 0);
+        let on_n1 = cpu.by_namespace_on("n1").unwrap();
+        assert_eq!(on_n1.values().sum::<u64>(), 2250 + 1000);
+        assert_eq!(on_n1["ns1"], 2250);
+        assert_eq!(cpu.by_namespace_on("n2"), None);
     }
 
     #[test]
@@ -165,7 +154,7 @@ mod tests {
                 "spec":{"nodeName":"n1","containers":[{"resources":{"requests":{"cpu":"lots"}}}]}}"#),
             &mut warnings,
         );
-        assert_eq!(cpu.on_node("n1"), 0);
+        assert_eq!(cpu.by_namespace_on("n1"), None);
         assert_eq!(warnings.len(), 1);
         assert!(
             warnings[0].starts_with("pod ns/odd: cpu: quantity \"lots\""),

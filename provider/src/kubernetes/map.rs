@@ -23,9 +23,9 @@ use accelfed_schemas::names::{LocalId, Text};
 
 use super::capacity::{KindTally, Tally, kind_id, tally};
 use super::config::{KubernetesConfig, ServiceKind};
-use super::cpu::CpuRequests;
 use super::inventory::Inventory;
 use super::nodes::{NodeGpus, count};
+use super::slots::ClusterSlots;
 use super::vo::{namespace_quotas, namespace_vos};
 
 /// The service and the warnings met building it.
@@ -83,6 +83,8 @@ pub fn service(config: &KubernetesConfig, inventory: &Inventory) -> Mapped {
     let environments = environments(&inventory.nodes, &slots);
     let environment_ids: Vec<LocalId> = environments.iter().map(|e| e.local_id.clone()).collect();
 
+    // What the shares' slots are counted from, once for every VO.
+    let cluster_slots = ClusterSlots::of(&inventory.nodes, &inventory.cpu);
     // VO -> its accesses and namespaces.
     let mut by_vo: BTreeMap<String, (VoAccess, Vec<&str>)> = BTreeMap::new();
     for (namespace, access) in &vos {
@@ -112,7 +114,7 @@ pub fn service(config: &KubernetesConfig, inventory: &Inventory) -> Mapped {
             VoShare {
                 vo: vo.clone(),
                 access: access.clone(),
-                slots: share_slots(&inventory.nodes, &inventory.cpu, namespaces),
+                slots: cluster_slots.share(namespaces),
                 namespaces: namespaces.join(","),
                 accelerators,
                 max_gpus,
@@ -209,25 +211,6 @@ struct VoShare {
     namespaces: String,
     accelerators: Vec<AcceleratorCapacity>,
     max_gpus: Option<u64>,
-}
-
-/// A VO's job slots in CPU cores over the GPU nodes (the rule in the module's doc); unknown
-/// when a GPU node does not say its allocatable CPU.
-fn share_slots(nodes: &[NodeGpus], cpu: &CpuRequests, namespaces: &[&str]) -> ShareSlots {
-    let mut free = 0_u64;
-    let mut used_millis = 0_u64;
-    let mut largest = 0_u64;
-    for node in nodes {
-        let Some(allocatable) = node.allocatable_millicores else {
-            return ShareSlots::default();
-        };
-        used_millis += cpu.of_namespaces_on(&node.name, namespaces);
-        if node.unavailable.is_none() {
-            free += allocatable.saturating_sub(cpu.on_node(&node.name)) / 1000;
-            largest = largest.max(allocatable / 1000);
-        }
-    }
-    ShareSlots::known(free, used_millis.div_ceil(1000), largest)
 }
 
 /// The VO's cap on one resource: the sum of its namespaces' quotas, `None` if one has none.
@@ -375,55 +358,7 @@ fn local_id(text: &str) -> LocalId {
 
 #[cfg(test)]
 mod tests {
-    use super::{CpuRequests, NodeGpus, ShareSlots, environment_id, share_slots};
-
-    fn node(name: &str, millicores: Option<u64>, unavailable: bool) -> NodeGpus {
-        NodeGpus {
-            name: name.to_owned(),
-            unavailable: unavailable.then(|| "cordoned".to_owned()),
-            architecture: String::new(),
-            os_image: String::new(),
-            allocatable_millicores: millicores,
-            resources: Vec::new(),
-            installed: Vec::new(),
-        }
-    }
-
-    fn pod_on(cpu: &mut CpuRequests, node: &str, namespace: &str, request: &str) {
-        let json = format!(
-            r#"{{"metadata":{{"name":"p","namespace":"{namespace}"}},
-                "spec":{{"nodeName":"{node}","containers":[{{"resources":{{"requests":{{"cpu":"{request}"}}}}}}]}}}}"#
-        );
-        cpu.add(&serde_json::from_str(&json).unwrap(), &mut Vec::new());
-    }
-
-    #[test]
-    fn slots_are_whole_cores_over_the_gpu_nodes() {
-        let mut cpu = CpuRequests::default();
-        pod_on(&mut cpu, "a", "vo-ns", "1500m");
-        pod_on(&mut cpu, "a", "other", "2");
-        pod_on(&mut cpu, "b", "vo-ns", "0.25");
-        let nodes = [
-            node("a", Some(16_000), false),
-            node("b", Some(32_500), true),
-            node("c", Some(8_000), false),
-        ];
-        // Free: a 16 - 3.5 = 12.5 -> 12, c 8; b is cordoned. Used: 1.5 + 0.25 -> 2 (rounded up).
-        // Per job: the largest available node, a (b's 32 cores take no new pods).
-        assert_eq!(
-            share_slots(&nodes, &cpu, &["vo-ns"]),
-            ShareSlots::known(20, 2, 16)
-        );
-    }
-
-    #[test]
-    fn a_node_without_cpus_leaves_the_slots_out() {
-        let nodes = [node("a", Some(16_000), false), node("b", None, false)];
-        assert_eq!(
-            share_slots(&nodes, &CpuRequests::default(), &["vo-ns"]),
-            ShareSlots::default()
-        );
-    }
+    use super::environment_id;
 
     #[test]
     fn long_node_shapes_get_short_stable_ids() {

@@ -25,6 +25,7 @@ mod nodes;
 mod page;
 mod pods;
 mod quantity;
+mod slots;
 mod usage;
 mod vo;
 
