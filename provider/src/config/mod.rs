@@ -91,25 +91,27 @@ pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 impl Config {
     /// Reads, parses and validates a configuration file of at most [`MAX_CONFIG_BYTES`]; a larger
     /// one (or an endless one, such as `/dev/zero`) is refused after reading one byte past it.
+    /// Text that is not UTF-8 is refused at the `file:line:column` of its first bad byte.
     pub fn load(path: &Path) -> Result<LoadedConfig, ConfigError> {
         let error = |message: String| ConfigError::Read {
             path: path.to_owned(),
             message,
         };
-        let mut source = String::new();
-        std::io::Read::read_to_string(
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(
             &mut std::io::Read::take(
                 std::fs::File::open(path).map_err(|err| error(err.to_string()))?,
                 MAX_CONFIG_BYTES + 1,
             ),
-            &mut source,
+            &mut bytes,
         )
         .map_err(|err| error(err.to_string()))?;
-        if source.len() as u64 > MAX_CONFIG_BYTES {
+        if bytes.len() as u64 > MAX_CONFIG_BYTES {
             return Err(error(format!(
                 "larger than {MAX_CONFIG_BYTES} bytes; a configuration is a few kilobytes"
             )));
         }
+        let source = ConfigError::utf8(path, bytes)?;
         let config = Self::parse(path, &source)?;
         Ok(LoadedConfig {
             path: path.to_owned(),
@@ -122,9 +124,10 @@ impl Config {
     pub fn parse(path: &Path, source: &str) -> Result<Config, ConfigError> {
         let config: Config =
             toml::from_str(source).map_err(|err| ConfigError::from_toml(path, source, &err))?;
-        config.site.validate().map_err(|(field, message)| {
-            ConfigError::at(path, source, None, format!("site.{field}: {message}"))
-        })?;
+        config
+            .site
+            .validate()
+            .map_err(|problem| problem.into_config_error(path, source, "site"))?;
         for provider in config.providers() {
             provider
                 .validate()
