@@ -164,6 +164,21 @@ impl Config {
         }
     }
 
+    /// The part of the configuration that gathers with no network: the site and its `[static]`
+    /// services (what `accelfed validate` renders and checks). A struct literal on purpose: a new
+    /// backend's field must be decided here, or this does not compile.
+    pub fn static_part(&self) -> Config {
+        Config {
+            site: self.site.clone(),
+            r#static: self.r#static.clone(),
+            openstack: Vec::new(),
+            slurm: Vec::new(),
+            kubernetes: Vec::new(),
+            accounting: None,
+            publish: None,
+        }
+    }
+
     /// The configured providers, in a fixed order.
     pub fn providers(&self) -> Vec<ProviderConfig<'_>> {
         self.providers_indexed()
