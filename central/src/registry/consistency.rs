@@ -4,8 +4,10 @@
 //! used or free resources above its total. Pure; [`super::check::Checker`] runs it after the
 //! schema and the site.
 //!
-//! IDs are quoted as excerpts ([`excerpt`]): a pushed document may carry IDs of any length, and a
-//! refusal is one line of a response and of the log.
+//! A refusal is one line of a response and of the log, so it never quotes a value of unbounded
+//! length: an entity's own ID is quoted whole only after the LDAP check has bounded it (an RDN
+//! of at most `MAX_RDN_BYTES`, so it can be found in the document), and association targets,
+//! which nothing bounds, are quoted as excerpts ([`excerpt`]).
 
 use std::collections::HashSet;
 
@@ -62,10 +64,9 @@ fn namespace(entity: &Entity<'_>, own: Option<&Ids>, site: &str) -> Option<Strin
             |own| own.prefix().to_owned(),
         );
         format!(
-            "{} {}: the ID is not in site {:?}'s namespace ({}); a site publishes only its own \
+            "{} {id}: the ID is not in site {:?}'s namespace ({}); a site publishes only its own \
              entities",
             entity.class.name(),
-            excerpt(id),
             excerpt(site),
             excerpt(&prefix)
         )
@@ -81,7 +82,7 @@ fn dangling(entity: &Entity<'_>, ids: &HashSet<&str>) -> Option<String> {
     Some(format!(
         "{} {}: its association to {} {} names no entity of the document",
         entity.class.name(),
-        excerpt(&entity.id),
+        entity.id,
         class.name(),
         excerpt(target)
     ))
@@ -105,7 +106,7 @@ fn over_total(entity: &Entity<'_>) -> Option<String> {
             format!(
                 "{} {}: {} exceed {total_name} {total}",
                 entity.class.name(),
-                excerpt(&entity.id),
+                entity.id,
                 parts.join(" + ")
             )
         })
@@ -139,15 +140,15 @@ mod tests {
         let why = first_inconsistency(&found, "SAMPLE-SITE").unwrap();
         assert!(
             why.starts_with(
-                "ComputingShareAccelerator urn:accelfed:OTHER-SITE:share-accelerato...: the ID \
-                 is not in site \"SAMPLE-SITE\"'s namespace (urn:accelfed:SAMPLE-SITE:)"
+                "ComputingShareAccelerator urn:accelfed:OTHER-SITE:share-accelerator:hpc/gpu: the \
+                 ID is not in site \"SAMPLE-SITE\"'s namespace (urn:accelfed:SAMPLE-SITE:)"
             ),
             "{why}"
         );
     }
 
     /// An ID too long for LDAP is refused for its length even outside the site's namespace, and
-    /// no refusal quotes more than an excerpt of an ID.
+    /// neither that refusal nor one of a huge association target quotes the whole value.
     #[test]
     fn length_comes_before_namespace_and_ids_are_quoted_as_excerpts() {
         let huge = "x".repeat(100_000);
