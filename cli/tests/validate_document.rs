@@ -31,17 +31,35 @@ fn ids_too_long_for_a_bdii_are_refused_with_exit_2() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(out.stdout.is_empty());
     assert!(
-        stderr.contains("site.toml: the site's document cannot be built")
+        stderr.contains("site.toml:5:6: static.batch[0].id: ComputingService ID")
             && stderr.contains("more than the 240 a BDII's slapd stores"),
         "{stderr}"
     );
 
-    // Each name fits alone; together they do not.
+    // Where the file alone makes the ID (the site's Location), the error points at the name.
+    let located = format!(
+        "[site]\nname = \"{}\"\n[site.location]\ncountry = \"CZ\"\n",
+        "S".repeat(110)
+    );
+    let out = validate(&located);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("site.toml:2:8: site.name: Location ID"),
+        "{stderr}"
+    );
+
+    // Each name fits alone; together they do not (an ID below the service): refused once the
+    // document is built, naming the entity.
     let source = format!("[site]\nname = \"{}\"\n{BATCH}", "S".repeat(100));
     let out = validate(&source.replace("NODE", &"n".repeat(120)));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("LDAP RDN"), "{stderr}");
+    assert!(
+        stderr.contains("site.toml: the site's document cannot be built")
+            && stderr.contains("LDAP RDN"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -362,3 +362,31 @@ fn invalid_utf8_is_refused_at_its_first_bad_byte() {
         "{message}"
     );
 }
+
+#[test]
+fn names_that_make_ids_too_long_for_ldap_are_refused_where_they_are_written() {
+    let long_site = "S".repeat(110);
+    let source = format!("[site]\nname = \"{long_site}\"\n[site.location]\ncountry = \"CZ\"\n");
+    let message = error_of(&source);
+    assert!(
+        message.starts_with("site.toml:2:8: site.name: Location ID urn:accelfed:SSS"),
+        "{message}"
+    );
+    assert!(
+        message.contains("more than the 240 a BDII's slapd stores"),
+        "{message}"
+    );
+
+    let long_service = "h".repeat(200);
+    let message = error_of(&GOOD.replacen("id = \"hpc\"", &format!("id = \"{long_service}\""), 1));
+    assert!(
+        message.starts_with("site.toml:6:6: static.batch[0].id: ComputingService ID"),
+        "{message}"
+    );
+    // A name that fits is accepted.
+    let fits = format!(
+        "[site]\nname = \"{}\"\n[site.location]\ncountry = \"CZ\"\n",
+        "S".repeat(90)
+    );
+    Config::parse(Path::new("site.toml"), &fits).unwrap();
+}

@@ -6,6 +6,7 @@
 //! can run anywhere. Every error names the file, line and column, and the field.
 
 mod error;
+mod ldap_length;
 mod problem;
 mod site;
 
@@ -134,6 +135,7 @@ impl Config {
                 .map_err(|problem| problem.into_config_error(path, source, provider.name()))?;
         }
         config.require_gocdb_id(path, source)?;
+        ldap_length::check(&config, path, source)?;
         Ok(config)
     }
 
