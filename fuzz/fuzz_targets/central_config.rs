@@ -19,7 +19,10 @@ fuzz_target!(|data: &[u8]| {
         Ok(config) => config,
         Err(error) => {
             let message = error.to_string();
-            assert!(message.starts_with("central.toml"), "unlocated error: {message}");
+            assert!(
+                message.starts_with("central.toml"),
+                "unlocated error: {message}"
+            );
             return;
         }
     };

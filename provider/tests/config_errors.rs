@@ -390,3 +390,28 @@ fn names_that_make_ids_too_long_for_ldap_are_refused_where_they_are_written() {
     );
     Config::parse(Path::new("site.toml"), &fits).unwrap();
 }
+
+/// Found by the site_config fuzz target: the registry refused the document of a cloud project
+/// without project_id (its share had no ProjectID).
+#[test]
+fn a_cloud_project_without_its_project_id_is_refused_at_the_project() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/site.toml");
+    let source = std::fs::read_to_string(&example).unwrap();
+    let first = source
+        .lines()
+        .find(|line| line.starts_with("project_id"))
+        .expect("examples/site.toml gives project ids");
+    let without = source.replacen(first, "", 1);
+    let project_line = without
+        .lines()
+        .position(|line| line == "[[static.cloud.project]]")
+        .expect("examples/site.toml has a project")
+        + 2;
+    assert_mentions(
+        &error_of(&without),
+        &[
+            &format!("site.toml:{project_line}:6: static.cloud[0].project[0]: project \"atlas\""),
+            "needs project_id",
+        ],
+    );
+}

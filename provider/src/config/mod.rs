@@ -135,6 +135,7 @@ impl Config {
                 .map_err(|problem| problem.into_config_error(path, source, provider.name()))?;
         }
         config.require_gocdb_id(path, source)?;
+        config.require_project_ids(path, source)?;
         ldap_length::check(&config, path, source)?;
         Ok(config)
     }
@@ -164,6 +165,36 @@ impl Config {
                 ),
             )),
         }
+    }
+
+    /// EGI's cloud-info-api reads every cloud share's `ProjectID` and stops loading the site at a
+    /// share without one (the registry's JSON Schema requires it too), so each project of a static
+    /// cloud must give `project_id`. The error points at the project's id.
+    fn require_project_ids(&self, path: &Path, source: &str) -> Result<(), ConfigError> {
+        let Some(statics) = &self.r#static else {
+            return Ok(());
+        };
+        for (cloud_index, cloud) in statics.cloud.iter().enumerate() {
+            let missing = cloud
+                .projects
+                .iter()
+                .enumerate()
+                .find(|(_, project)| project.project_id.is_none());
+            if let Some((index, project)) = missing {
+                return Err(ConfigError::at(
+                    path,
+                    source,
+                    Some(project.id.span()),
+                    format!(
+                        "static.cloud[{cloud_index}].project[{index}]: project {:?} needs \
+                         project_id, the cloud's id of the project (EGI's cloud-info-api reads \
+                         every cloud share's ProjectID and stops loading the site without it)",
+                        project.id.get_ref().as_str()
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The part of the configuration that gathers with no network: the site and its `[static]`
