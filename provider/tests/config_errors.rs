@@ -415,3 +415,37 @@ fn a_cloud_project_without_its_project_id_is_refused_at_the_project() {
         ],
     );
 }
+
+/// Found by the site_config fuzz target: a project using more GPUs than its quota (or than its
+/// pool has in use) made a share whose used GPUs exceeded its total, which the registry refuses.
+#[test]
+fn a_cloud_project_using_more_than_its_quota_or_its_pool_is_refused() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/site.toml");
+    let source = std::fs::read_to_string(&example).unwrap();
+    let project_line = source
+        .lines()
+        .position(|line| line == "[[static.cloud.project]]")
+        .expect("examples/site.toml has a project")
+        + 2;
+    assert!(source.contains("max_gpus = 8\n") && source.contains("used_gpus = { a100-pt = 4 }"));
+    let over_quota = source.replacen("max_gpus = 8\n", "max_gpus = 2\n", 1);
+    assert_mentions(
+        &error_of(&over_quota),
+        &[
+            &format!("site.toml:{project_line}:6: static.cloud[0].project[0].used_gpus"),
+            "4 GPUs in use exceed the project's max_gpus, 2",
+        ],
+    );
+    let over_pool = source.replacen(
+        "used_gpus = { a100-pt = 4 }",
+        "used_gpus = { a100-pt = 7 }",
+        1,
+    );
+    assert_mentions(
+        &error_of(&over_pool),
+        &[
+            &format!("site.toml:{project_line}:6: static.cloud[0].project[0].used_gpus"),
+            "7 GPUs of pool \"a100-pt\" in use exceed the 6 the pool has in use",
+        ],
+    );
+}
