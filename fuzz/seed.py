@@ -117,6 +117,8 @@ def main():
     for name in ["site.toml", "openstack-site.toml", "slurm-site.toml", "kubernetes-site.toml"]:
         write("site_config", name, read(f"examples/{name}"))
 
+    write("central_config", "central.toml", read("examples/central.toml"))
+
     write("manual_usage", "example.jsonl", read("examples/manual-usage.jsonl"))
 
     write("glue_json", "sample.glue21.json", read("schemas/tests/golden/sample.glue21.json"))

@@ -70,7 +70,7 @@ pub async fn gather(config: &Config, now: DateTime<Utc>) -> Result<Gathered, Sna
         domain: domain(&config.site),
         services,
         creation_time: now,
-        validity_s: config.site.validity,
+        validity_s: *config.site.validity.get_ref(),
     };
     snapshot.validate()?;
     Ok(Gathered { snapshot, failures })
@@ -85,8 +85,11 @@ fn domain(site: &SiteConfig) -> AdminDomain {
         location: site.location.as_ref().map(|location| Location {
             place: location.place.clone(),
             country: location.country.clone(),
-            latitude: location.latitude,
-            longitude: location.longitude,
+            latitude: location.latitude.as_ref().map(|degrees| *degrees.get_ref()),
+            longitude: location
+                .longitude
+                .as_ref()
+                .map(|degrees| *degrees.get_ref()),
         }),
         contacts: site
             .contacts

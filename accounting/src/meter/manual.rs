@@ -131,39 +131,46 @@ fn parse_line(text: &str, site: &SiteName) -> Result<Observation, (usize, String
         let message = shorten_quotes(message.strip_suffix(&suffix).unwrap_or(&message));
         (err.column(), message)
     })?;
-    let fail = |message: String| (0, message);
+    let fail = |field: &str, message: String| (value_column(text, field), message);
     let count = GpuCount::new(line.count)
         .ok()
         .filter(|c| c.get() > 0.0)
         .ok_or_else(|| {
-            fail(format!(
-                "count must be a number above zero, got {}",
-                line.count
-            ))
+            fail(
+                "count",
+                format!("count must be a number above zero, got {}", line.count),
+            )
         })?;
     let epoch = Month::new(Month::MIN_YEAR, 1).map(Month::start).ok();
     if epoch.is_some_and(|epoch| line.start < epoch) {
-        return Err(fail(format!(
-            "start {} of {} is before the federation's epoch, {}-01",
-            line.start,
-            line.resource,
-            Month::MIN_YEAR
-        )));
+        return Err(fail(
+            "start",
+            format!(
+                "start {} of {} is before the federation's epoch, {}-01",
+                line.start,
+                line.resource,
+                Month::MIN_YEAR
+            ),
+        ));
     }
     if let Some(end) = line.end
         && end < line.start
     {
-        return Err(fail(format!(
-            "end {end} is before start {} of {}",
-            line.start, line.resource
-        )));
+        return Err(fail(
+            "end",
+            format!(
+                "end {end} is before start {} of {}",
+                line.start, line.resource
+            ),
+        ));
     }
     if let Some(value) = line.utilisation
         && !(0.0..=1.0).contains(&value)
     {
-        return Err(fail(format!(
-            "utilisation must be within 0..=1, got {value}"
-        )));
+        return Err(fail(
+            "utilisation",
+            format!("utilisation must be within 0..=1, got {value}"),
+        ));
     }
     Ok(Observation {
         site: site.clone(),
@@ -188,6 +195,21 @@ fn parse_line(text: &str, site: &SiteName) -> Result<Observation, (usize, String
         utilisation: line.utilisation,
         start: line.start,
         end: line.end,
+    })
+}
+
+/// The 1-based column (in bytes, as serde_json counts the columns of its own errors) where the
+/// value of top-level `field` starts in the line `text`, for problems found after the line parsed;
+/// 0 when it cannot be told. The line is read again with each value kept as its raw text, whose
+/// place in `text` is the value's position: serde_json's own positions, not a second scanner.
+fn value_column(text: &str, field: &str) -> usize {
+    let Ok(values) = serde_json::from_str::<
+        std::collections::BTreeMap<String, &serde_json::value::RawValue>,
+    >(text) else {
+        return 0;
+    };
+    values.get(field).map_or(0, |raw| {
+        (raw.get().as_ptr() as usize).saturating_sub(text.as_ptr() as usize) + 1
     })
 }
 
@@ -244,7 +266,11 @@ mod tests {
             ),
             (
                 "{\"resource\": \"n\", \"model\": \"A\", \"count\": -1, \"start\": \"2026-01-01T00:00:00Z\"}",
-                "usage.jsonl:2: count must be a number above zero, got -1",
+                "usage.jsonl:2:42: count must be a number above zero, got -1",
+            ),
+            (
+                "{\"resource\": \"n\", \"model\": \"A\", \"count\": 1, \"utilisation\": 1.5, \"start\": \"2026-01-01T00:00:00Z\"}",
+                "usage.jsonl:2:60: utilisation must be within 0..=1, got 1.5",
             ),
             (
                 "{\"resource\": \"n\", \"model\": \"A\", \"count\": 1, \"start\": \"2026-01-01T00:00:00Z\", \"colour\": 1}",
@@ -252,11 +278,11 @@ mod tests {
             ),
             (
                 "{\"resource\": \"n\", \"model\": \"A\", \"count\": 1, \"start\": \"1970-01-01T00:00:00Z\"}",
-                "usage.jsonl:2: start 1970-01-01 00:00:00 UTC of n is before the federation's epoch, 2000-01",
+                "usage.jsonl:2:54: start 1970-01-01 00:00:00 UTC of n is before the federation's epoch, 2000-01",
             ),
             (
                 "{\"resource\": \"n\", \"model\": \"A\", \"count\": 1, \"start\": \"2026-01-02T00:00:00Z\", \"end\": \"2026-01-01T00:00:00Z\"}",
-                "usage.jsonl:2: end 2026-01-01 00:00:00 UTC is before start",
+                "usage.jsonl:2:85: end 2026-01-01 00:00:00 UTC is before start",
             ),
         ];
         let huge = "{\"resource\": \"n\", \"model\": \"A\", \"count\": \"".to_owned()

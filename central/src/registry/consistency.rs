@@ -3,9 +3,16 @@
 //! federation's views), every association naming an entity of the same document, and no count of
 //! used or free resources above its total. Pure; [`super::check::Checker`] runs it after the
 //! schema and the site.
+//!
+//! A refusal is one line of a response and of the log, so it never quotes a value of unbounded
+//! length: an entity's own ID is quoted whole only after the LDAP check has bounded it (an RDN
+//! of at most `MAX_RDN_BYTES`, so it can be found in the document), and association targets,
+//! which nothing bounds, are quoted as excerpts ([`excerpt`]).
 
-use accelfed_schemas::glue::validate::too_long_for_ldap;
 use std::collections::HashSet;
+
+use accelfed_schemas::excerpt::excerpt;
+use accelfed_schemas::glue::validate::too_long_for_ldap;
 
 use accelfed_schemas::glue::entity::{Class, Entity, Value};
 use accelfed_schemas::glue::ids::Ids;
@@ -37,11 +44,11 @@ pub fn first_inconsistency(entities: &[Entity<'_>], site: &str) -> Option<String
     let own = SiteName::new(site).ok().map(|site| Ids::new(&site));
     let ids: HashSet<&str> = entities.iter().map(|e| e.id.as_str()).collect();
     entities.iter().find_map(|entity| {
-        namespace(entity, own.as_ref(), site)
-            .or_else(|| {
-                // The registry's LDAP view and the BDIIs it feeds must hold every entry.
-                too_long_for_ldap(entity.class, &entity.id).map(|err| err.to_string())
-            })
+        // The registry's LDAP view and the BDIIs it feeds must hold every entry. Checked first:
+        // an ID too long for them is refused for its length whatever its namespace.
+        too_long_for_ldap(entity.class, &entity.id)
+            .map(|err| err.to_string())
+            .or_else(|| namespace(entity, own.as_ref(), site))
             .or_else(|| dangling(entity, &ids))
             .or_else(|| over_total(entity))
     })
@@ -52,10 +59,16 @@ fn namespace(entity: &Entity<'_>, own: Option<&Ids>, site: &str) -> Option<Strin
     let foreign =
         id.starts_with(ACCELFED_SCHEME) && own.is_none_or(|own| !id.starts_with(own.prefix()));
     foreign.then(|| {
+        let prefix = own.map_or_else(
+            || format!("{ACCELFED_SCHEME}{site}:"),
+            |own| own.prefix().to_owned(),
+        );
         format!(
-            "{} {id}: the ID is not in site {site:?}'s namespace ({}); a site publishes only its own entities",
+            "{} {id}: the ID is not in site {:?}'s namespace ({}); a site publishes only its own \
+             entities",
             entity.class.name(),
-            own.map_or_else(|| format!("{ACCELFED_SCHEME}{site}:"), |own| own.prefix().to_owned())
+            excerpt(site),
+            excerpt(&prefix)
         )
     })
 }
@@ -67,10 +80,11 @@ fn dangling(entity: &Entity<'_>, ids: &HashSet<&str>) -> Option<String> {
         .iter()
         .find(|(class, target)| *class != Class::UserDomain && !ids.contains(target.as_str()))?;
     Some(format!(
-        "{} {}: its association to {} {target} names no entity of the document",
+        "{} {}: its association to {} {} names no entity of the document",
         entity.class.name(),
         entity.id,
-        class.name()
+        class.name(),
+        excerpt(target)
     ))
 }
 
@@ -125,10 +139,34 @@ mod tests {
         });
         let why = first_inconsistency(&found, "SAMPLE-SITE").unwrap();
         assert!(
-            why.contains("urn:accelfed:OTHER-SITE:share-accelerator:hpc/gpu"),
+            why.starts_with(
+                "ComputingShareAccelerator urn:accelfed:OTHER-SITE:share-accelerator:hpc/gpu: the \
+                 ID is not in site \"SAMPLE-SITE\"'s namespace (urn:accelfed:SAMPLE-SITE:)"
+            ),
             "{why}"
         );
-        assert!(why.contains("urn:accelfed:SAMPLE-SITE:"), "{why}");
+    }
+
+    /// An ID too long for LDAP is refused for its length even outside the site's namespace, and
+    /// neither that refusal nor one of a huge association target quotes the whole value.
+    #[test]
+    fn length_comes_before_namespace_and_ids_are_quoted_as_excerpts() {
+        let huge = "x".repeat(100_000);
+        let found = entities(|doc| {
+            doc["ComputingShareAccelerator"][0]["ID"] =
+                format!("urn:accelfed:OTHER-SITE:{huge}").into();
+        });
+        let why = first_inconsistency(&found, "SAMPLE-SITE").unwrap();
+        assert!(why.contains("LDAP RDN"), "{why}");
+        assert!(why.len() < 400, "{} bytes", why.len());
+
+        let found = entities(|doc| {
+            doc["ComputingShare"][0]["Associations"]["ExecutionEnvironment"] =
+                serde_json::json!([huge.clone()]);
+        });
+        let why = first_inconsistency(&found, "SAMPLE-SITE").unwrap();
+        assert!(why.contains("names no entity"), "{why}");
+        assert!(why.len() < 300, "{} bytes", why.len());
     }
 
     #[test]

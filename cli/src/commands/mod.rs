@@ -15,6 +15,7 @@ mod serve;
 mod ship;
 mod token;
 mod validate;
+mod validate_document;
 
 use crate::args::Command;
 use crate::exit::Outcome;

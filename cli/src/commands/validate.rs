@@ -1,4 +1,5 @@
-//! `accelfed validate`: parse and check a configuration, contacting nothing.
+//! `accelfed validate`: parse and check a configuration, contacting nothing. A site file is also
+//! rendered and checked as the federation registry would ([`super::validate_document`]).
 
 use crate::site_file::SiteFile;
 
@@ -15,6 +16,10 @@ pub fn run(args: &ValidateArgs) -> Outcome {
     };
     match SiteFile::load(config) {
         Ok(SiteFile { loaded, .. }) => {
+            if let Err(why) = super::validate_document::check(&loaded.config) {
+                eprintln!("error: {}: {why}", config.display());
+                return Outcome::Config;
+            }
             let providers: Vec<&str> = loaded.config.providers().iter().map(|p| p.name()).collect();
             eprintln!(
                 "{}: valid (site {}, providers: {})",

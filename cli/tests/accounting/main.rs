@@ -426,8 +426,8 @@ fn a_broken_manual_line_is_refused_alone_and_its_record_kept() {
     let before = hours();
     assert_eq!(before.len(), 2, "{before:?}");
 
-    // The H100 line breaks (a typo in its count): that line alone is refused, named by file and
-    // line, the run exits 1, and the H100 record already spooled is not retracted: the node still
+    // The H100 line breaks (a typo in its count): that line alone is refused, named by file,
+    // line and the column of the count, the run exits 1, and the H100 record already spooled is not retracted: the node still
     // has another record this month, but the broken line may be the one that stands behind it.
     let broken = h100.replace("\"count\": 2", "\"count\": -2");
     std::fs::write(
@@ -440,7 +440,7 @@ fn a_broken_manual_line_is_refused_alone_and_its_record_kept() {
     let log = stderr(&metered);
     assert!(
         log.contains("manual usage line not metered")
-            && log.contains("usage.jsonl:2: count must be a number above zero, got -2"),
+            && log.contains("usage.jsonl:2:50: count must be a number above zero, got -2"),
         "{log}"
     );
     assert!(!log.contains("retracted"), "{log}");

@@ -7,6 +7,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod consistency;
 mod history;
 mod publish_table;
 

@@ -78,6 +78,23 @@ impl ConfigError {
         }
     }
 
+    /// The file's text, or an error at the first byte that is not UTF-8 (TOML files are UTF-8).
+    /// The line and column count what precedes that byte, which is valid text.
+    pub fn utf8(path: &Path, bytes: Vec<u8>) -> Result<String, Self> {
+        String::from_utf8(bytes).map_err(|err| {
+            let bad = err.utf8_error().valid_up_to();
+            let bytes = err.into_bytes();
+            let before = String::from_utf8_lossy(&bytes[..bad]);
+            let byte = bytes[bad];
+            Self::at(
+                path,
+                &before,
+                Some(bad..bad + 1),
+                format!("byte 0x{byte:02x} is not UTF-8 (TOML files are UTF-8 text)"),
+            )
+        })
+    }
+
     /// Converts a TOML parse error, keeping its position but not its multi-line excerpt.
     pub fn from_toml(path: &Path, source: &str, err: &toml::de::Error) -> Self {
         Self::at(

@@ -6,6 +6,7 @@
 //! can run anywhere. Every error names the file, line and column, and the field.
 
 mod error;
+mod ldap_length;
 mod problem;
 mod site;
 
@@ -91,25 +92,27 @@ pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 impl Config {
     /// Reads, parses and validates a configuration file of at most [`MAX_CONFIG_BYTES`]; a larger
     /// one (or an endless one, such as `/dev/zero`) is refused after reading one byte past it.
+    /// Text that is not UTF-8 is refused at the `file:line:column` of its first bad byte.
     pub fn load(path: &Path) -> Result<LoadedConfig, ConfigError> {
         let error = |message: String| ConfigError::Read {
             path: path.to_owned(),
             message,
         };
-        let mut source = String::new();
-        std::io::Read::read_to_string(
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(
             &mut std::io::Read::take(
                 std::fs::File::open(path).map_err(|err| error(err.to_string()))?,
                 MAX_CONFIG_BYTES + 1,
             ),
-            &mut source,
+            &mut bytes,
         )
         .map_err(|err| error(err.to_string()))?;
-        if source.len() as u64 > MAX_CONFIG_BYTES {
+        if bytes.len() as u64 > MAX_CONFIG_BYTES {
             return Err(error(format!(
                 "larger than {MAX_CONFIG_BYTES} bytes; a configuration is a few kilobytes"
             )));
         }
+        let source = ConfigError::utf8(path, bytes)?;
         let config = Self::parse(path, &source)?;
         Ok(LoadedConfig {
             path: path.to_owned(),
@@ -122,15 +125,18 @@ impl Config {
     pub fn parse(path: &Path, source: &str) -> Result<Config, ConfigError> {
         let config: Config =
             toml::from_str(source).map_err(|err| ConfigError::from_toml(path, source, &err))?;
-        config.site.validate().map_err(|(field, message)| {
-            ConfigError::at(path, source, None, format!("site.{field}: {message}"))
-        })?;
+        config
+            .site
+            .validate()
+            .map_err(|problem| problem.into_config_error(path, source, "site"))?;
         for provider in config.providers() {
             provider
                 .validate()
                 .map_err(|problem| problem.into_config_error(path, source, provider.name()))?;
         }
         config.require_gocdb_id(path, source)?;
+        config.require_project_ids(path, source)?;
+        ldap_length::check(&config, path, source)?;
         Ok(config)
     }
 
@@ -158,6 +164,51 @@ impl Config {
                     id.get_ref().as_str()
                 ),
             )),
+        }
+    }
+
+    /// EGI's cloud-info-api reads every cloud share's `ProjectID` and stops loading the site at a
+    /// share without one (the registry's JSON Schema requires it too), so each project of a static
+    /// cloud must give `project_id`. The error points at the project's id.
+    fn require_project_ids(&self, path: &Path, source: &str) -> Result<(), ConfigError> {
+        let Some(statics) = &self.r#static else {
+            return Ok(());
+        };
+        for (cloud_index, cloud) in statics.cloud.iter().enumerate() {
+            let missing = cloud
+                .projects
+                .iter()
+                .enumerate()
+                .find(|(_, project)| project.project_id.is_none());
+            if let Some((index, project)) = missing {
+                return Err(ConfigError::at(
+                    path,
+                    source,
+                    Some(project.id.span()),
+                    format!(
+                        "static.cloud[{cloud_index}].project[{index}]: project {:?} needs \
+                         project_id, the cloud's id of the project (EGI's cloud-info-api reads \
+                         every cloud share's ProjectID and stops loading the site without it)",
+                        project.id.get_ref().as_str()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The part of the configuration that gathers with no network: the site and its `[static]`
+    /// services (what `accelfed validate` renders and checks). A struct literal on purpose: a new
+    /// backend's field must be decided here, or this does not compile.
+    pub fn static_part(&self) -> Config {
+        Config {
+            site: self.site.clone(),
+            r#static: self.r#static.clone(),
+            openstack: Vec::new(),
+            slurm: Vec::new(),
+            kubernetes: Vec::new(),
+            accounting: None,
+            publish: None,
         }
     }
 

@@ -19,10 +19,11 @@ pub struct Problem {
 }
 
 impl Problem {
-    /// A problem with the value `at`.
+    /// A problem with the value `at`. A value serde filled in from a default has the empty span
+    /// `0..0`, which is nowhere in the file, so it is left unlocated rather than put at `1:1`.
     pub fn new<T>(at: &Spanned<T>, field: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
-            span: Some(at.span()),
+            span: Some(at.span()).filter(|span| !span.is_empty()),
             field: field.into(),
             message: message.into(),
         }

@@ -3,8 +3,11 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
+use toml::Spanned;
 
 use accelfed_schemas::names::{SiteName, Text};
+
+use super::Problem;
 
 /// The site as the federation knows it.
 #[derive(Debug, Clone, Deserialize)]
@@ -21,7 +24,7 @@ pub struct SiteConfig {
     /// For how many seconds consumers may trust what is published (GLUE2 `Validity`). Set it to a
     /// little more than the cron interval.
     #[serde(default = "default_validity")]
-    pub validity: u64,
+    pub validity: Spanned<u64>,
     /// Where the site is.
     pub location: Option<LocationConfig>,
     /// Whom to contact.
@@ -32,8 +35,8 @@ pub struct SiteConfig {
     pub other_info: BTreeMap<String, String>,
 }
 
-fn default_validity() -> u64 {
-    3600
+fn default_validity() -> Spanned<u64> {
+    Spanned::new(0..0, 3600)
 }
 
 /// GLUE2 Location.
@@ -45,9 +48,9 @@ pub struct LocationConfig {
     /// ISO 3166 country code.
     pub country: Option<Text>,
     /// Degrees, -90..90.
-    pub latitude: Option<f64>,
+    pub latitude: Option<Spanned<f64>>,
     /// Degrees, -180..180.
-    pub longitude: Option<f64>,
+    pub longitude: Option<Spanned<f64>>,
 }
 
 /// GLUE2 Contact.
@@ -62,24 +65,35 @@ pub struct ContactConfig {
 }
 
 impl SiteConfig {
-    /// Range checks that TOML types cannot express; the error names the field.
-    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+    /// Range checks that TOML types cannot express; the problem names the field (relative to
+    /// `site`) and where its value is written.
+    pub fn validate(&self) -> Result<(), Problem> {
         if let Some(location) = &self.location {
-            if let Some(latitude) = location.latitude.filter(|l| !(-90.0..=90.0).contains(l)) {
-                return Err((
-                    "location.latitude",
-                    format!("{latitude} is outside -90..90"),
-                ));
-            }
-            if let Some(longitude) = location.longitude.filter(|l| !(-180.0..=180.0).contains(l)) {
-                return Err((
-                    "location.longitude",
-                    format!("{longitude} is outside -180..180"),
-                ));
+            for (field, value, limit) in [
+                ("location.latitude", &location.latitude, 90.0),
+                ("location.longitude", &location.longitude, 180.0),
+            ] {
+                if let Some(degrees) = value
+                    .as_ref()
+                    .filter(|d| !(-limit..=limit).contains(d.get_ref()))
+                {
+                    return Err(Problem::new(
+                        degrees,
+                        field,
+                        format!(
+                            "{} is not a number of degrees between -{limit} and {limit}",
+                            degrees.get_ref()
+                        ),
+                    ));
+                }
             }
         }
-        if self.validity == 0 {
-            return Err(("validity", "must be at least one second".to_owned()));
+        if *self.validity.get_ref() == 0 {
+            return Err(Problem::new(
+                &self.validity,
+                "validity",
+                "must be at least one second",
+            ));
         }
         Ok(())
     }

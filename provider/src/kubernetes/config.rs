@@ -42,11 +42,11 @@ pub struct KubernetesConfig {
     /// Use the pod's service account (its `token` and `ca.crt` in `service_account_dir`) and the
     /// API server named by `KUBERNETES_SERVICE_HOST`/`_PORT`, as when accelfed runs inside the
     /// cluster.
-    #[serde(default)]
-    pub in_cluster: bool,
+    #[serde(default = "outside_the_cluster")]
+    pub in_cluster: Spanned<bool>,
     /// Where the service account's `token` and `ca.crt` are, with `in_cluster`; default
     /// `/var/run/secrets/kubernetes.io/serviceaccount`, where Kubernetes mounts them.
-    pub service_account_dir: Option<PathBuf>,
+    pub service_account_dir: Option<Spanned<PathBuf>>,
     /// A PEM file of CA certificates to trust instead of the kubeconfig's, for API servers behind
     /// a private CA.
     pub ca_file: Option<PathBuf>,
@@ -59,15 +59,15 @@ pub struct KubernetesConfig {
     pub page_size: Spanned<u32>,
     /// Seconds one API request may take before the run fails (a retry on the next run can help).
     #[serde(default = "thirty")]
-    pub timeout_s: u64,
+    pub timeout_s: Spanned<u64>,
     /// Taint keys that do not make a node unavailable: GPU nodes are commonly tainted
     /// `nvidia.com/gpu:NoSchedule` to keep other pods off, and GPU pods tolerate that.
     #[serde(default = "gpu_taints")]
     pub tolerated_taints: Vec<String>,
     /// Namespace label whose value names the namespace's VO, e.g. `accelfed.io/vo`.
-    pub vo_label: Option<String>,
+    pub vo_label: Option<Spanned<String>>,
     /// Namespace annotation whose value names the VO; checked after `vo_label`.
-    pub vo_annotation: Option<String>,
+    pub vo_annotation: Option<Spanned<String>>,
     /// Namespace -> VO (`"atlas-prod" = "atlas"` or `{ vo = "atlas", fqan = "/atlas" }`); wins
     /// over labels and annotations.
     #[serde(default)]
@@ -95,7 +95,7 @@ pub struct PrometheusConfig {
     pub url: Spanned<Text>,
     /// Seconds one query may take.
     #[serde(default = "thirty")]
-    pub timeout_s: u64,
+    pub timeout_s: Spanned<u64>,
     /// A PEM file of CA certificates to trust for an `https://` URL behind a private CA.
     pub ca_file: Option<PathBuf>,
     /// A file holding a bearer token for the server.
@@ -111,8 +111,11 @@ fn page_size() -> Spanned<u32> {
 fn gpu_taints() -> Vec<String> {
     vec!["nvidia.com/gpu".to_owned(), "amd.com/gpu".to_owned()]
 }
-fn thirty() -> u64 {
-    30
+fn outside_the_cluster() -> Spanned<bool> {
+    Spanned::new(0..0, false)
+}
+fn thirty() -> Spanned<u64> {
+    Spanned::new(0..0, 30)
 }
 
 impl KubernetesConfig {
@@ -125,61 +128,60 @@ impl KubernetesConfig {
 
     /// Checks what serde cannot: one way to authenticate, page size, timeouts, URL scheme.
     pub fn validate(&self) -> Result<(), Problem> {
-        if self.in_cluster && (self.kubeconfig.is_some() || self.context.is_some()) {
-            return Err(unlocated(
+        if *self.in_cluster.get_ref() && (self.kubeconfig.is_some() || self.context.is_some()) {
+            return Err(Problem::new(
+                &self.in_cluster,
                 "in_cluster",
                 "in_cluster = true cannot be combined with kubeconfig or context",
             ));
         }
-        if self.service_account_dir.is_some() && !self.in_cluster {
-            return Err(unlocated(
+        if let Some(dir) = self
+            .service_account_dir
+            .as_ref()
+            .filter(|_| !*self.in_cluster.get_ref())
+        {
+            return Err(Problem::new(
+                dir,
                 "service_account_dir",
                 "only read with in_cluster = true",
             ));
         }
         let page = *self.page_size.get_ref();
         if !(1..=10_000).contains(&page) {
-            return Err(Problem {
-                span: Some(self.page_size.span()).filter(|span| !span.is_empty()),
-                field: "page_size".to_owned(),
-                message: format!("{page} is not between 1 and 10000"),
-            });
+            return Err(Problem::new(
+                &self.page_size,
+                "page_size",
+                format!("{page} is not between 1 and 10000"),
+            ));
         }
-        if self.timeout_s == 0 {
-            return Err(unlocated("timeout_s", "must be at least 1 second"));
-        }
+        at_least_one_second(&self.timeout_s, "timeout_s")?;
         for (field, key) in [
             ("vo_label", &self.vo_label),
             ("vo_annotation", &self.vo_annotation),
         ] {
-            if key.as_deref().is_some_and(str::is_empty) {
-                return Err(unlocated(field, "must not be empty"));
+            if let Some(key) = key.as_ref().filter(|key| key.get_ref().is_empty()) {
+                return Err(Problem::new(key, field, "must not be empty"));
             }
         }
         if let Some(prometheus) = &self.prometheus {
             let url = prometheus.url.get_ref().as_str();
             if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(Problem {
-                    span: Some(prometheus.url.span()),
-                    field: "prometheus.url".to_owned(),
-                    message: format!("{url:?} is not an http:// or https:// URL"),
-                });
-            }
-            if prometheus.timeout_s == 0 {
-                return Err(unlocated(
-                    "prometheus.timeout_s",
-                    "must be at least 1 second",
+                return Err(Problem::new(
+                    &prometheus.url,
+                    "prometheus.url",
+                    format!("{url:?} is not an http:// or https:// URL"),
                 ));
             }
+            at_least_one_second(&prometheus.timeout_s, "prometheus.timeout_s")?;
         }
         Ok(())
     }
 }
 
-fn unlocated(field: &str, message: impl Into<String>) -> Problem {
-    Problem {
-        span: None,
-        field: field.to_owned(),
-        message: message.into(),
+/// A timeout of 0 would fail every request at once.
+fn at_least_one_second(seconds: &Spanned<u64>, field: &str) -> Result<(), Problem> {
+    if *seconds.get_ref() == 0 {
+        return Err(Problem::new(seconds, field, "must be at least 1 second"));
     }
+    Ok(())
 }

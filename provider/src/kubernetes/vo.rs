@@ -11,6 +11,8 @@
 
 use std::collections::BTreeMap;
 
+use toml::Spanned;
+
 use accelfed_schemas::glue::VoAccess;
 use accelfed_schemas::names::VoName;
 
@@ -41,12 +43,17 @@ pub fn namespace_vos(
             config
                 .vo_label
                 .as_ref()
+                .map(Spanned::get_ref)
                 .and_then(|key| meta.labels.get(key).map(|value| ("label", key, value))),
-            config.vo_annotation.as_ref().and_then(|key| {
-                meta.annotations
-                    .get(key)
-                    .map(|value| ("annotation", key, value))
-            }),
+            config
+                .vo_annotation
+                .as_ref()
+                .map(Spanned::get_ref)
+                .and_then(|key| {
+                    meta.annotations
+                        .get(key)
+                        .map(|value| ("annotation", key, value))
+                }),
         ];
         for (what, key, value) in candidates.into_iter().flatten() {
             match VoName::new(value.trim()) {

@@ -184,7 +184,7 @@ impl SlurmClient {
             let status = child.wait().await?;
             Ok::<_, std::io::Error>((output, status))
         };
-        let timeout = Duration::from_secs(self.cli.timeout_s);
+        let timeout = Duration::from_secs(*self.cli.timeout_s.get_ref());
         let result = tokio::time::timeout(timeout, finished).await;
         let (output, status) = match result {
             Ok(Ok(done)) => done,
@@ -198,7 +198,7 @@ impl SlurmClient {
                 stderr_reader.abort();
                 return Err(SlurmError::Timeout {
                     command: shown,
-                    timeout_s: self.cli.timeout_s,
+                    timeout_s: *self.cli.timeout_s.get_ref(),
                     stderr: stderr_text(&written),
                 });
             }
@@ -241,7 +241,7 @@ impl SlurmClient {
         })?;
         crate::secret::warn_if_exposed("slurmrestd token_file", &rest.token_file);
         let client = reqwest::Client::builder()
-            .timeout(Duration::from_secs(rest.timeout_s))
+            .timeout(Duration::from_secs(*rest.timeout_s.get_ref()))
             .build()
             .map_err(|err| http_error(&endpoint, &err))?;
         let response = client
@@ -334,7 +334,7 @@ impl SlurmClient {
             let _ = stderr.read_to_string(&mut text);
             text
         });
-        let watchdog = Watchdog::start(child, Duration::from_secs(self.cli.timeout_s));
+        let watchdog = Watchdog::start(child, Duration::from_secs(*self.cli.timeout_s.get_ref()));
         let parsed = read_jobs(stdout, on_job);
         let (status, ended) = watchdog.finish(parsed.is_err());
         let stderr = stderr_reader.join().unwrap_or_default().trim().to_owned();
@@ -347,7 +347,7 @@ impl SlurmClient {
         match (ended, status) {
             (Ended::TimedOut, _) => Err(SlurmError::Timeout {
                 command: shown.clone(),
-                timeout_s: self.cli.timeout_s,
+                timeout_s: *self.cli.timeout_s.get_ref(),
                 stderr,
             }),
             // Stopped by us because its document had already been refused: that is the error.

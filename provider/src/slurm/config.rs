@@ -66,7 +66,7 @@ pub struct CliConfig {
     pub slurm_conf: Option<PathBuf>,
     /// Seconds one command may run before it is killed and the run fails.
     #[serde(default = "sixty")]
-    pub timeout_s: u64,
+    pub timeout_s: Spanned<u64>,
 }
 
 impl Default for CliConfig {
@@ -96,7 +96,7 @@ pub struct RestConfig {
     pub api_version: Option<Spanned<Text>>,
     /// Seconds one request may take.
     #[serde(default = "sixty")]
-    pub timeout_s: u64,
+    pub timeout_s: Spanned<u64>,
 }
 
 /// What a GRES type is.
@@ -128,20 +128,18 @@ fn production() -> Text {
 fn nvidia() -> Text {
     Text::literal("NVIDIA")
 }
-fn sixty() -> u64 {
-    60
+fn sixty() -> Spanned<u64> {
+    Spanned::new(0..0, 60)
 }
 
 impl SlurmConfig {
     /// Checks what serde cannot: URL scheme, API version, timeouts.
     pub fn validate(&self) -> Result<(), Problem> {
-        if self.cli.timeout_s == 0 {
-            return Err(unlocated("cli.timeout_s", "must be at least 1 second"));
-        }
+        at_least_one_second(&self.cli.timeout_s, "cli.timeout_s")?;
         if let Some(rest) = &self.rest {
             let url = rest.url.get_ref().as_str();
             if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(located(
+                return Err(Problem::new(
                     &rest.url,
                     "rest.url",
                     format!("{url:?} is not an http:// or https:// URL"),
@@ -149,11 +147,9 @@ impl SlurmConfig {
             }
             if let Some(version) = &rest.api_version {
                 DataVersion::parse(version.get_ref().as_str())
-                    .map_err(|message| located(version, "rest.api_version", message))?;
+                    .map_err(|message| Problem::new(version, "rest.api_version", message))?;
             }
-            if rest.timeout_s == 0 {
-                return Err(unlocated("rest.timeout_s", "must be at least 1 second"));
-            }
+            at_least_one_second(&rest.timeout_s, "rest.timeout_s")?;
         }
         Ok(())
     }
@@ -167,18 +163,10 @@ impl SlurmConfig {
     }
 }
 
-fn located<T>(at: &Spanned<T>, field: &str, message: impl Into<String>) -> Problem {
-    Problem {
-        span: Some(at.span()).filter(|span| !span.is_empty()),
-        field: field.to_owned(),
-        message: message.into(),
+/// A timeout of 0 would kill every command at once.
+fn at_least_one_second(seconds: &Spanned<u64>, field: &str) -> Result<(), Problem> {
+    if *seconds.get_ref() == 0 {
+        return Err(Problem::new(seconds, field, "must be at least 1 second"));
     }
-}
-
-fn unlocated(field: &str, message: impl Into<String>) -> Problem {
-    Problem {
-        span: None,
-        field: field.to_owned(),
-        message: message.into(),
-    }
+    Ok(())
 }

@@ -8,7 +8,7 @@ use toml::Spanned;
 use accelfed_schemas::gpu::{Capacity, GpuCount, Sharing, Virtualization};
 use accelfed_schemas::names::LocalId;
 
-use super::config::{BatchConfig, CloudConfig, GpuConfig, StaticConfig};
+use super::config::{BatchConfig, CloudConfig, GpuConfig, ProjectConfig, StaticConfig};
 use crate::config::Problem;
 
 type Checked = Result<(), Problem>;
@@ -186,6 +186,38 @@ fn validate_gpu_spec(gpu: &GpuConfig, field: &str) -> Checked {
     Ok(())
 }
 
+/// A project's GPUs in use are among its pools' used GPUs and within its quota: its share
+/// publishes them beside a total capped by the quota and a free count from the pool, and used
+/// plus free above that total is a document the registry refuses.
+fn validate_project_usage(cloud: &CloudConfig, project: &ProjectConfig, field: &str) -> Checked {
+    let problem =
+        |message: String| Problem::new(&project.id, format!("{field}.used_gpus"), message);
+    for (pool_id, used) in &project.used_gpus {
+        let pool_used = cloud
+            .gpu_pools
+            .iter()
+            .find(|pool| pool.id.get_ref().as_str() == pool_id)
+            .and_then(|pool| pool.used.as_ref())
+            .map_or(GpuCount::ZERO, |used| *used.get_ref());
+        if *used > pool_used {
+            return Err(problem(format!(
+                "{} GPUs of pool {pool_id:?} in use exceed the {} the pool has in use",
+                used.get(),
+                pool_used.get()
+            )));
+        }
+    }
+    let in_use: GpuCount = project.used_gpus.values().copied().sum();
+    match project.max_gpus {
+        Some(max) if in_use > max => Err(problem(format!(
+            "{} GPUs in use exceed the project's max_gpus, {}",
+            in_use.get(),
+            max.get()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 fn validate_cloud(cloud: &CloudConfig, field: &str) -> Checked {
     let mut pools = Unique::default();
     for (index, pool) in cloud.gpu_pools.iter().enumerate() {
@@ -236,6 +268,7 @@ fn validate_cloud(cloud: &CloudConfig, field: &str) -> Checked {
                 ));
             }
         }
+        validate_project_usage(cloud, project, &field)?;
     }
     let mut flavors = Unique::default();
     for (index, flavor) in cloud.flavors.iter().enumerate() {

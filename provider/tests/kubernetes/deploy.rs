@@ -203,7 +203,7 @@ async fn the_site_toml_of_the_config_map_reads_the_cluster_in_cluster() {
     let site = site_toml(&manifests);
     let mut config = Config::parse(Path::new("site.toml"), &site).unwrap();
     let kubernetes = &mut config.kubernetes[0];
-    assert!(kubernetes.in_cluster && kubernetes.service_account_dir.is_none());
+    assert!(*kubernetes.in_cluster.get_ref() && kubernetes.service_account_dir.is_none());
     // The pod's service account, as Kubernetes mounts it, in a folder of the test's own.
     let api = FakeApi::start(Behaviour {
         token: TOKEN.to_owned(),
@@ -213,7 +213,7 @@ async fn the_site_toml_of_the_config_map_reads_the_cluster_in_cluster() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("token"), TOKEN).unwrap();
     std::fs::write(dir.path().join("ca.crt"), &api.ca_pem).unwrap();
-    kubernetes.service_account_dir = Some(dir.path().to_owned());
+    kubernetes.service_account_dir = Some(toml::Spanned::new(0..0, dir.path().to_owned()));
     let port = api.url.rsplit(':').next().unwrap().to_owned();
     let environment = move |name: &str| match name {
         "KUBERNETES_SERVICE_HOST" => Some("127.0.0.1".to_owned()),

@@ -10,7 +10,7 @@
 //!
 //! Each entity also carries its own `CreationTime` and `Validity` ([`Stamp`]): they decide freshness.
 
-use crate::excerpt::shorten_quotes;
+use crate::excerpt::{excerpt, shorten_quotes};
 use std::borrow::Cow;
 use std::collections::HashMap;
 
@@ -85,10 +85,12 @@ pub enum FromJsonError {
     UnknownAttribute {
         class: &'static str,
         index: usize,
+        /// An excerpt of the attribute's name (a pushed document may make it megabytes long).
         field: String,
     },
     #[error("ID {id} appears twice ({first} and {second})")]
     DuplicateId {
+        /// An excerpt of the ID.
         id: String,
         first: String,
         second: String,
@@ -99,7 +101,9 @@ pub enum FromJsonError {
     Unplaced {
         class: &'static str,
         index: usize,
+        /// An excerpt of the ID.
         id: String,
+        /// Quotes excerpts of the IDs it names.
         reason: String,
     },
 }
@@ -272,7 +276,7 @@ pub fn from_value(json: &Json) -> Result<ParsedDocument, FromJsonError> {
         if let Some(first) = by_id.insert(item.entity.id.clone(), position) {
             let first = &read[first];
             return Err(FromJsonError::DuplicateId {
-                id: item.entity.id.clone(),
+                id: excerpt(&item.entity.id),
                 first: format!("{}[{}]", first.entity.class.name(), first.index),
                 second: format!("{}[{}]", item.entity.class.name(), item.index),
             });
@@ -368,7 +372,7 @@ fn entity(class: Class, index: usize, item: &Json) -> Result<Read, FromJsonError
             return Err(FromJsonError::UnknownAttribute {
                 class: class.name(),
                 index,
-                field: key.clone(),
+                field: excerpt(key),
             });
         };
         let value = match (kind, value) {
@@ -491,7 +495,7 @@ fn order(read: Vec<Read>, by_id: &HashMap<String, usize>) -> Result<ParsedDocume
         let unplaced = |reason: String| FromJsonError::Unplaced {
             class: class.name(),
             index: item.index,
-            id: item.entity.id.clone(),
+            id: excerpt(&item.entity.id),
             reason,
         };
         let (target_class, target) = item
@@ -501,8 +505,9 @@ fn order(read: Vec<Read>, by_id: &HashMap<String, usize>) -> Result<ParsedDocume
             .ok_or_else(|| unplaced("it has no associations".to_owned()))?;
         let parent = by_id.get(target).copied().ok_or_else(|| {
             unplaced(format!(
-                "its first association, {} {target}, is not in the document",
-                target_class.name()
+                "its first association, {} {}, is not in the document",
+                target_class.name(),
+                excerpt(target)
             ))
         })?;
         children[parent].push(position);
@@ -525,11 +530,12 @@ fn order(read: Vec<Read>, by_id: &HashMap<String, usize>) -> Result<ParsedDocume
             return Err(FromJsonError::Unplaced {
                 class: item.entity.class.name(),
                 index: item.index,
-                id: item.entity.id.clone(),
+                id: excerpt(&item.entity.id),
                 reason: format!(
-                    "a {} cannot hang under {} {parent}",
+                    "a {} cannot hang under {} {}",
                     item.entity.class.name(),
-                    parent_class.name()
+                    parent_class.name(),
+                    excerpt(parent)
                 ),
             });
         }
@@ -737,6 +743,38 @@ mod tests {
             message.starts_with("AcceleratorEnvironment[0]") && message.contains("urn:nowhere"),
             "{message}"
         );
+    }
+
+    /// A pushed document may carry megabyte IDs and keys: the refusal quotes their first
+    /// characters only.
+    #[test]
+    fn huge_ids_and_keys_are_quoted_as_excerpts() {
+        let huge = format!("urn:{}", "x".repeat(100_000));
+        let shown = format!("urn:{}...", "x".repeat(36));
+        let mut duplicate = sample_json();
+        duplicate["Location"][0]["ID"] = Json::from(huge.clone());
+        duplicate["Contact"][0]["ID"] = Json::from(huge.clone());
+        let mut attribute = sample_json();
+        attribute["ComputingShare"][0][huge.as_str()] = Json::from("blue");
+        let mut unplaced = sample_json();
+        unplaced["AcceleratorEnvironment"][0]["ID"] = Json::from(huge.clone());
+        unplaced["AcceleratorEnvironment"][0]["Associations"]["ExecutionEnvironment"] =
+            Json::Array(vec![Json::from(format!("{huge}y"))]);
+        for (json, expected) in [
+            (duplicate, format!("ID {shown} appears twice")),
+            (attribute, format!("has an unknown attribute \"{shown}\"")),
+            (
+                unplaced,
+                format!(
+                    "AcceleratorEnvironment[0] ({shown}) hangs under nothing in the document: its \
+                     first association, ExecutionEnvironment {shown}, is not in the document"
+                ),
+            ),
+        ] {
+            let message = error_of(&json);
+            assert!(message.len() < 300, "{} bytes", message.len());
+            assert!(message.contains(&expected), "{message}");
+        }
     }
 
     /// What accelfed wrote before its layout followed cloud-info-provider's is still read, to the

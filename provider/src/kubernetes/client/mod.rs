@@ -63,8 +63,12 @@ impl KubeClient {
             cluster: cluster.clone(),
             message,
         };
-        let mut kube_config = if config.in_cluster {
-            in_cluster::config(config.service_account_dir.as_deref(), env)
+        let mut kube_config = if *config.in_cluster.get_ref() {
+            let service_account_dir = config
+                .service_account_dir
+                .as_ref()
+                .map(|dir| dir.get_ref().as_path());
+            in_cluster::config(service_account_dir, env)
                 .map_err(|err| setup(format!("in-cluster: {err}")))?
         } else {
             let kubeconfig = match &config.kubeconfig {
@@ -110,7 +114,7 @@ impl KubeClient {
             auth.username = None;
             auth.password = None;
         }
-        let timeout = Duration::from_secs(config.timeout_s);
+        let timeout = Duration::from_secs(*config.timeout_s.get_ref());
         kube_config.connect_timeout = Some(timeout);
         kube_config.read_timeout = Some(timeout);
         kube_config.write_timeout = Some(timeout);

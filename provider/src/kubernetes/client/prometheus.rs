@@ -30,7 +30,8 @@ pub async fn utilisation(
         message,
         retryable,
     };
-    let mut builder = reqwest::Client::builder().timeout(Duration::from_secs(config.timeout_s));
+    let mut builder =
+        reqwest::Client::builder().timeout(Duration::from_secs(*config.timeout_s.get_ref()));
     if let Some(ca_file) = &config.ca_file {
         let pem = std::fs::read(ca_file)
             .map_err(|err| failed(format!("ca_file {}: {err}", ca_file.display()), false))?;
