@@ -19,6 +19,22 @@ pub enum CentralConfigError {
 
 impl CentralConfigError {
     /// A problem at byte `offset` of `source` (line and column 1-based; 0 when unknown).
+    /// The file's text, or an error at the first byte that is not UTF-8 (TOML files are UTF-8);
+    /// the line and column count the valid text before it.
+    pub fn utf8(path: &Path, bytes: Vec<u8>) -> Result<String, Self> {
+        String::from_utf8(bytes).map_err(|err| {
+            let bad = err.utf8_error().valid_up_to();
+            let byte = err.as_bytes()[bad];
+            let before = String::from_utf8_lossy(&err.as_bytes()[..bad]).into_owned();
+            Self::at(
+                path,
+                &before,
+                Some(bad),
+                format!("byte 0x{byte:02x} is not UTF-8 (TOML files are UTF-8 text)"),
+            )
+        })
+    }
+
     pub fn at(
         path: &Path,
         source: &str,

@@ -180,12 +180,13 @@ impl CentralConfig {
             message,
         };
         let file = std::fs::File::open(path).map_err(|err| error(err.to_string()))?;
-        let mut source = String::new();
-        std::io::Read::read_to_string(&mut std::io::Read::take(file, LIMIT + 1), &mut source)
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::Read::take(file, LIMIT + 1), &mut bytes)
             .map_err(|err| error(err.to_string()))?;
-        if source.len() as u64 > LIMIT {
+        if bytes.len() as u64 > LIMIT {
             return Err(error(format!("larger than {LIMIT} bytes")));
         }
+        let source = CentralConfigError::utf8(path, bytes)?;
         let config = Self::parse(path, &source)?;
         Ok(LoadedCentral {
             path: path.to_owned(),

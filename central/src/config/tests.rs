@@ -92,3 +92,15 @@ fn the_shipped_example_is_refused_until_a_real_token_is_pasted() {
             .any(|site| site.as_str() == "EXAMPLE-GPU")
     );
 }
+
+#[test]
+fn a_file_that_is_not_utf8_is_refused_at_its_first_bad_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("central.toml");
+    std::fs::write(&path, b"[listen]\n# caf\xe9\ngrpc = \"127.0.0.1:9443\"\n").unwrap();
+    let err = CentralConfig::load(&path).unwrap_err().to_string();
+    assert!(
+        err.contains("central.toml:2:6") && err.contains("byte 0xe9 is not UTF-8"),
+        "{err}"
+    );
+}
