@@ -10,39 +10,9 @@ use std::process::{Command, Output};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use accelfed_tests::pki::{Pki, unrelated_ca_pem};
-use tokio::net::TcpListener;
-use tokio_rustls::TlsAcceptor;
+use accelfed_tests::pki::{Pki, counting_tls_server, unrelated_ca_pem};
 
 const KEY: &str = "never-in-a-log-7f3a";
-
-/// A TLS server with `pki`'s certificate that counts the connections it is offered and answers
-/// none (the client gives up during the handshake).
-async fn tls_server(pki: &Pki, connections: Arc<AtomicUsize>) -> u16 {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let certs = vec![rustls::pki_types::CertificateDer::from(
-        pki.cert_der.clone(),
-    )];
-    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(pki.key_der.clone().into());
-    let tls = rustls::ServerConfig::builder()
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .unwrap();
-    let acceptor = TlsAcceptor::from(Arc::new(tls));
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        loop {
-            let (stream, _) = listener.accept().await.unwrap();
-            connections.fetch_add(1, Ordering::SeqCst);
-            let acceptor = acceptor.clone();
-            tokio::spawn(async move {
-                let _ = acceptor.accept(stream).await;
-            });
-        }
-    });
-    port
-}
 
 /// A site with one manual record whose AMS is `https://localhost:<port>`, trusting `ca` only.
 fn site(dir: &Path, port: u16, ca: &Path) -> std::path::PathBuf {
@@ -87,7 +57,7 @@ fn a_server_signed_by_an_unknown_ca_is_named_and_not_retried() {
     std::fs::write(&trusted, unrelated_ca_pem("a CA the server does not use")).unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let connections = Arc::new(AtomicUsize::new(0));
-    let port = runtime.block_on(tls_server(&served, connections.clone()));
+    let port = runtime.block_on(counting_tls_server(&served, connections.clone()));
     let config = site(dir.path(), port, &trusted);
     let metered = accelfed(&["meter", "--since", "2026-01-01"], &config);
     assert!(metered.status.success(), "{metered:?}");

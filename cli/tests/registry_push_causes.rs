@@ -11,43 +11,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use accelfed_tests::central::TOKEN_A;
-use accelfed_tests::pki::{Pki, unrelated_ca_pem};
-use tokio::net::TcpListener;
-use tokio_rustls::TlsAcceptor;
-
-/// A TLS server with `pki`'s certificate that counts connections and answers none.
-async fn tls_server(pki: &Pki, connections: Arc<AtomicUsize>) -> u16 {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let certs = vec![rustls::pki_types::CertificateDer::from(
-        pki.cert_der.clone(),
-    )];
-    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(pki.key_der.clone().into());
-    let tls = rustls::ServerConfig::builder()
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .unwrap();
-    let acceptor = TlsAcceptor::from(Arc::new(tls));
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        loop {
-            let (stream, _) = listener.accept().await.unwrap();
-            connections.fetch_add(1, Ordering::SeqCst);
-            let acceptor = acceptor.clone();
-            tokio::spawn(async move {
-                let _ = acceptor.accept(stream).await;
-            });
-        }
-    });
-    port
-}
+use accelfed_tests::pki::{Pki, counting_tls_server, unrelated_ca_pem};
 
 #[test]
 fn a_registry_signed_by_an_unknown_ca_is_named_and_not_worth_retrying() {
     let dir = tempfile::tempdir().unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let connections = Arc::new(AtomicUsize::new(0));
-    let port = runtime.block_on(tls_server(&Pki::generate(), connections.clone()));
+    let port = runtime.block_on(counting_tls_server(&Pki::generate(), connections.clone()));
     let trusted = dir.path().join("ca.pem");
     std::fs::write(&trusted, unrelated_ca_pem("a CA the registry does not use")).unwrap();
     let token = dir.path().join("token");

@@ -89,3 +89,36 @@ pub fn unrelated_ca_pem(common_name: &str) -> String {
 pub fn unrelated_key_pem() -> String {
     rcgen::KeyPair::generate().expect("a key").serialize_pem()
 }
+
+/// A TLS server on 127.0.0.1 with `pki`'s certificate that counts the connections it is offered in
+/// `connections` and answers none (a client that distrusts the certificate gives up during the
+/// handshake); its port. For tests that a certificate error is named and not retried.
+pub async fn counting_tls_server(
+    pki: &Pki,
+    connections: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) -> u16 {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let certs = vec![rustls::pki_types::CertificateDer::from(
+        pki.cert_der.clone(),
+    )];
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(pki.key_der.clone().into());
+    let tls = rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .expect("the test certificate and key");
+    let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(tls));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port on 127.0.0.1");
+    let port = listener.local_addr().expect("its address").port();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            connections.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let _ = acceptor.accept(stream).await;
+            });
+        }
+    });
+    port
+}
