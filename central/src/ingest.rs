@@ -18,6 +18,7 @@ use accelfed_schemas::cause;
 use accelfed_schemas::names::SiteName;
 
 use crate::auth::Tokens;
+use crate::batch_limits::BatchLimits;
 use crate::metrics::Metrics;
 
 /// The service's state, shared by every call.
@@ -26,8 +27,8 @@ pub struct IngestService {
     pub repository: Repository,
     pub tokens: Arc<Tokens>,
     pub metrics: Arc<Metrics>,
-    /// Records past this position of a batch are refused with `batch_too_large`.
-    pub max_batch: usize,
+    /// Records past a site's limit in a call are refused with `batch_too_large`.
+    pub batches: Arc<BatchLimits>,
 }
 
 /// The site a call's token belongs to, found by [`authenticator`] before the body was read.
@@ -106,10 +107,11 @@ impl Accounting for IngestService {
         let body = request.into_inner();
         self.metrics
             .contact(site.as_str(), Utc::now(), body.spool_depth);
-        let batch = decode_batch(&body.records, self.max_batch);
+        let max_batch = self.batches.of(&site);
+        let batch = decode_batch(&body.records, max_batch);
         let submitted = batch.len();
         let options = IngestOptions {
-            max_batch: self.max_batch,
+            max_batch,
             now: Utc::now(),
         };
         let report = match self.repository.ingest(&site, batch, options).await {

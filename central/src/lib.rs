@@ -9,6 +9,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod auth;
+pub mod batch_limits;
 pub mod config;
 pub mod ingest;
 pub mod listen;

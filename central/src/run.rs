@@ -165,7 +165,7 @@ pub async fn run(
         tokens: config.tokens(),
         certificate_pem,
         key_pem,
-        max_batch: config.ingest.max_batch,
+        batches: config.batch_limits(),
         limits: config.listen.limits,
     };
     let mut grpc_stop = stop_rx;

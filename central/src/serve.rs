@@ -20,6 +20,7 @@ use accelfed_accounting::wire::proto::accounting_server::AccountingServer;
 use accelfed_schemas::cause;
 
 use crate::auth::Tokens;
+use crate::batch_limits::BatchLimits;
 use crate::ingest::{IngestService, authenticator};
 use crate::listen::requests::TrackRequests;
 use crate::listen::{ConnectionLimits, Gate, Idle, Port, Security, http1};
@@ -32,7 +33,8 @@ pub struct ServeSettings {
     /// PEM certificate chain and key.
     pub certificate_pem: Vec<u8>,
     pub key_pem: Vec<u8>,
-    pub max_batch: usize,
+    /// Records per call, per site.
+    pub batches: BatchLimits,
     /// Connections at once, handshake and idle timeouts.
     pub limits: ConnectionLimits,
 }
@@ -41,7 +43,7 @@ impl std::fmt::Debug for ServeSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServeSettings")
             .field("repository", &self.repository)
-            .field("max_batch", &self.max_batch)
+            .field("batches", &self.batches)
             .finish_non_exhaustive()
     }
 }
@@ -90,10 +92,14 @@ pub async fn serve(
         repository: settings.repository,
         tokens: tokens.clone(),
         metrics: counters.clone(),
-        max_batch: settings.max_batch,
+        batches: Arc::new(settings.batches.clone()),
     };
     // A batch at the limit must fit in one message (about 1 KB per record, with room).
-    let message_limit = settings.max_batch.saturating_mul(2048).max(4 * 1024 * 1024);
+    let message_limit = settings
+        .batches
+        .largest()
+        .saturating_mul(2048)
+        .max(4 * 1024 * 1024);
     let tls = crate::listen::tls::acceptor(&settings.certificate_pem, &settings.key_pem, b"h2")
         .map_err(ServeError::Tls)?;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);

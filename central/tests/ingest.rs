@@ -15,6 +15,7 @@ use accelfed_accounting::wire::convert::record_to_proto;
 use accelfed_accounting::wire::encoded::EncodedSubmitRequest;
 use accelfed_accounting::wire::proto::{self, Status, accounting_client::AccountingClient};
 use accelfed_central::auth::{TokenHash, Tokens};
+use accelfed_central::batch_limits::BatchLimits;
 use accelfed_central::{ServeSettings, serve};
 use accelfed_schemas::names::SiteName;
 use accelfed_schemas::usage::sample;
@@ -38,7 +39,7 @@ impl Drop for Running {
     }
 }
 
-async fn start(max_batch: usize) -> Running {
+async fn start(batches: BatchLimits) -> Running {
     let dir = tempfile::tempdir().unwrap();
     let pki = Pki::generate();
 
@@ -53,7 +54,7 @@ async fn start(max_batch: usize) -> Running {
         tokens: Tokens::new([(SiteName::new("CESNET-MCC").unwrap(), TokenHash::of(TOKEN))]),
         certificate_pem: pki.cert_pem.into_bytes(),
         key_pem: pki.key_pem.into_bytes(),
-        max_batch,
+        batches,
         limits: Default::default(),
     };
     tokio::spawn(serve(settings, listener, None, async {
@@ -96,7 +97,7 @@ async fn gpu_hours(repository: &Repository) -> f64 {
 
 #[tokio::test]
 async fn bad_records_are_refused_one_by_one_and_the_rest_is_stored() {
-    let running = start(100).await;
+    let running = start(BatchLimits::uniform(100)).await;
     let mut client = AccountingClient::new(running.channel.clone());
     let good = record_to_proto(&sample::record("vm-good"));
     let mut month = record_to_proto(&sample::record("vm-month"));
@@ -153,7 +154,7 @@ async fn bad_records_are_refused_one_by_one_and_the_rest_is_stored() {
 
 #[tokio::test]
 async fn a_record_that_does_not_decode_is_refused_alone() {
-    let running = start(10).await;
+    let running = start(BatchLimits::uniform(10)).await;
     let mut client = AccountingClient::new(running.channel.clone());
     let mut request = EncodedSubmitRequest::of(
         &[
@@ -191,7 +192,9 @@ async fn a_record_that_does_not_decode_is_refused_alone() {
 
 #[tokio::test]
 async fn records_past_the_batch_limit_are_refused_as_such() {
-    let running = start(3).await;
+    // The site's own limit (3), not the service's (100).
+    let site = SiteName::new("CESNET-MCC").unwrap();
+    let running = start(BatchLimits::new(100, [(site, 3)])).await;
     let mut client = AccountingClient::new(running.channel.clone());
     let records: Vec<_> = (0..4)
         .map(|i| record_to_proto(&sample::record(&format!("vm-{i}"))))
@@ -219,7 +222,7 @@ async fn records_past_the_batch_limit_are_refused_as_such() {
 
 #[tokio::test]
 async fn calls_without_a_known_token_are_refused() {
-    let running = start(10).await;
+    let running = start(BatchLimits::uniform(10)).await;
     let mut client = AccountingClient::new(running.channel.clone());
     let request = || EncodedSubmitRequest::of(&[record_to_proto(&sample::record("vm-1"))], None);
     for token in ["wrong", "", TOKEN.to_uppercase().as_str()] {

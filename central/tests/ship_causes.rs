@@ -57,7 +57,7 @@ async fn tls_server(pki: &Pki, dir: &std::path::Path) -> u16 {
         repository,
         tokens: Arc::new(Tokens::default()),
         metrics: Arc::new(Metrics::default()),
-        max_batch: 10,
+        batches: std::sync::Arc::new(accelfed_central::batch_limits::BatchLimits::uniform(10)),
     };
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();

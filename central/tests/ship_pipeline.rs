@@ -122,7 +122,9 @@ async fn a_failed_batch_stops_the_run_in_order_and_the_next_run_counts_everythin
                 TokenHash::of(TOKEN),
             )])),
             metrics: Arc::new(Metrics::default()),
-            max_batch: 1_000,
+            batches: std::sync::Arc::new(accelfed_central::batch_limits::BatchLimits::uniform(
+                1_000,
+            )),
         },
         calls: AtomicUsize::new(0),
         fail_at: AtomicUsize::new(4),

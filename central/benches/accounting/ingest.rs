@@ -179,7 +179,7 @@ async fn ingest(
             tokens: Tokens::new((0..settings.sites).map(|s| (site(s), TokenHash::of(&token(s))))),
             certificate_pem: certificates.cert_pem.clone().into_bytes(),
             key_pem: certificates.key_pem.clone().into_bytes(),
-            max_batch: DEFAULT_MAX_BATCH,
+            batches: accelfed_central::batch_limits::BatchLimits::uniform(DEFAULT_MAX_BATCH),
             limits: Default::default(),
         },
         listener,

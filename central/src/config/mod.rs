@@ -116,6 +116,12 @@ fn positive<'de, D: Deserializer<'de>>(deserializer: D) -> Result<usize, D::Erro
     Ok(value)
 }
 
+fn positive_if_given<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<usize>, D::Error> {
+    positive(deserializer).map(Some)
+}
+
 /// `[sites.<NAME>]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -123,6 +129,9 @@ pub struct SiteEntry {
     /// Lower-case hex SHA-256 of the site's token (`accelfed token` prints both). The token itself
     /// is never stored here.
     pub token_sha256: TokenHash,
+    /// The most records one call of this site may hold, instead of `[ingest] max_batch`.
+    #[serde(default, deserialize_with = "positive_if_given")]
+    pub max_batch: Option<usize>,
 }
 
 /// A loaded configuration with its paths resolved.
@@ -246,6 +255,16 @@ impl CentralConfig {
     }
 
     /// The sites' token hashes, for authenticating requests.
+    /// `[ingest] max_batch`, with the sites' own.
+    pub fn batch_limits(&self) -> crate::batch_limits::BatchLimits {
+        crate::batch_limits::BatchLimits::new(
+            self.ingest.max_batch,
+            self.sites
+                .iter()
+                .filter_map(|(site, entry)| entry.max_batch.map(|limit| (site.clone(), limit))),
+        )
+    }
+
     pub fn tokens(&self) -> crate::auth::Tokens {
         crate::auth::Tokens::new(
             self.sites

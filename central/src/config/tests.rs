@@ -104,3 +104,28 @@ fn a_file_that_is_not_utf8_is_refused_at_its_first_bad_byte() {
         "{err}"
     );
 }
+
+#[test]
+fn a_site_may_have_its_own_batch_limit() {
+    let config = parse(&format!(
+        "[listen]\ngrpc = \"127.0.0.1:9443\"\n[tls]\ncertificate = \"c.pem\"\nkey = \"k.pem\"\n\
+         [ingest]\nmax_batch = 500\n\
+         [sites.BIG]\ntoken_sha256 = \"{HASH}\"\nmax_batch = 5000\n\
+         [sites.OTHER]\ntoken_sha256 = \"{}\"\n",
+        "ab".repeat(32)
+    ))
+    .unwrap();
+    let limits = config.batch_limits();
+    assert_eq!(limits.of(&SiteName::new("BIG").unwrap()), 5000);
+    assert_eq!(limits.of(&SiteName::new("OTHER").unwrap()), 500);
+    let zero = parse(&format!(
+        "[listen]\ngrpc = \"127.0.0.1:9443\"\n[tls]\ncertificate = \"c.pem\"\nkey = \"k.pem\"\n\
+         [sites.BIG]\ntoken_sha256 = \"{HASH}\"\nmax_batch = 0\n"
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        zero.contains("central.toml:8:13") && zero.contains("at least 1"),
+        "{zero}"
+    );
+}
