@@ -14,7 +14,7 @@ use crate::excerpt::{excerpt, shorten_quotes};
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use chrono::{DateTime, NaiveDateTime, Utc};
+use chrono::{DateTime, Datelike, NaiveDateTime, Utc};
 use serde_json::{Map, Value as Json};
 
 use super::entity::{Class, Entity, Value};
@@ -338,6 +338,14 @@ fn entity(class: Class, index: usize, item: &Json) -> Result<Read, FromJsonError
         })?,
         _ => return Err(field("CreationTime", "must be an RFC 3339 UTC time")),
     };
+    // A document of the federation cannot predate it: a time before its epoch is a clock or a
+    // generator gone wrong, and would sort and expire as if from another era.
+    if creation_time.year() < crate::usage::Month::MIN_YEAR {
+        return Err(field(
+            "CreationTime",
+            "is before 2000, the federation's epoch (check the clock of the host that made it)",
+        ));
+    }
     let validity_s = object
         .get("Validity")
         .and_then(Json::as_u64)
@@ -717,6 +725,14 @@ mod tests {
         let mut json = sample_json();
         json["Contact"][0]["CreationTime"] = Json::from("yesterday");
         assert!(error_of(&json).starts_with("Contact[0].CreationTime"));
+
+        let mut json = sample_json();
+        json["Contact"][0]["CreationTime"] = Json::from("1970-01-01T00:00:00Z");
+        let epoch = error_of(&json);
+        assert!(
+            epoch.starts_with("Contact[0].CreationTime: is before 2000"),
+            "{epoch}"
+        );
     }
 
     #[test]
