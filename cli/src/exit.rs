@@ -13,6 +13,13 @@ pub enum Outcome {
     Config,
 }
 
+impl Outcome {
+    /// A command that finished: [`Outcome::Partial`] when something failed on the way.
+    pub fn finished(partial: bool) -> Self {
+        if partial { Self::Partial } else { Self::Ok }
+    }
+}
+
 impl From<Outcome> for ExitCode {
     fn from(outcome: Outcome) -> ExitCode {
         ExitCode::from(match outcome {

@@ -49,19 +49,13 @@ pub fn run(args: &ProvideArgs) -> Outcome {
             return Outcome::Config;
         }
     };
-    let gathered = match runtime.block_on(accelfed_provider::gather(
-        &loaded.config,
-        chrono::Utc::now(),
-    )) {
+    let gathered = match gather(&runtime, &loaded.config) {
         Ok(gathered) => gathered,
         Err(err) => {
             eprintln!("error: {}: {err}", args.config.display());
             return last_good(args, &runtime, Outcome::Config);
         }
     };
-    for failure in &gathered.failures {
-        tracing::error!(provider = %failure.provider, "{}", failure.message);
-    }
     let providers = loaded.config.providers().len();
     if registry.is_none() && providers > 0 && gathered.failures.len() >= providers {
         return last_good(args, &runtime, Outcome::Partial);
@@ -78,11 +72,7 @@ pub fn run(args: &ProvideArgs) -> Outcome {
             started,
         );
         if args.output.is_none() {
-            return if partial {
-                Outcome::Partial
-            } else {
-                Outcome::Ok
-            };
+            return Outcome::finished(partial);
         }
     }
     write_out(
@@ -93,6 +83,19 @@ pub fn run(args: &ProvideArgs) -> Outcome {
         partial,
         started,
     )
+}
+
+/// The site's snapshot from every provider, each provider's failure logged (the run goes on
+/// without it).
+fn gather(
+    runtime: &tokio::runtime::Runtime,
+    config: &accelfed_provider::config::Config,
+) -> Result<accelfed_provider::Gathered, accelfed_schemas::glue::SnapshotError> {
+    let gathered = runtime.block_on(accelfed_provider::gather(config, chrono::Utc::now()))?;
+    for failure in &gathered.failures {
+        tracing::error!(provider = %failure.provider, "{}", failure.message);
+    }
+    Ok(gathered)
 }
 
 /// The registry to push to, when `--publish registry` asks for it: settled before gathering.
