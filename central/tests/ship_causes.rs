@@ -145,32 +145,6 @@ async fn a_port_that_does_not_speak_tls_is_named_and_not_retried() {
     assert!(took < Duration::from_millis(500), "no retries: {took:?}");
 }
 
-/// A CA named `ca_name` and a server certificate it signed for `names`, valid from `not_before`
-/// to `not_after`, in the test PKI's shape.
-fn pki_for(ca_name: &str, names: &[&str], not_before: (i32, u8), not_after: (i32, u8)) -> Pki {
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca_params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, ca_name);
-    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
-    let issuer = rcgen::Issuer::new(ca_params, ca_key);
-    let key = rcgen::KeyPair::generate().unwrap();
-    let names: Vec<String> = names.iter().map(|name| (*name).to_owned()).collect();
-    let mut params = rcgen::CertificateParams::new(names).unwrap();
-    params.not_before = rcgen::date_time_ymd(not_before.0, not_before.1, 1);
-    params.not_after = rcgen::date_time_ymd(not_after.0, not_after.1, 1);
-    let cert = params.signed_by(&key, &issuer).unwrap();
-    Pki {
-        ca_pem: ca_cert.pem(),
-        cert_pem: cert.pem(),
-        key_pem: key.serialize_pem(),
-        cert_der: cert.der().to_vec(),
-        key_der: key.serialize_der(),
-    }
-}
-
 /// Ships to a TLS server holding `served`'s certificate, trusting `served`'s CA, and checks the
 /// run stopped at once with an error that names `cause`.
 async fn assert_named_and_not_retried(served: &Pki, cause: &str) {
@@ -189,17 +163,20 @@ async fn assert_named_and_not_retried(served: &Pki, cause: &str) {
 #[tokio::test]
 async fn an_expired_certificate_is_named_and_not_retried() {
     // Valid for the year 2020 only.
-    let served = pki_for("expired test CA", &["localhost"], (2020, 1), (2021, 1));
+    let served = Pki::issued(
+        "expired test CA",
+        &["localhost"],
+        Some(((2020, 1), (2021, 1))),
+    );
     assert_named_and_not_retried(&served, "certificate expired").await;
 }
 
 #[tokio::test]
 async fn a_certificate_for_another_name_is_named_and_not_retried() {
-    let served = pki_for(
+    let served = Pki::issued(
         "other-name test CA",
         &["repository.example.org"],
-        (2020, 1),
-        (2100, 1),
+        Some(((2020, 1), (2100, 1))),
     );
     assert_named_and_not_retried(&served, "certificate not valid for name \"localhost\"").await;
 }

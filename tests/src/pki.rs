@@ -30,18 +30,28 @@ pub struct PkiFiles {
 impl Pki {
     /// A fresh CA ("accelfed test CA") and server certificate.
     pub fn generate() -> Pki {
+        Self::issued("accelfed test CA", &["localhost", "127.0.0.1"], None)
+    }
+
+    /// A fresh CA named `ca_name` and a server certificate it signed for `names`, valid between
+    /// the first days of the (year, month) pair `validity` gives (rcgen's default without one): for
+    /// tests of expired certificates and certificates for another name.
+    pub fn issued(ca_name: &str, names: &[&str], validity: Option<((i32, u8), (i32, u8))>) -> Pki {
         let ca_key = rcgen::KeyPair::generate().expect("a CA key");
         let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA params");
         ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
         ca_params
             .distinguished_name
-            .push(rcgen::DnType::CommonName, "accelfed test CA");
+            .push(rcgen::DnType::CommonName, ca_name);
         let ca_cert = ca_params.self_signed(&ca_key).expect("a self-signed CA");
         let issuer = rcgen::Issuer::new(ca_params, ca_key);
         let key = rcgen::KeyPair::generate().expect("a server key");
-        let params =
-            rcgen::CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
-                .expect("server params");
+        let names: Vec<String> = names.iter().map(|name| (*name).to_owned()).collect();
+        let mut params = rcgen::CertificateParams::new(names).expect("server params");
+        if let Some(((from_year, from_month), (to_year, to_month))) = validity {
+            params.not_before = rcgen::date_time_ymd(from_year, from_month, 1);
+            params.not_after = rcgen::date_time_ymd(to_year, to_month, 1);
+        }
         let cert = params
             .signed_by(&key, &issuer)
             .expect("a server certificate");
