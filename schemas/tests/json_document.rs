@@ -1,7 +1,7 @@
 //! The GLUE 2.1 JSON rendering: its golden file; the shipped JSON Schema
 //! (`schemas/json/glue21.schema.json`), which must accept what we render and refuse what
 //! cloud-info-api could not read; the layout of the document cloud-info-provider 1.2.0 printed
-//! (`/work/shared/reference` copy in `tests/reference/`); and the keys cloud-info-api reads, as
+//! (kept in `schemas/tests/reference/`); and the keys cloud-info-api reads, as
 //! docs/formats-json.md lists them.
 
 mod common;

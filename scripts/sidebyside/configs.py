@@ -34,6 +34,7 @@ write("secure.yaml", f"clouds:\n  sbs:\n    auth:\n      password: {PASSWORD}\n"
 # The spool is relative to the file; each run gets a fresh one (bench.py removes it).
 write("site.toml", f"""[site]
 name = "{SITE}"
+gocdb_id = "1G0"
 validity = 3600
 
 [[openstack]]
