@@ -6,6 +6,7 @@ mod central_toml;
 mod commands;
 mod exit;
 mod files;
+mod journal;
 mod pki;
 mod progress;
 mod secret;

@@ -6,10 +6,12 @@
 //! warn. `-v` makes accelfed's crates debug and leaves the HTTP/2 and TLS libraries quiet; `-vv`
 //! is debug for everything (accelfed at trace); `-q` errors only. `RUST_LOG` overrides all of it.
 //! `--log-format json` writes one JSON object per event, for central services whose logs are
-//! collected by machines.
+//! collected by machines. Under systemd every line starts with its syslog priority (journal.rs).
 
 use clap::ValueEnum;
 use tracing_subscriber::EnvFilter;
+
+use crate::journal::Prioritized;
 
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
@@ -53,10 +55,27 @@ pub fn init(verbose: u8, quiet: bool, format: LogFormat) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_target(false);
-    match format {
-        LogFormat::Json => builder.json().init(),
+    // Under systemd each line carries its priority for the journal (journal.rs); the journal
+    // stamps its own time, so the prefixed text lines leave theirs out.
+    let journal = crate::journal::stderr_is_journal();
+    match (format, journal) {
+        (LogFormat::Json, false) => builder.json().init(),
+        (LogFormat::Json, true) => {
+            let json = tracing_subscriber::fmt::format().json().with_target(false);
+            builder
+                .fmt_fields(tracing_subscriber::fmt::format::JsonFields::new())
+                .event_format(Prioritized(json))
+                .init()
+        }
+        (LogFormat::Text, true) => {
+            let text = tracing_subscriber::fmt::format()
+                .with_target(false)
+                .with_ansi(false)
+                .without_time();
+            builder.event_format(Prioritized(text)).init()
+        }
         // Colours only for a person at a terminal: cron mail and log files get plain text.
-        LogFormat::Text => builder
+        (LogFormat::Text, false) => builder
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
             .init(),
     }

@@ -15,15 +15,15 @@ pub fn load_accounting(path: &Path) -> Result<(Config, AccountingConfig), Outcom
     let file = match SiteFile::load(path) {
         Ok(file) => file,
         Err(err) => {
-            eprintln!("error: {err}");
+            tracing::error!("{err}");
             return Err(Outcome::Config);
         }
     };
     match file.accounting {
         Some(accounting) => Ok((file.loaded.config, accounting)),
         None => {
-            eprintln!(
-                "error: {}: no [accounting] table (it names the spool; see docs/configuration.md)",
+            tracing::error!(
+                "{}: no [accounting] table (it names the spool; see docs/configuration.md)",
                 path.display()
             );
             Err(Outcome::Config)

@@ -22,8 +22,8 @@ pub fn run(args: &ExportArgs) -> Outcome {
         Err(outcome) => return outcome,
     };
     let Some(apel) = &accounting.apel else {
-        eprintln!(
-            "error: {}: no [accounting.apel] table (it names the destination; see docs/configuration.md)",
+        tracing::error!(
+            "{}: no [accounting.apel] table (it names the destination; see docs/configuration.md)",
             args.config.display()
         );
         return Outcome::Config;
@@ -42,7 +42,7 @@ pub fn run(args: &ExportArgs) -> Outcome {
     let (destination, options) = match prepared {
         Ok(prepared) => prepared,
         Err(message) => {
-            eprintln!("error: {}: {message}", args.config.display());
+            tracing::error!("{}: {message}", args.config.display());
             return Outcome::Config;
         }
     };
@@ -106,7 +106,7 @@ fn outcome(result: Result<ExportReport, ApelError>) -> Outcome {
             }
         }
         Err(err @ (ApelError::Settings { .. } | ApelError::Sign { .. })) => {
-            eprintln!("error: {err}");
+            tracing::error!("{err}");
             Outcome::Config
         }
         Err(err) => {

@@ -20,7 +20,7 @@ pub fn run(args: &GenerateArgs) -> Outcome {
     match written {
         Ok(()) => Outcome::Ok,
         Err(err) => {
-            eprintln!("error: cannot write into {}: {err}", args.dir.display());
+            tracing::error!("cannot write into {}: {err}", args.dir.display());
             Outcome::Partial
         }
     }

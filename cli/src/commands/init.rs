@@ -21,7 +21,7 @@ pub fn run(args: &InitArgs) -> Outcome {
         InitTarget::Central(args) => match central(args) {
             Ok(()) => Outcome::Ok,
             Err(failure) => {
-                eprintln!("error: {}", failure.message);
+                tracing::error!("{}", failure.message);
                 failure.outcome
             }
         },
@@ -101,7 +101,7 @@ fn central(args: &InitCentralArgs) -> Result<(), Failure> {
     create_folder(&folder, 0o755)?;
     write_config(&config, &text, replacing)?;
     write_tokens(&tokens, &config)?;
-    eprintln!(
+    tracing::info!(
         "wrote {config} (gRPC {grpc}, registry {https}, database {database})\n\
          more sites: accelfed token --site NAME --add-to {config} --output NAME.token",
         config = config.display(),
@@ -117,7 +117,7 @@ fn write_config(config: &Path, text: &str, replacing: bool) -> Result<(), Failur
         return Ok(create_new(config, text.as_bytes(), 0o644)?);
     }
     replace(config, text.as_bytes())?;
-    eprintln!(
+    tracing::info!(
         "replaced {}: it configured no site yet (the packaged example)",
         config.display()
     );
@@ -128,7 +128,7 @@ fn write_config(config: &Path, text: &str, replacing: bool) -> Result<(), Failur
 fn write_tokens(tokens: &[FirstSite], config: &Path) -> Result<(), Failure> {
     for token in tokens {
         create_new(&token.file, format!("{}\n", token.secret).as_bytes(), 0o600)?;
-        eprintln!(
+        tracing::info!(
             "wrote {}'s token to {} (0600; give it to the site) and its hash to {}",
             token.site.as_str(),
             token.file.display(),
@@ -239,7 +239,7 @@ fn private_ca(
     for (path, contents, mode) in &files {
         create_new(path, contents.as_bytes(), *mode)?;
     }
-    eprintln!(
+    tracing::info!(
         "wrote the private CA {} (give it to the sites) and its key {} (0600: keep it offline)\n\
          wrote {} for {} (valid until {}) and its key {}",
         files[0].0.display(),

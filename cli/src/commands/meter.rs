@@ -66,13 +66,13 @@ pub fn run(args: &MeterArgs) -> Outcome {
     if let Err(err) =
         super::overrides::spool(&args.spool, args.observations.as_deref(), &mut accounting)
     {
-        eprintln!("error: {err}");
+        tracing::error!("{err}");
         return Outcome::Config;
     }
     let now = Utc::now();
     let since = args.since.unwrap_or_else(|| previous_month_start(now));
     if since >= now {
-        eprintln!("error: --since {since} is not in the past");
+        tracing::error!("--since {since} is not in the past");
         return Outcome::Config;
     }
     let runtime = match super::runtime() {

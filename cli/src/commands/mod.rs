@@ -70,7 +70,7 @@ fn started(
     runtime: std::io::Result<tokio::runtime::Runtime>,
 ) -> Result<tokio::runtime::Runtime, Outcome> {
     runtime.map_err(|err| {
-        eprintln!("error: cannot start the async runtime: {err}");
+        tracing::error!("cannot start the async runtime: {err}");
         Outcome::Partial
     })
 }

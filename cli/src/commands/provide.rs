@@ -36,7 +36,7 @@ pub fn run(args: &ProvideArgs) -> Outcome {
     } = match SiteFile::load(&args.config) {
         Ok(file) => file,
         Err(err) => {
-            eprintln!("error: {err}");
+            tracing::error!("{err}");
             return last_good(args, &runtime, Outcome::Config);
         }
     };
@@ -45,14 +45,14 @@ pub fn run(args: &ProvideArgs) -> Outcome {
     let registry = match registry(args, publish.as_ref()) {
         Ok(registry) => registry,
         Err(message) => {
-            eprintln!("error: {message}");
+            tracing::error!("{message}");
             return Outcome::Config;
         }
     };
     let gathered = match gather(&runtime, &loaded.config) {
         Ok(gathered) => gathered,
         Err(err) => {
-            eprintln!("error: {}: {err}", args.config.display());
+            tracing::error!("{}: {err}", args.config.display());
             return last_good(args, &runtime, Outcome::Config);
         }
     };
@@ -145,7 +145,7 @@ fn push(
             true
         }
         Err(err) => {
-            eprintln!("error: {err}");
+            tracing::error!("{err}");
             false
         }
     }
@@ -203,16 +203,16 @@ fn last_good(args: &ProvideArgs, runtime: &tokio::runtime::Runtime, outcome: Out
     let document = match std::fs::read(path) {
         Ok(document) => document,
         Err(err) => {
-            eprintln!(
-                "error: --keep-last-good {}: no last good document to publish instead: {err}",
+            tracing::error!(
+                "--keep-last-good {}: no last good document to publish instead: {err}",
                 path.display()
             );
             return outcome;
         }
     };
     if let Err(problem) = last_good::check(path, &document, saved_as(args)) {
-        eprintln!(
-            "error: --keep-last-good {}: not published: {problem}",
+        tracing::error!(
+            "--keep-last-good {}: not published: {problem}",
             path.display()
         );
         return outcome;

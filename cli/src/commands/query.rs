@@ -75,7 +75,7 @@ pub fn run(args: &QueryArgs) -> Outcome {
         Some(path) => match crate::trust::read_ca("--ca", path) {
             Ok(pem) => Some(pem),
             Err(err) => {
-                eprintln!("error: {err}");
+                tracing::error!("{err}");
                 return Outcome::Config;
             }
         },
@@ -90,13 +90,13 @@ pub fn run(args: &QueryArgs) -> Outcome {
         return match runtime.block_on(query) {
             Ok(offers) => print(&offers, args.format),
             Err(err) => {
-                eprintln!("error: {err}");
+                tracing::error!("{err}");
                 Outcome::Partial
             }
         };
     }
     if args.url.is_empty() {
-        eprintln!("error: give the registry's --url (or ACCELFED_REGISTRY_URL), or --ldap");
+        tracing::error!("give the registry's --url (or ACCELFED_REGISTRY_URL), or --ldap");
         return Outcome::Config;
     }
     let body = runtime.block_on(async {
@@ -112,14 +112,14 @@ pub fn run(args: &QueryArgs) -> Outcome {
     let body = match body {
         Ok(body) => body,
         Err(err) => {
-            eprintln!("error: {err}");
+            tracing::error!("{err}");
             return Outcome::Partial;
         }
     };
     let offers = match serde_json::from_str::<Answer>(&body) {
         Ok(answer) => answer.offers,
         Err(err) => {
-            eprintln!("error: the registry's answer is not an offer list: {err}");
+            tracing::error!("the registry's answer is not an offer list: {err}");
             return Outcome::Partial;
         }
     };

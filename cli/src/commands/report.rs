@@ -16,13 +16,13 @@ pub fn run(args: &ReportArgs) -> Outcome {
     if let (Some(from), Some(to)) = (args.from, args.to)
         && from > to
     {
-        eprintln!("error: --from {from} is after --to {to}");
+        tracing::error!("--from {from} is after --to {to}");
         return Outcome::Config;
     }
     // A report must not create an empty SQLite repository where the operator mistyped a path.
     if !args.database.contains("://") && !Path::new(&args.database).exists() {
-        eprintln!(
-            "error: no accounting repository at {} (give --database a SQLite file or a postgres:// URL)",
+        tracing::error!(
+            "no accounting repository at {} (give --database a SQLite file or a postgres:// URL)",
             args.database
         );
         return Outcome::Config;
@@ -116,7 +116,7 @@ fn filter(args: &ReportArgs) -> SummaryFilter {
 
 /// A file that is not a repository is a usage error (exit 2); a database that fails is exit 1.
 fn failed(err: &RepositoryError) -> Outcome {
-    eprintln!("error: {err}");
+    tracing::error!("{err}");
     match err {
         RepositoryError::NotARepository { .. } | RepositoryError::SchemaTooNew { .. } => {
             Outcome::Config

@@ -10,7 +10,7 @@ pub fn run(args: &ServeArgs) -> Outcome {
     let loaded = match CentralConfig::load(&args.config) {
         Ok(loaded) => loaded,
         Err(err) => {
-            eprintln!("error: {err}");
+            tracing::error!("{err}");
             return Outcome::Config;
         }
     };
@@ -22,7 +22,7 @@ pub fn run(args: &ServeArgs) -> Outcome {
         let listeners = match Listeners::bind(&loaded.config.listen).await {
             Ok(listeners) => listeners,
             Err(err) => {
-                eprintln!("error: {err}");
+                tracing::error!("{err}");
                 return Outcome::Partial;
             }
         };
@@ -40,7 +40,7 @@ pub fn run(args: &ServeArgs) -> Outcome {
         match accelfed_central::run(&loaded, listeners, shutdown_signal()).await {
             Ok(()) => Outcome::Ok,
             Err(RunError::Config(err)) => {
-                eprintln!("error: {err}");
+                tracing::error!("{err}");
                 Outcome::Config
             }
             Err(err) => {

@@ -25,7 +25,7 @@ pub fn run(args: &ShipArgs) -> Outcome {
     }) {
         Ok(both) => both,
         Err(err) => {
-            eprintln!("error: {err}");
+            tracing::error!("{err}");
             return Outcome::Config;
         }
     };
@@ -94,7 +94,7 @@ fn outcome(result: Result<ShipReport, ShipError>, spool: &Spool) -> Outcome {
             }
         }
         Err(err @ ShipError::Settings { .. }) => {
-            eprintln!("error: {err}");
+            tracing::error!("{err}");
             Outcome::Config
         }
         Err(err) => {

@@ -12,14 +12,14 @@ pub fn run(args: &TokenArgs) -> Outcome {
     let site = match site_name(&args.site) {
         Ok(site) => site,
         Err(err) => {
-            eprintln!("error: --site: {err}");
+            tracing::error!("--site: {err}");
             return Outcome::Config;
         }
     };
     let token = match new_token() {
         Ok(token) => token,
         Err(err) => {
-            eprintln!("error: no randomness from the operating system: {err}");
+            tracing::error!("no randomness from the operating system: {err}");
             return Outcome::Partial;
         }
     };
@@ -29,7 +29,7 @@ pub fn run(args: &TokenArgs) -> Outcome {
         Some(central) => match with_site(central, site.as_str(), hash) {
             Ok(text) => Some((central, text)),
             Err(message) => {
-                eprintln!("error: {message}");
+                tracing::error!("{message}");
                 return Outcome::Config;
             }
         },
@@ -41,19 +41,20 @@ pub fn run(args: &TokenArgs) -> Outcome {
     match edited {
         Some((central, text)) => {
             if let Err(err) = crate::files::replace(central, text.as_bytes()) {
-                eprintln!("error: {err}");
+                tracing::error!("{err}");
                 // The token was never accepted anywhere: take it back.
                 if let Some(output) = &args.output {
                     let _ = std::fs::remove_file(output);
                 }
                 return Outcome::Partial;
             }
-            eprintln!(
+            tracing::info!(
                 "added [sites.{}] to {} (restart accelfed serve to take it)",
                 toml_key(site.as_str()),
                 central.display()
             );
         }
+        // A block to paste into central.toml, not a log line: no time stamp or level in front.
         None => eprintln!(
             "# add to central.toml:\n[sites.{}]\ntoken_sha256 = \"{}\"",
             toml_key(site.as_str()),
@@ -92,13 +93,13 @@ fn hand_out(output: Option<&Path>, token: &str) -> Result<(), Outcome> {
         return Ok(());
     };
     crate::files::create_new(path, format!("{token}\n").as_bytes(), 0o600).map_err(|err| {
-        eprintln!("error: --output {err}");
+        tracing::error!("--output {err}");
         match err {
             crate::files::WriteError::Exists(_) => Outcome::Config,
             crate::files::WriteError::Io(_) => Outcome::Partial,
         }
     })?;
-    eprintln!(
+    tracing::info!(
         "wrote the token to {} (0600; give it to the site)",
         path.display()
     );

@@ -11,17 +11,17 @@ pub fn run(args: &ValidateArgs) -> Outcome {
         return validate_central(central);
     }
     let Some(config) = &args.config else {
-        eprintln!("error: give --config (a site) or --central (the central service)");
+        tracing::error!("give --config (a site) or --central (the central service)");
         return Outcome::Config;
     };
     match SiteFile::load(config) {
         Ok(SiteFile { loaded, .. }) => {
             if let Err(why) = super::validate_document::check(&loaded.config) {
-                eprintln!("error: {}: {why}", config.display());
+                tracing::error!("{}: {why}", config.display());
                 return Outcome::Config;
             }
             let providers: Vec<&str> = loaded.config.providers().iter().map(|p| p.name()).collect();
-            eprintln!(
+            tracing::info!(
                 "{}: valid (site {}, providers: {})",
                 config.display(),
                 loaded.config.site.name,
@@ -34,7 +34,7 @@ pub fn run(args: &ValidateArgs) -> Outcome {
             Outcome::Ok
         }
         Err(err) => {
-            eprintln!("error: {err}");
+            tracing::error!("{err}");
             Outcome::Config
         }
     }
@@ -45,15 +45,15 @@ fn validate_central(path: &std::path::Path) -> Outcome {
     let loaded = match accelfed_central::CentralConfig::load(path) {
         Ok(loaded) => loaded,
         Err(err) => {
-            eprintln!("error: {err}");
+            tracing::error!("{err}");
             return Outcome::Config;
         }
     };
     if let Err(err) = accelfed_central::run::check(&loaded) {
-        eprintln!("error: {}: {err}", path.display());
+        tracing::error!("{}: {err}", path.display());
         return Outcome::Config;
     }
-    eprintln!(
+    tracing::info!(
         "{}: valid (sites: {}, registry: {}, database: {})",
         path.display(),
         loaded.config.sites.len(),
