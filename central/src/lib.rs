@@ -10,6 +10,7 @@
 
 pub mod auth;
 pub mod batch_limits;
+mod certificate;
 pub mod config;
 pub mod ingest;
 pub mod listen;

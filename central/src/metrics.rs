@@ -20,6 +20,7 @@ struct State {
     sites: BTreeMap<String, SiteStats>,
     auth_failures: u64,
     batches_failed: u64,
+    certificate_not_after: Option<DateTime<Utc>>,
 }
 
 /// The service's counters.
@@ -58,6 +59,11 @@ impl Metrics {
                 *stats.rejected.entry(kind.clone()).or_default() += 1;
             }
         });
+    }
+
+    /// The end of the service certificate's validity, for the expiry gauge.
+    pub fn certificate_expires(&self, not_after: DateTime<Utc>) {
+        self.with(|s| s.certificate_not_after = Some(not_after));
     }
 
     pub fn auth_failure(&self) {
@@ -138,6 +144,15 @@ impl Metrics {
                  accelfed_batches_failed_total {}",
                 s.auth_failures, s.batches_failed
             );
+            if let Some(not_after) = s.certificate_not_after {
+                let _ = writeln!(
+                    out,
+                    "# HELP accelfed_tls_certificate_expiry_timestamp_seconds When the service's TLS certificate expires (Unix time).\n\
+                     # TYPE accelfed_tls_certificate_expiry_timestamp_seconds gauge\n\
+                     accelfed_tls_certificate_expiry_timestamp_seconds {}",
+                    not_after.timestamp()
+                );
+            }
             out
         })
     }
@@ -156,6 +171,20 @@ mod tests {
     use chrono::TimeZone;
 
     use super::*;
+
+    #[test]
+    fn the_certificate_expiry_is_a_gauge_once_known() {
+        let metrics = Metrics::default();
+        assert!(!metrics.render().contains("certificate_expiry"));
+        metrics.certificate_expires(Utc.with_ymd_and_hms(2027, 1, 1, 0, 0, 0).unwrap());
+        assert!(
+            metrics
+                .render()
+                .contains("\naccelfed_tls_certificate_expiry_timestamp_seconds 1798761600\n"),
+            "{}",
+            metrics.render()
+        );
+    }
 
     #[test]
     fn renders_per_site_counters_and_gauges() {

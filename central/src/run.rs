@@ -11,6 +11,7 @@ use tokio::net::TcpListener;
 use accelfed_accounting::repository::Repository;
 use accelfed_schemas::cause;
 
+use crate::certificate::{Standing, Validity};
 use crate::config::{ListenConfig, LoadedCentral};
 use crate::listen::{Gate, incoming, tls};
 use crate::registry::ldap::{LdapSync, task as ldap_task};
@@ -98,6 +99,25 @@ pub fn check(loaded: &LoadedCentral) -> Result<(Vec<u8>, Vec<u8>), RunError> {
             loaded.resolve(&config.tls.key).display()
         ))
     })?;
+    let certificate_path = loaded.resolve(&config.tls.certificate);
+    let validity = Validity::of_leaf(&certificate_pem).map_err(|err| {
+        RunError::Config(format!(
+            "tls.certificate {}: {err}",
+            certificate_path.display()
+        ))
+    })?;
+    match validity.standing(chrono::Utc::now(), config.tls.expiry_warning_days) {
+        Standing::Valid => {}
+        Standing::Expiring(why) => {
+            tracing::warn!("tls.certificate {}: {why}", certificate_path.display());
+        }
+        Standing::Unusable(why) => {
+            return Err(RunError::Config(format!(
+                "tls.certificate {}: {why}",
+                certificate_path.display()
+            )));
+        }
+    }
     if config.listen.https.is_none() && config.ldap.is_some() {
         return Err(RunError::Config(
             "[ldap] syncs the registry's view, and the registry needs [listen] https".to_owned(),
@@ -112,8 +132,19 @@ pub async fn run(
     listeners: Listeners,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), RunError> {
+    let checked = check(loaded)?;
+    run_checked(loaded, checked, listeners, shutdown).await
+}
+
+/// [`run`] with what [`check`] returned, for a caller that checked before binding (the binary
+/// binds only for a configuration that will start, and warns once).
+pub async fn run_checked(
+    loaded: &LoadedCentral,
+    (certificate_pem, key_pem): (Vec<u8>, Vec<u8>),
+    listeners: Listeners,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), RunError> {
     let config = &loaded.config;
-    let (certificate_pem, key_pem) = check(loaded)?;
     if config.sites.is_empty() {
         tracing::warn!("no [sites.*] in the configuration: every submission will be refused");
     }
@@ -125,6 +156,14 @@ pub async fn run(
         shutdown.await;
         let _ = stop_tx.send(true);
     });
+    if let Ok(validity) = Validity::of_leaf(&certificate_pem) {
+        tokio::spawn(watch_certificate(
+            validity,
+            config.tls.expiry_warning_days,
+            loaded.resolve(&config.tls.certificate),
+            stop_rx.clone(),
+        ));
+    }
     let registry_task = match listeners.https {
         Some(listener) => {
             let acceptor = tls::acceptor(&certificate_pem, &key_pem, b"http/1.1")
@@ -177,4 +216,27 @@ pub async fn run(
         let _ = task.await;
     }
     served.map_err(RunError::from)
+}
+
+/// Once a day while the service runs: a warning in the certificate's last `warning_days`, an error
+/// once it has expired (sites are refused from then on), so a service that runs for months says
+/// so in its journal, not only at start.
+async fn watch_certificate(
+    validity: Validity,
+    warning_days: u32,
+    path: std::path::PathBuf,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    const DAY: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+    loop {
+        tokio::select! {
+            _ = stop.wait_for(|stop| *stop) => return,
+            () = tokio::time::sleep(DAY) => {}
+        }
+        match validity.standing(chrono::Utc::now(), warning_days) {
+            Standing::Valid => {}
+            Standing::Expiring(why) => tracing::warn!("tls.certificate {}: {why}", path.display()),
+            Standing::Unusable(why) => tracing::error!("tls.certificate {}: {why}", path.display()),
+        }
+    }
 }

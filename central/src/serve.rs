@@ -86,6 +86,9 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     let counters = Arc::new(Metrics::default());
+    if let Ok(validity) = crate::certificate::Validity::of_leaf(&settings.certificate_pem) {
+        counters.certificate_expires(validity.not_after);
+    }
     let tokens = Arc::new(settings.tokens);
     let limits = settings.limits;
     let service = IngestService {

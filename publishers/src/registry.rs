@@ -16,11 +16,7 @@ pub enum RegistryError {
     #[error(
         "registry {url}: {} ({})",
         accelfed_schemas::cause::chain(source),
-        if accelfed_schemas::cause::is_permanent(source) {
-            "retry will not help: check the certificate, the CA file and https://"
-        } else {
-            "a retry may help"
-        }
+        transport_advice(source)
     )]
     Transport {
         url: String,
@@ -35,6 +31,19 @@ pub enum RegistryError {
         status: u16,
         reason: String,
     },
+}
+
+/// Whether a retry can help, and what to do instead when it cannot.
+fn transport_advice(source: &reqwest::Error) -> String {
+    use accelfed_schemas::cause;
+    if !cause::is_permanent(source) {
+        return "a retry may help".to_owned();
+    }
+    if cause::names_certificate_dates(&cause::chain(source)) {
+        format!("retry will not help: {}", cause::CERTIFICATE_DATES)
+    } else {
+        "retry will not help: check the certificate, the CA file and https://".to_owned()
+    }
 }
 
 impl RegistryError {

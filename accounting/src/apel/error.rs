@@ -16,7 +16,10 @@ pub enum ApelError {
     },
     #[error("APEL export watermark {path}: {message}")]
     Watermark { path: PathBuf, message: String },
-    #[error("ARGO AMS {endpoint}: {message} (retry will not help: check the configuration)")]
+    #[error(
+        "ARGO AMS {endpoint}: {message} (retry will not help: {})",
+        accelfed_schemas::cause::advice(message)
+    )]
     Settings { endpoint: String, message: String },
     #[error(
         "ARGO AMS {endpoint}: gave up after {attempts} attempts: {message} \

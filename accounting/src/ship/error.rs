@@ -6,7 +6,10 @@ use crate::spool::SpoolError;
 pub enum ShipError {
     #[error(transparent)]
     Spool(#[from] SpoolError),
-    #[error("repository {endpoint}: {message} (retry will not help: check the configuration)")]
+    #[error(
+        "repository {endpoint}: {message} (retry will not help: {})",
+        accelfed_schemas::cause::advice(message)
+    )]
     Settings { endpoint: String, message: String },
     #[error(
         "repository {endpoint}: gave up after {attempts} attempts: {message} \

@@ -72,6 +72,15 @@ pub struct TlsConfig {
     pub certificate: PathBuf,
     /// The private key (PKCS#8, PKCS#1 or SEC1).
     pub key: PathBuf,
+    /// Days before the certificate's end from which `serve`, `validate --central` and
+    /// `init central` warn (and `serve` once a day); 0 never warns. An expired or not yet valid
+    /// certificate is always refused.
+    #[serde(default = "default_expiry_warning_days")]
+    pub expiry_warning_days: u32,
+}
+
+fn default_expiry_warning_days() -> u32 {
+    30
 }
 
 /// `[database]`: exactly one of `url` (PostgreSQL) or `path` (SQLite, the default).

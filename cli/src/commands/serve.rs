@@ -14,6 +14,15 @@ pub fn run(args: &ServeArgs) -> Outcome {
             return Outcome::Config;
         }
     };
+    // The certificate, key and settings first: nothing is bound, and no "listening" printed, for
+    // a service that would then refuse to start.
+    let checked = match accelfed_central::run::check(&loaded) {
+        Ok(checked) => checked,
+        Err(err) => {
+            tracing::error!("{err}");
+            return Outcome::Config;
+        }
+    };
     let runtime = match super::service_runtime() {
         Ok(runtime) => runtime,
         Err(outcome) => return outcome,
@@ -37,7 +46,9 @@ pub fn run(args: &ServeArgs) -> Outcome {
                 eprintln!("listening {name} {address}");
             }
         }
-        match accelfed_central::run(&loaded, listeners, shutdown_signal()).await {
+        match accelfed_central::run::run_checked(&loaded, checked, listeners, shutdown_signal())
+            .await
+        {
             Ok(()) => Outcome::Ok,
             Err(RunError::Config(err)) => {
                 tracing::error!("{err}");
