@@ -38,15 +38,19 @@ fn parse(bytes: &[u8]) -> Parsed {
     let mut parsed = Parsed::default();
     let mut stack: Vec<String> = Vec::new();
     let mut buf = Vec::new();
+    // An element's text, which quick-xml gives in pieces: plain runs and, since 0.38, each entity
+    // or character reference (`&amp;`, `&#233;`) as an event of its own.
+    let mut text = String::new();
     loop {
         match reader.read_event_into(&mut buf).expect("well-formed XML") {
             Event::Start(start) => {
+                text.clear();
                 let name = String::from_utf8(start.name().as_ref().to_vec()).expect("UTF-8");
                 for attribute in start.attributes() {
                     let attribute = attribute.expect("well-formed attribute");
                     let key = String::from_utf8(attribute.key.as_ref().to_vec()).expect("UTF-8");
                     let value = attribute
-                        .unescape_value()
+                        .normalized_value(quick_xml::XmlVersion::Implicit1_0)
                         .expect("valid escapes")
                         .into_owned();
                     if stack.is_empty() && key == "xmlns" {
@@ -60,13 +64,25 @@ fn parse(bytes: &[u8]) -> Parsed {
                 stack.push(name);
             }
             Event::End(_) => {
-                stack.pop().expect("an end tag closes an open element");
-            }
-            Event::Text(text) => {
-                let text = text.unescape().expect("valid escapes");
                 if !text.trim().is_empty() {
                     let element = stack.last().expect("text inside an element").clone();
-                    parsed.texts.push((element, text.into_owned()));
+                    parsed.texts.push((element, std::mem::take(&mut text)));
+                }
+                text.clear();
+                stack.pop().expect("an end tag closes an open element");
+            }
+            Event::Text(run) => text.push_str(&run.decode().expect("UTF-8")),
+            Event::GeneralRef(reference) => {
+                if let Some(c) = reference
+                    .resolve_char_ref()
+                    .expect("a valid character reference")
+                {
+                    text.push(c);
+                } else {
+                    let name = reference.decode().expect("UTF-8");
+                    let resolved = quick_xml::escape::resolve_predefined_entity(&name)
+                        .unwrap_or_else(|| panic!("an entity XML predefines: &{name};"));
+                    text.push_str(resolved);
                 }
             }
             Event::Eof => break,
