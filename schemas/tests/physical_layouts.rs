@@ -8,6 +8,9 @@
 //! `per_gpu` functions per card: `Sharing` has no separate mode for it, and its physical worth is
 //! the same 1 / functions.
 
+// Test helpers: an unwrap says "cannot fail here", as in the #[test] functions.
+#![allow(clippy::unwrap_used)]
+
 use std::collections::BTreeMap;
 
 use accelfed_schemas::glue::physical;
@@ -278,10 +281,10 @@ fn typed_physical_counts_are_whole(document: &serde_json::Value) -> Result<(), S
     for (class, entities) in document.as_object().unwrap() {
         for entity in entities.as_array().into_iter().flatten() {
             for name in names {
-                if let Some(value) = entity.get(name) {
-                    if !value.is_u64() {
-                        return Err(format!("{class} {}: {name} is {value}", entity["ID"]));
-                    }
+                if let Some(value) = entity.get(name)
+                    && !value.is_u64()
+                {
+                    return Err(format!("{class} {}: {name} is {value}", entity["ID"]));
                 }
             }
         }

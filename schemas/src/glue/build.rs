@@ -377,21 +377,17 @@ impl<'a> Builder<'a> {
         site: usize,
         svc: &str,
         attrs: Attrs<'a>,
-        other_info: &BTreeMap<String, String>,
+        other_info: Vec<(String, String)>,
         endpoints: &'a [Endpoint],
-        accelerators: &[AcceleratorCapacity],
     ) -> usize {
         let site_id = self.id_of(site);
         let id = self.ids.id(Kind::Service, &[svc]);
-        let mut other = sorted(other_info);
-        other.extend(total_pairs(accelerators));
-        other.sort();
         let service_index = self.push(
             family.service,
             id,
             None,
             attrs,
-            other,
+            other_info,
             vec![(Class::AdminDomain, site_id)],
         );
         for endpoint in endpoints {
@@ -502,9 +498,8 @@ impl<'a> Builder<'a> {
             site,
             svc,
             attrs,
-            &service.other_info,
+            with_totals(&service.other_info, &service.manager.accelerators),
             &service.endpoints,
-            &service.manager.accelerators,
         );
         let service_id = self.id_of(service_index);
 
@@ -649,9 +644,8 @@ impl<'a> Builder<'a> {
             site,
             svc,
             attrs,
-            &service.other_info,
+            with_totals(&service.other_info, &service.manager.accelerators),
             &service.endpoints,
-            &service.manager.accelerators,
         );
         let service_id = self.id_of(service_index);
 
@@ -809,6 +803,18 @@ fn shares_by_environment(service: &ComputingService) -> HashMap<&str, Vec<usize>
         }
     }
     shares_of
+}
+
+/// A service's OtherInfo and its physical GPUs per model (`TotalPhysicalAccelerators:<model>`,
+/// its manager's), sorted.
+fn with_totals(
+    other_info: &BTreeMap<String, String>,
+    accelerators: &[AcceleratorCapacity],
+) -> Vec<(String, String)> {
+    let mut other = sorted(other_info);
+    other.extend(total_pairs(accelerators));
+    other.sort();
+    other
 }
 
 /// `items` without repeats, in the order they first appear.

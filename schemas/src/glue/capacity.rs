@@ -110,13 +110,17 @@ pub(super) fn total_pairs<'a>(
         .collect()
 }
 
+/// An entity's attributes and its OtherInfo pairs, as [`super::entity::Entity`] holds them.
+type Attributes<'a> = Vec<(&'static str, Value<'a>)>;
+type OtherInfo = Vec<(String, String)>;
+
 /// GLUE 2.1 types the physical counts as whole cards: a fractional one leaves the attributes for
 /// the OtherInfo pairs, under its name (docs/formats-json.md "Physical GPU counts"), in every
 /// rendering alike. OtherInfo stays sorted.
 pub(super) fn whole_physical_counts<'a>(
-    mut attributes: Vec<(&'static str, Value<'a>)>,
-    mut other_info: Vec<(String, String)>,
-) -> (Vec<(&'static str, Value<'a>)>, Vec<(String, String)>) {
+    mut attributes: Attributes<'a>,
+    mut other_info: OtherInfo,
+) -> (Attributes<'a>, OtherInfo) {
     let before = other_info.len();
     attributes.retain_mut(|(name, value)| {
         let Value::Count(count) = value else {

@@ -92,7 +92,7 @@ impl Sum {
 
 /// Checks the physical counts of one document's entities (in tree order, as
 /// [`super::SiteSnapshot::entities`] builds them and `from_json` reads them back).
-pub fn check(entities: &[Entity<'_>]) -> Result<(), PhysicalMismatch> {
+pub fn check(entities: &[Entity<'_>]) -> Result<(), Box<PhysicalMismatch>> {
     let tree = Tree::new(entities);
     // Each accelerator against itself first: its own wrong count is the more precise refusal.
     for entity in entities.iter().filter(|e| is_accelerator(e.class)) {
@@ -266,7 +266,7 @@ fn stated(
     counted: &Totals<'_>,
     counted_by: &str,
     rule: &'static str,
-) -> Result<(), PhysicalMismatch> {
+) -> Result<(), Box<PhysicalMismatch>> {
     let mut says: BTreeMap<&str, Sum> = BTreeMap::new();
     for (key, value) in &entity.other_info {
         if let Some(model) = key.strip_prefix(SITE_TOTAL_PREFIX) {
@@ -282,14 +282,14 @@ fn stated(
         let said = says.get(model).copied().unwrap_or_default();
         let sum = counted.get(model).copied().unwrap_or_default();
         if !said.agrees(sum) {
-            return Err(PhysicalMismatch {
+            return Err(Box::new(PhysicalMismatch {
                 first: named(entity),
                 first_count: said.text(),
                 what: what(model),
                 second: counted_by.to_owned(),
                 second_count: sum.text(),
                 rule,
-            });
+            }));
         }
     }
     Ok(())
@@ -302,7 +302,7 @@ const INSTALLED_PREFIX: &str = "physical_gpus:";
 
 /// A service's installed cards, where it states them, hold at least what its manager's slots
 /// are worth: a GPU partitioned only in part (two `3g.40gb` slices, 6/7) is still one card.
-fn installed(service: &Entity<'_>, counted: &Totals<'_>) -> Result<(), PhysicalMismatch> {
+fn installed(service: &Entity<'_>, counted: &Totals<'_>) -> Result<(), Box<PhysicalMismatch>> {
     for (key, value) in &service.other_info {
         let Some(model) = key.strip_prefix(INSTALLED_PREFIX) else {
             continue;
@@ -310,14 +310,14 @@ fn installed(service: &Entity<'_>, counted: &Totals<'_>) -> Result<(), PhysicalM
         let cards = Sum::one(value.parse::<GpuCount>().map_or(f64::NAN, GpuCount::get));
         let worth = counted.get(model).copied().unwrap_or_default();
         if !worth.fits_in(cards) {
-            return Err(PhysicalMismatch {
+            return Err(Box::new(PhysicalMismatch {
                 first: named(service),
                 first_count: cards.text(),
                 what: format!("{} installed ({key})", what(model)),
                 second: "its manager's accelerator entities".to_owned(),
                 second_count: worth.text(),
                 rule: "the installed cards hold at least what the slots on them are worth",
-            });
+            }));
         }
     }
     Ok(())
@@ -328,7 +328,7 @@ fn shares(
     tree: &Tree<'_, '_>,
     manager: &Entity<'_>,
     accelerators: &Totals<'_>,
-) -> Result<(), PhysicalMismatch> {
+) -> Result<(), Box<PhysicalMismatch>> {
     let Some(service) = manager.parent else {
         return Ok(());
     };
@@ -344,14 +344,14 @@ fn shares(
         for (model, part) in view {
             let whole = accelerators.get(model).copied().unwrap_or_default();
             if !part.fits_in(whole) {
-                return Err(PhysicalMismatch {
+                return Err(Box::new(PhysicalMismatch {
                     first: named(share),
                     first_count: part.text(),
                     what: what(model),
                     second: named(manager),
                     second_count: whole.text(),
                     rule: "a share is a view of its manager's GPUs and never has more",
-                });
+                }));
             }
         }
     }

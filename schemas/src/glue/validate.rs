@@ -36,7 +36,7 @@ pub enum SnapshotError {
         target: String,
     },
     #[error("{0}")]
-    Physical(#[from] super::physical::PhysicalMismatch),
+    Physical(#[from] Box<super::physical::PhysicalMismatch>),
 }
 
 impl SiteSnapshot {

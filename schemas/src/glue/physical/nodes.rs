@@ -15,7 +15,7 @@ pub(super) fn environments(
     tree: &Tree<'_, '_>,
     manager: usize,
     accelerators: &Totals<'_>,
-) -> Result<(), PhysicalMismatch> {
+) -> Result<(), Box<PhysicalMismatch>> {
     let mut cards: Totals = BTreeMap::new();
     let mut listed = Vec::new();
     let is_environment = |class: Class| class == Class::ExecutionEnvironment;
@@ -41,7 +41,7 @@ pub(super) fn environments(
             if more > 0 {
                 names.push_str(&format!(" and {more} more"));
             }
-            return Err(PhysicalMismatch {
+            return Err(Box::new(PhysicalMismatch {
                 first: named(&tree.entities[manager]),
                 first_count: counted.text(),
                 what: what(model),
@@ -50,7 +50,7 @@ pub(super) fn environments(
                 ),
                 second_count: held.text(),
                 rule: "a manager's GPUs are on its nodes",
-            });
+            }));
         }
     }
     Ok(())
@@ -62,7 +62,7 @@ fn node_cards<'d>(
     tree: &Tree<'d, '_>,
     index: usize,
     ee: &Entity<'_>,
-) -> Result<Totals<'d>, PhysicalMismatch> {
+) -> Result<Totals<'d>, Box<PhysicalMismatch>> {
     let mut cards: Totals = BTreeMap::new();
     // Per model: what the shared slots of a node need, in GPUs.
     let mut need: BTreeMap<&str, Sum> = BTreeMap::new();
@@ -74,19 +74,19 @@ fn node_cards<'d>(
         }
         // Only a published share says what a logical device is (before `SlotShare`, a node
         // with more logical than physical devices was read as shared).
-        if accelerator.attribute("SlotShare").is_some() {
-            if let Some(logical) = number(accelerator, "LogicalAccelerators") {
-                need.entry(model)
-                    .or_default()
-                    .add(logical * slot_share(accelerator), 1.0);
-            }
+        if accelerator.attribute("SlotShare").is_some()
+            && let Some(logical) = number(accelerator, "LogicalAccelerators")
+        {
+            need.entry(model)
+                .or_default()
+                .add(logical * slot_share(accelerator), 1.0);
         }
     }
     for (model, need) in need {
         let have = cards.get(model).copied().unwrap_or_default();
         let most = (need.value - need.error).ceil().max(need.value);
         if !need.fits_in(have) || have.value > most + have.error + 1e-9 {
-            return Err(PhysicalMismatch {
+            return Err(Box::new(PhysicalMismatch {
                 first: named(ee),
                 first_count: have.text(),
                 what: format!("{} per node (PhysicalAccelerators)", what(model)),
@@ -94,7 +94,7 @@ fn node_cards<'d>(
                 second_count: need.text(),
                 rule: "a node holds the cards its slots need: no fewer, and no more than that \
                        rounded up",
-            });
+            }));
         }
     }
     Ok(cards)

@@ -6,7 +6,7 @@ use crate::glue::entity::Entity;
 
 /// An accelerator entity against itself: physical counts are slots times `SlotShare`, and used
 /// plus free physical GPUs are not more than the total.
-pub(super) fn counts(entity: &Entity<'_>) -> Result<(), PhysicalMismatch> {
+pub(super) fn counts(entity: &Entity<'_>) -> Result<(), Box<PhysicalMismatch>> {
     let share = slot_share(entity);
     let pairs: &[(&str, &str)] = &[
         ("TotalPhysicalAccelerators", "TotalAcceleratorSlots"),
@@ -25,14 +25,14 @@ pub(super) fn counts(entity: &Entity<'_>) -> Result<(), PhysicalMismatch> {
         let expected = Sum::one(count * share);
         let published = Sum::one(published);
         if !published.agrees(expected) {
-            return Err(PhysicalMismatch {
+            return Err(Box::new(PhysicalMismatch {
                 first: named(entity),
                 first_count: published.text(),
                 what: format!("{} ({physical})", what(model(entity))),
                 second: format!("its {slots} times its SlotShare"),
                 second_count: expected.text(),
                 rule: "a physical count is the slots times the share of a GPU one slot is",
-            });
+            }));
         }
     }
     let Some(total) = number(entity, "TotalPhysicalAccelerators") else {
@@ -46,14 +46,14 @@ pub(super) fn counts(entity: &Entity<'_>) -> Result<(), PhysicalMismatch> {
     }
     let total = Sum::one(total);
     if !parts.fits_in(total) {
-        return Err(PhysicalMismatch {
+        return Err(Box::new(PhysicalMismatch {
             first: named(entity),
             first_count: parts.text(),
             what: format!("{} used and free", what(model(entity))),
             second: "its TotalPhysicalAccelerators".to_owned(),
             second_count: total.text(),
             rule: "used and free GPUs are part of the total",
-        });
+        }));
     }
     Ok(())
 }
