@@ -226,7 +226,9 @@ fn captured_cloud_publishes_placement_truth_per_vo() {
         .find(|a| a["SlotShare"] == "1/8")
         .unwrap_or_else(|| panic!("no 1/8 vGPU flavor in {doc:#}"));
     assert_eq!(vgpu_flavor["Number"], 1);
-    assert_eq!(vgpu_flavor["PhysicalAccelerators"], 0.125);
+    // GLUE 2.1 types PhysicalAccelerators as whole cards: the eighth is in OtherInfo.
+    assert_eq!(vgpu_flavor.get("PhysicalAccelerators"), None);
+    assert_eq!(vgpu_flavor["OtherInfo"]["PhysicalAccelerators"], "0.125");
 }
 
 #[test]

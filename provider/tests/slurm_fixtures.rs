@@ -214,6 +214,21 @@ fn v0040_nodes_states_mig_and_unknown_types() {
     assert_eq!(mig.capacity, capacity(7, 3, 4));
     assert_eq!(mig.gpu.virtualization, Virtualization::Mig);
     assert_eq!(mig.gpu.mig_profile.as_ref().unwrap().as_str(), "1g.10gb");
+    // Issue #28: the MIG node's 7 instances of 1/7 are 1 physical GPU per node, not 7.
+    let mig_node = service
+        .manager
+        .environments
+        .iter()
+        .flat_map(|ee| &ee.accelerators)
+        .find(|a| a.gpu.mig_profile == mig.gpu.mig_profile)
+        .unwrap();
+    assert_eq!(
+        (
+            mig_node.logical_per_instance,
+            mig_node.physical_per_instance
+        ),
+        (GpuCount::whole(7), GpuCount::whole(1))
+    );
     // Unknown type: not in [slurm.gpu_types], so a warning; its name goes through the model
     // catalogue, which knows the one product of the l40s family.
     let l40s = by_id(manager, "l40s");

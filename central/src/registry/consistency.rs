@@ -1,7 +1,8 @@
 //! What a pushed document must hold together beyond its shape: its IDs in the pushing site's
 //! namespace (an `urn:accelfed:<site>:` ID naming another site would speak for that site in the
 //! federation's views), every association naming an entity of the same document, and no count of
-//! used or free resources above its total. Pure; [`super::check::Checker`] runs it after the
+//! used or free resources above its total, and one physical GPU count at every level
+//! ([`physical::check`]). Pure; [`super::check::Checker`] runs it after the
 //! schema and the site.
 //!
 //! A refusal is one line of a response and of the log, so it never quotes a value of unbounded
@@ -12,6 +13,7 @@
 use std::collections::HashSet;
 
 use accelfed_schemas::excerpt::excerpt;
+use accelfed_schemas::glue::physical;
 use accelfed_schemas::glue::validate::too_long_for_ldap;
 
 use accelfed_schemas::glue::entity::{Class, Entity, Value};
@@ -43,15 +45,20 @@ const ACCELFED_SCHEME: &str = "urn:accelfed:";
 pub fn first_inconsistency(entities: &[Entity<'_>], site: &str) -> Option<String> {
     let own = SiteName::new(site).ok().map(|site| Ids::new(&site));
     let ids: HashSet<&str> = entities.iter().map(|e| e.id.as_str()).collect();
-    entities.iter().find_map(|entity| {
-        // The registry's LDAP view and the BDIIs it feeds must hold every entry. Checked first:
-        // an ID too long for them is refused for its length whatever its namespace.
-        too_long_for_ldap(entity.class, &entity.id)
-            .map(|err| err.to_string())
-            .or_else(|| namespace(entity, own.as_ref(), site))
-            .or_else(|| dangling(entity, &ids))
-            .or_else(|| over_total(entity))
-    })
+    entities
+        .iter()
+        .find_map(|entity| {
+            // The registry's LDAP view and the BDIIs it feeds must hold every entry. Checked first:
+            // an ID too long for them is refused for its length whatever its namespace.
+            too_long_for_ldap(entity.class, &entity.id)
+                .map(|err| err.to_string())
+                .or_else(|| namespace(entity, own.as_ref(), site))
+                .or_else(|| dangling(entity, &ids))
+                .or_else(|| over_total(entity))
+        })
+        // One physical count at every level: the library's checker, which every rendering of a
+        // snapshot has passed too, so a pushed document is held to what accelfed publishes.
+        .or_else(|| physical::check(entities).err().map(|err| err.to_string()))
 }
 
 fn namespace(entity: &Entity<'_>, own: Option<&Ids>, site: &str) -> Option<String> {
@@ -178,6 +185,23 @@ mod tests {
         let why = first_inconsistency(&found, "SAMPLE-SITE").unwrap();
         assert!(
             why.contains("ExecutionEnvironment urn:accelfed:SAMPLE-SITE:ee:hpc/nowhere"),
+            "{why}"
+        );
+    }
+
+    /// Issue #28: a site total that is not the sum of its services' managers.
+    #[test]
+    fn two_physical_truths_are_named_with_both_numbers() {
+        let found = entities(|doc| {
+            doc["AdminDomain"][0]["OtherInfo"]["TotalPhysicalAccelerators:NVIDIA A100-SXM4-80GB"] =
+                "7".into();
+        });
+        let why = first_inconsistency(&found, "SAMPLE-SITE").unwrap();
+        assert!(
+            why.starts_with(
+                "AdminDomain SAMPLE-SITE: 7 physical NVIDIA A100-SXM4-80GB GPUs; the accelerators \
+                 of its services' managers: 24"
+            ),
             "{why}"
         );
     }

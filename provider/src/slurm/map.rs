@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use accelfed_schemas::glue::{
     AcceleratorCapacity, AcceleratorEnvironment, ComputingManager, ComputingService,
-    ComputingShare, ExecutionEnvironment, ShareSlots, VoAccess,
+    ComputingShare, ExecutionEnvironment, ShareSlots, VoAccess, physical,
 };
 use accelfed_schemas::gpu::{Capacity, GpuCount, GpuModel, GpuSpec, MemoryMb, Virtualization};
 use accelfed_schemas::names::{LocalId, Text};
@@ -237,10 +237,13 @@ fn environment(id: &str, nodes: &[&SlurmNode], specs: &mut Specs<'_>) -> Executi
                         .map(|g| node_capacity(n, g))
                 })
                 .sum();
+            let spec = specs.spec(key);
+            // GRES counts slots: 7 MIG instances of 1/7 are one physical GPU, not 7 (issue #28).
+            let physical_per_instance = physical(count(gpu.total), &spec.sharing);
             AcceleratorEnvironment {
                 local_id: local_id(key),
-                gpu: specs.spec(key),
-                physical_per_instance: count(gpu.total),
+                gpu: spec,
+                physical_per_instance,
                 logical_per_instance: count(gpu.total),
                 capacity,
             }

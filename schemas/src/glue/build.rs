@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
-use super::capacity::{SITE_TOTAL_PREFIX, physical, share_text};
+use super::capacity::{physical, share_text, total_pairs, whole_physical_counts};
 use super::entity::{Class, Entity, Value};
 use super::ids::{Ids, Kind};
 use super::{
@@ -18,11 +18,29 @@ impl SiteSnapshot {
     ///
     /// Text attributes borrow from the snapshot: a large site has hundreds of thousands of them.
     pub fn entities(&self) -> Vec<Entity<'_>> {
+        let entities = self.entities_unchecked();
+        // Every rendering starts here: in debug builds (every test), no document with two
+        // physical truths gets past, whichever path built it. Providers refuse it earlier, in
+        // `validate`, with the same checker.
+        #[cfg(debug_assertions)]
+        if let Err(mismatch) = super::physical::check(&entities) {
+            panic!("site {}: {mismatch}", self.domain.name);
+        }
+        entities
+    }
+
+    /// [`Self::entities`] without the debug builds' physical check, for
+    /// [`SiteSnapshot::validate`], which reports what that check finds as an error.
+    pub(super) fn entities_unchecked(&self) -> Vec<Entity<'_>> {
         let mut builder = Builder {
             ids: Ids::new(&self.domain.name),
             out: Vec::new(),
         };
-        let site = builder.domain(&self.domain, physical_totals(self));
+        let managers = self.services.iter().flat_map(|service| match service {
+            Service::Computing(service) => &service.manager.accelerators,
+            Service::Cloud(service) => &service.manager.accelerators,
+        });
+        let site = builder.domain(&self.domain, total_pairs(managers));
         for service in &self.services {
             match service {
                 Service::Computing(service) => builder.computing(site, service),
@@ -185,11 +203,12 @@ impl<'a> Builder<'a> {
         other_info: Vec<(String, String)>,
         associations: Vec<(Class, String)>,
     ) -> usize {
+        let (attributes, other_info) = whole_physical_counts(attrs.0, other_info);
         self.out.push(Entity {
             class,
             id,
             parent,
-            attributes: attrs.0,
+            attributes,
             other_info,
             associations,
         });
@@ -358,7 +377,7 @@ impl<'a> Builder<'a> {
         site: usize,
         svc: &str,
         attrs: Attrs<'a>,
-        other_info: &BTreeMap<String, String>,
+        other_info: Vec<(String, String)>,
         endpoints: &'a [Endpoint],
     ) -> usize {
         let site_id = self.id_of(site);
@@ -368,7 +387,7 @@ impl<'a> Builder<'a> {
             id,
             None,
             attrs,
-            sorted(other_info),
+            other_info,
             vec![(Class::AdminDomain, site_id)],
         );
         for endpoint in endpoints {
@@ -394,7 +413,7 @@ impl<'a> Builder<'a> {
             id,
             Some(service),
             attrs,
-            vec![],
+            total_pairs(accelerators),
             vec![(family.service, service_id)],
         );
         for accelerator in accelerators {
@@ -479,7 +498,7 @@ impl<'a> Builder<'a> {
             site,
             svc,
             attrs,
-            &service.other_info,
+            with_totals(&service.other_info, &service.manager.accelerators),
             &service.endpoints,
         );
         let service_id = self.id_of(service_index);
@@ -625,7 +644,7 @@ impl<'a> Builder<'a> {
             site,
             svc,
             attrs,
-            &service.other_info,
+            with_totals(&service.other_info, &service.manager.accelerators),
             &service.endpoints,
         );
         let service_id = self.id_of(service_index);
@@ -786,14 +805,16 @@ fn shares_by_environment(service: &ComputingService) -> HashMap<&str, Vec<usize>
     shares_of
 }
 
-/// The site's physical GPUs per model as AdminDomain OtherInfo pairs,
-/// `TotalPhysicalAccelerators:<model>=<count>` (docs/formats-json.md "Physical GPU counts").
-fn physical_totals(snapshot: &SiteSnapshot) -> Vec<(String, String)> {
-    snapshot
-        .physical_totals()
-        .into_iter()
-        .map(|(model, total)| (format!("{SITE_TOTAL_PREFIX}{model}"), total.to_string()))
-        .collect()
+/// A service's OtherInfo and its physical GPUs per model (`TotalPhysicalAccelerators:<model>`,
+/// its manager's), sorted.
+fn with_totals(
+    other_info: &BTreeMap<String, String>,
+    accelerators: &[AcceleratorCapacity],
+) -> Vec<(String, String)> {
+    let mut other = sorted(other_info);
+    other.extend(total_pairs(accelerators));
+    other.sort();
+    other
 }
 
 /// `items` without repeats, in the order they first appear.

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::entity::Value;
 use super::{Service, SiteSnapshot};
 use crate::gpu::{Capacity, GpuCount, GpuSpec, Sharing};
 use crate::names::LocalId;
@@ -79,6 +80,72 @@ pub fn share_text(sharing: &Sharing) -> Option<String> {
         (n, d) if n == d => None,
         (n, d) => Some(format!("{n}/{d}")),
     }
+}
+
+/// The names of the physical counts: GLUE 2.1 types them UInt32 (cards), so a rendering writes
+/// them as typed attributes only when whole; a fraction (a MIG profile's 3/7 of a GPU) goes to
+/// the entity's OtherInfo under the same name, in every rendering.
+pub const PHYSICAL_COUNTS: [&str; 4] = [
+    "TotalPhysicalAccelerators",
+    "UsedPhysicalAccelerators",
+    "FreePhysicalAccelerators",
+    "PhysicalAccelerators",
+];
+
+/// Physical GPUs per model over `accelerators`, as `TotalPhysicalAccelerators:<model>` OtherInfo
+/// pairs: what a manager, its service and (over every service) the site state.
+pub(super) fn total_pairs<'a>(
+    accelerators: impl IntoIterator<Item = &'a AcceleratorCapacity>,
+) -> Vec<(String, String)> {
+    let mut totals: BTreeMap<&str, GpuCount> = BTreeMap::new();
+    for accelerator in accelerators {
+        let total = totals
+            .entry(accelerator.gpu.model.as_str())
+            .or_insert(GpuCount::ZERO);
+        *total = *total + accelerator.physical().total;
+    }
+    totals
+        .into_iter()
+        .map(|(model, total)| (format!("{SITE_TOTAL_PREFIX}{model}"), total.to_string()))
+        .collect()
+}
+
+/// An entity's attributes and its OtherInfo pairs, as [`super::entity::Entity`] holds them.
+type Attributes<'a> = Vec<(&'static str, Value<'a>)>;
+type OtherInfo = Vec<(String, String)>;
+
+/// GLUE 2.1 types the physical counts as whole cards: a fractional one leaves the attributes for
+/// the OtherInfo pairs, under its name (docs/formats-json.md "Physical GPU counts"), in every
+/// rendering alike. OtherInfo stays sorted.
+pub(super) fn whole_physical_counts<'a>(
+    mut attributes: Attributes<'a>,
+    mut other_info: OtherInfo,
+) -> (Attributes<'a>, OtherInfo) {
+    let before = other_info.len();
+    attributes.retain_mut(|(name, value)| {
+        let Value::Count(count) = value else {
+            return true;
+        };
+        if !PHYSICAL_COUNTS.contains(name) {
+            return true;
+        }
+        // Whole as every rendering rounds it (to thousandths): 7 x 1/7 is 1, not 0.9999999.
+        let text = count.to_string();
+        match text.parse::<u32>() {
+            Ok(whole) => {
+                *count = GpuCount::whole(whole);
+                true
+            }
+            Err(_) => {
+                other_info.push(((*name).to_owned(), text));
+                false
+            }
+        }
+    });
+    if other_info.len() != before {
+        other_info.sort();
+    }
+    (attributes, other_info)
 }
 
 impl SiteSnapshot {

@@ -12,6 +12,7 @@ pub mod entity;
 pub mod from_json;
 pub mod ids;
 mod os_family;
+pub mod physical;
 #[cfg(any(test, feature = "test-support"))]
 pub mod sample;
 mod site;

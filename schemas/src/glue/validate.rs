@@ -1,5 +1,6 @@
 //! Whole-document checks: no ID twice, no ID too long for a BDII's LDAP, no association to an
-//! entity that is not there. Providers call
+//! entity that is not there, one physical GPU count at every level ([`super::physical`]).
+//! Providers call
 //! [`SiteSnapshot::validate`] before anything is rendered, so a broken snapshot is never published.
 
 use std::collections::HashSet;
@@ -34,11 +35,13 @@ pub enum SnapshotError {
         target_class: &'static str,
         target: String,
     },
+    #[error("{0}")]
+    Physical(#[from] Box<super::physical::PhysicalMismatch>),
 }
 
 impl SiteSnapshot {
     pub fn validate(&self) -> Result<(), SnapshotError> {
-        let entities = self.entities();
+        let entities = self.entities_unchecked();
         let mut seen = std::collections::HashMap::with_capacity(entities.len());
         for entity in &entities {
             if let Some(first) = seen.insert(entity.id.as_str(), entity.class) {
@@ -68,6 +71,7 @@ impl SiteSnapshot {
                 }
             }
         }
+        super::physical::check(&entities)?;
         Ok(())
     }
 }

@@ -73,6 +73,11 @@ pub fn fold(accelerator: &Entity, out: &mut Pairs) {
     for (name, value) in attributes.iter().skip(MOST) {
         out.push_value(&["GPU.", lid, ".", name], value);
     }
+    // The accelerator's own OtherInfo: a fractional physical count lives there (GLUE 2.1 types
+    // physical counts as whole cards), and must survive folding as its attribute would.
+    for (key, value) in &accelerator.other_info {
+        out.push_parts(&["GPU.", lid, ".", key], value);
+    }
 }
 
 /// Orders accelerators as their folded keys (`GPU.<lid>.`) sort, so [`fold`]ing them in this order
