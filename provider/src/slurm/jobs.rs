@@ -46,7 +46,7 @@ pub struct SlurmJob {
     /// Allocated GPU shards (`gres/shard`); 0 when none.
     pub shards: u64,
     /// Whether the request (`submit_line`, `tres_per_*`) names GPUs; compared with `gpus` to
-    /// find accounting that does not record them ([`super::lost_gpus`]).
+    /// find accounting that does not record them (`lost_gpus.rs`).
     pub requests_gpus: bool,
 }
 

@@ -33,7 +33,9 @@ use super::nodes::untracked_gpus_warnings;
 /// unusable (an unknown data format, Slurm's own errors), the error names the command or endpoint
 /// and no observation of the run is returned, so nothing is written. A job that cannot be read
 /// (an unparsable TRES) is skipped with a warning naming it, never metered as zero GPUs; a GPU
-/// type missing from `[slurm.gpu_types]` is metered under its Slurm name with a warning.
+/// type missing from `[slurm.gpu_types]` is metered under its Slurm name with a warning. Jobs that
+/// asked for GPUs and hold none in their allocated TRES (accounting without `gres/gpu`) are
+/// counted in one warning naming the first few and the setting (`lost_gpus.rs`).
 pub async fn observe(
     config: &SlurmConfig,
     site: &SiteName,
