@@ -140,6 +140,16 @@ def main():
     write("slurm", "scontrol-text", b"\x03" + read(f"{slurm}/v0.0.38/scontrol-partitions.txt"))
     write("slurm", "gres", b"\x04gpu:a100:2(IDX:0,2),gpu:1g.10gb:3(S:1),shard:8,mps:200")
     write("slurm", "tres", b"\x05cpu=64,mem=500G,gres/gpu=4,gres/gpu:a100=4")
+    # GRES types of odd shapes (issue 29): only a sharing suffix, 256+ characters, control
+    # characters, only colons, huge counts; and AutoDetect's MIG type names (issue 28).
+    write("slurm", "gres-shared-suffix", b"\x04gpu:-SHARED:1")
+    write("slurm", "gres-long-type", b"\x04gpu:" + b"a" * 300 + b":1")
+    write("slurm", "gres-control", b"\x04gpu:a\x07b:1,gpu:\x00:2")
+    write("slurm", "gres-colons", b"\x04gpu:::,:::")
+    write("slurm", "gres-huge", b"\x04gpu:a100:18446744073709551615,gpu:a100:18446744073709551615")
+    write("slurm", "gres-autodetect-mig",
+          b"\x04gpu:nvidia_a100_3g.20gb:2,gpu:nvidia_h100_80gb_hbm3_1g.10gb:7(S:0)")
+    write("slurm", "tres-shared-suffix", b"\x05cpu=8,gres/gpu=2,gres/gpu:-SHARED=2")
 
     k8s = "provider/tests/fixtures/kubernetes"
     for case in ["cluster", "sharing"]:

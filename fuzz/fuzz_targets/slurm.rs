@@ -1,6 +1,7 @@
 //! Slurm's output as the provider and the meter read it (`scontrol show nodes|partitions --json`,
 //! slurmrestd, `sacct --json`, `scontrol show partitions` text, GRES and TRES strings). The first
-//! byte picks the reader; the rest is its input. Whatever is read maps to GLUE2 or observations.
+//! byte picks the reader; the rest is its input. Whatever is read maps to GLUE2 or observations;
+//! GRES and TRES strings are also mapped as a node's.
 #![no_main]
 
 use std::path::Path;
@@ -9,8 +10,8 @@ use std::sync::OnceLock;
 use accelfed_fuzz::{Trickle, select};
 use accelfed_provider::config::Config;
 use accelfed_provider::slurm::{
-    Inventory, SlurmConfig, observation, parse_gpu_gres, parse_nodes, parse_partitions,
-    parse_scontrol_text, parse_tres_string, read_jobs, service,
+    Inventory, SlurmConfig, checked_service, observation, parse_gpu_gres, parse_nodes,
+    parse_partitions, parse_scontrol_text, parse_tres_string, read_jobs, service,
 };
 use accelfed_schemas::names::SiteName;
 use libfuzzer_sys::fuzz_target;
@@ -28,6 +29,35 @@ fn map(inventory: &Inventory) {
     let mapped = service(config(), inventory);
     for warning in &mapped.warnings {
         assert!(!warning.is_empty());
+    }
+}
+
+/// A one-node cluster whose node prints `gres` and `tres`, read and mapped as `provide` does
+/// (GRES types of odd shapes reach the map this way: `gpu:-SHARED:1`, 256+ characters).
+fn map_node(gres: &str, tres: &str) {
+    let document = serde_json::json!({
+        "meta": {"plugin": {"data_parser": "data_parser/v0.0.40"}, "slurm": {"release": "23.11.4"}},
+        "nodes": [{"name": "fuzz01", "state": ["IDLE"], "partitions": ["gpu"], "cpus": 8,
+                   "alloc_cpus": 0, "gres": gres, "gres_used": "", "tres": tres}],
+    });
+    let Ok(bytes) = serde_json::to_vec(&document) else {
+        return;
+    };
+    if let Ok(document) = parse_nodes(&bytes) {
+        let inventory = Inventory {
+            version: document.version,
+            release: document.release,
+            nodes: document.nodes,
+            partitions: Vec::new(),
+            problems: document.problems,
+        };
+        if let Ok(mapped) = checked_service(config(), &inventory) {
+            for warning in &mapped.warnings {
+                assert!(!warning.is_empty());
+            }
+        }
+        // Unchecked, the map itself must not panic either.
+        map(&inventory);
     }
 }
 
@@ -89,11 +119,14 @@ fuzz_target!(|data: &[u8]| {
         4 => {
             if let Ok(text) = std::str::from_utf8(input) {
                 let _ = parse_gpu_gres(text).map_err(|error| error.to_string());
+                map_node(text, "");
             }
         }
         _ => {
             if let Ok(text) = std::str::from_utf8(input) {
                 let _ = parse_tres_string(text).map_err(|error| error.to_string());
+                // A node whose GRES says nothing counts its GPUs (and their type) from tres.
+                map_node("", text);
             }
         }
     }

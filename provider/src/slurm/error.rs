@@ -43,6 +43,14 @@ pub enum SlurmError {
         source_name: String,
         error: JobsError,
     },
+    #[error(
+        "node {node}: GPU type {gpu_type:?} cannot be published as a model ({reason}); correct the node's Gres= in slurm.conf or gres.conf, or map the type in [slurm.gpu_types]"
+    )]
+    GpuType {
+        node: String,
+        gpu_type: String,
+        reason: String,
+    },
     #[error("the thread reading Slurm's jobs stopped: {0}")]
     Worker(String),
 }

@@ -69,7 +69,7 @@ pub fn parse_gpu_gres(text: &str) -> Result<Vec<GpuGres>, GresError> {
         };
         let gpu_type = gpu_type.map(str::to_owned);
         match gpus.iter_mut().find(|g| g.gpu_type == gpu_type) {
-            Some(existing) => existing.count += count,
+            Some(existing) => existing.count = existing.count.saturating_add(count),
             None => gpus.push(GpuGres { gpu_type, count }),
         }
     }
@@ -145,7 +145,7 @@ pub fn shard_count(text: &str) -> u64 {
                 _ => None,
             },
         )
-        .sum()
+        .fold(0, u64::saturating_add)
 }
 
 /// `0-2,5` -> 0, 1, 2, 5; `N/A` -> none.

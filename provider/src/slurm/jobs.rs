@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use super::json::{Num, States, opt_string};
+use super::lost_gpus::GpuRequest;
 use super::tres_json::TresList;
 use super::version::{DataVersion, Meta};
 use crate::json::{AHEAD, FrameError, Framer};
@@ -44,6 +45,9 @@ pub struct SlurmJob {
     pub gpuutil: Option<u64>,
     /// Allocated GPU shards (`gres/shard`); 0 when none.
     pub shards: u64,
+    /// Whether the request (`submit_line`, `tres_per_*`) names GPUs; compared with `gpus` to
+    /// find accounting that does not record them (`lost_gpus.rs`).
+    pub requests_gpus: bool,
 }
 
 impl SlurmJob {
@@ -194,6 +198,14 @@ struct RawJob {
     tres: Option<RawTres>,
     #[serde(default)]
     steps: Option<Vec<RawStep>>,
+    #[serde(default)]
+    submit_line: GpuRequest,
+    #[serde(default)]
+    tres_per_job: GpuRequest,
+    #[serde(default)]
+    tres_per_node: GpuRequest,
+    #[serde(default)]
+    tres_per_task: GpuRequest,
 }
 
 #[derive(Deserialize)]
@@ -294,6 +306,14 @@ impl RawJob {
             gpu_type: allocated.gpus.gpu_type,
             shards: allocated.gpus.shards.unwrap_or(0),
             gpuutil,
+            requests_gpus: [
+                self.submit_line,
+                self.tres_per_job,
+                self.tres_per_node,
+                self.tres_per_task,
+            ]
+            .iter()
+            .any(|request| request.0),
             cluster: self.cluster,
             job_id,
             account: self.account,

@@ -60,7 +60,7 @@ pub fn service(config: &SlurmConfig, inventory: &Inventory) -> Mapped {
     }
     let environments: Vec<ExecutionEnvironment> = environments
         .iter()
-        .map(|(id, nodes)| environment(id, nodes, &mut specs))
+        .filter_map(|(id, nodes)| environment(id, nodes, &mut specs))
         .collect();
     let accelerators = by_type(gpu_nodes.iter().copied(), &mut specs, None);
     let shares = inventory
@@ -126,13 +126,14 @@ fn count(value: u64) -> GpuCount {
 }
 
 fn node_capacity(node: &SlurmNode, gpu: &NodeGpus) -> Capacity {
+    // nodes.rs refuses used > total; the clamp keeps a hand-built node from panicking here.
+    let used = gpu.used.min(gpu.total);
     let unavailable = if node.unavailable {
-        gpu.total - gpu.used
+        gpu.total - used
     } else {
         0
     };
-    Capacity::from_usage(count(gpu.total), count(gpu.used), count(unavailable))
-        .unwrap_or_else(|_| unreachable!("nodes.rs refuses used > total"))
+    Capacity::from_usage(count(gpu.total), count(used), count(unavailable)).unwrap_or_default()
 }
 
 /// GPU specs from the configuration, warning once per unknown type.
@@ -158,8 +159,10 @@ impl Specs<'_> {
                         "GPU type {key:?} is not in [slurm.gpu_types]: published with its Slurm name as the model, no vendor or memory"
                     ));
                 }
-                let model = GpuModel::canonical(key)
-                    .unwrap_or_else(|_| unreachable!("type keys are non-empty"));
+                // A type no model can be named after (`-SHARED`, 256+ characters) fails the
+                // backend before mapping (`types::checked_service`); never a panic here.
+                let model =
+                    GpuModel::canonical(key).unwrap_or_else(|_| GpuModel::literal("unknown"));
                 let mut spec = GpuSpec::new(Text::literal("unknown"), model);
                 // `1g.10gb`: the profile names the slice's memory in GB.
                 spec.memory = mig_profile.as_deref().and_then(mig_memory);
@@ -169,7 +172,7 @@ impl Specs<'_> {
         if let Some(profile) = mig_profile {
             spec.virtualization = Virtualization::Mig;
             // What one slot is of the parent GPU, so the published capacity has physical counts.
-            spec.sharing = accelfed_schemas::gpu::mig_sharing(spec.model.as_str(), &profile).0;
+            spec.sharing = super::mig::slice_sharing(key, &spec.model, &profile);
             spec.mig_profile = Text::new(profile).ok();
         }
         spec
@@ -221,8 +224,13 @@ fn by_type<'n>(
         .collect()
 }
 
-fn environment(id: &str, nodes: &[&SlurmNode], specs: &mut Specs<'_>) -> ExecutionEnvironment {
-    let first = nodes[0];
+/// `None` for no nodes (never built so: every group holds the node that made it).
+fn environment(
+    id: &str,
+    nodes: &[&SlurmNode],
+    specs: &mut Specs<'_>,
+) -> Option<ExecutionEnvironment> {
+    let first = nodes.first()?;
     let accelerators = first
         .gpus
         .iter()
@@ -252,7 +260,7 @@ fn environment(id: &str, nodes: &[&SlurmNode], specs: &mut Specs<'_>) -> Executi
     let len = |f: &dyn Fn(&SlurmNode) -> bool| {
         u32::try_from(nodes.iter().filter(|n| f(n)).count()).unwrap_or(u32::MAX)
     };
-    ExecutionEnvironment {
+    Some(ExecutionEnvironment {
         local_id: local_id(id),
         name: None,
         platform: Text::literal("amd64"),
@@ -266,7 +274,7 @@ fn environment(id: &str, nodes: &[&SlurmNode], specs: &mut Specs<'_>) -> Executi
         os_name: None,
         os_version: None,
         accelerators,
-    }
+    })
 }
 
 fn share(
@@ -304,13 +312,14 @@ fn slots(nodes: &[&SlurmNode]) -> ShareSlots {
             return ShareSlots::default();
         };
         let allocated = allocated.min(cpus);
-        slots.0 += if node.unavailable {
+        let free = if node.unavailable {
             0
         } else {
             cpus - allocated
         };
-        slots.1 += allocated;
-        slots.2 += cpus;
+        slots.0 = slots.0.saturating_add(free);
+        slots.1 = slots.1.saturating_add(allocated);
+        slots.2 = slots.2.saturating_add(cpus);
     }
     ShareSlots::known(slots.0, slots.1, slots.2)
 }

@@ -19,7 +19,9 @@ use super::client::SlurmClient;
 use super::config::SlurmConfig;
 use super::error::SlurmError;
 use super::jobs::{JobProblem, SlurmJob};
+use super::lost_gpus::LostGpus;
 use super::map::mig_profile;
+use super::mig::slice_sharing;
 use super::nodes::untracked_gpus_warnings;
 
 /// The GPU allocations of the jobs that ran in `[since, now)`, one observation per job (its whole
@@ -31,7 +33,9 @@ use super::nodes::untracked_gpus_warnings;
 /// unusable (an unknown data format, Slurm's own errors), the error names the command or endpoint
 /// and no observation of the run is returned, so nothing is written. A job that cannot be read
 /// (an unparsable TRES) is skipped with a warning naming it, never metered as zero GPUs; a GPU
-/// type missing from `[slurm.gpu_types]` is metered under its Slurm name with a warning.
+/// type missing from `[slurm.gpu_types]` is metered under its Slurm name with a warning. Jobs that
+/// asked for GPUs and hold none in their allocated TRES (accounting without `gres/gpu`) are
+/// counted in one warning naming the first few and the setting (`lost_gpus.rs`).
 pub async fn observe(
     config: &SlurmConfig,
     site: &SiteName,
@@ -83,6 +87,7 @@ fn observe_blocking(
     let mut observations = Vec::new();
     let mut problems = Vec::new();
     let mut unknown_types = BTreeSet::new();
+    let mut lost = LostGpus::default();
     let summary = SlurmClient::new(config).jobs_blocking(since, now, &mut |job| {
         let job = match job {
             Ok(job) => job,
@@ -93,6 +98,14 @@ fn observe_blocking(
             job.start.is_some_and(|start| start < now) && job.end.is_none_or(|end| end > since);
         if !ran_in_window {
             return;
+        }
+        if lost.note(&job) {
+            tracing::debug!(
+                provider = "slurm",
+                service,
+                job = %job.job_id,
+                "job asked for GPUs but its allocated TRES holds none"
+            );
         }
         match observation(config, site, &job) {
             Ok(Some(observation)) => {
@@ -109,6 +122,9 @@ fn observe_blocking(
     })?;
     for problem in &problems {
         tracing::warn!(provider = "slurm", service, "skipped {problem}");
+    }
+    if let Some(warning) = lost.warning() {
+        tracing::warn!(provider = "slurm", service, "{warning}");
     }
     for kind in &unknown_types {
         tracing::warn!(
@@ -164,7 +180,7 @@ pub fn observation(
     let held = if shared { job.shards } else { job.gpus };
     let units = u32::try_from(held)
         .map_err(|_| problem(format!("{held} GPUs is not a plausible count")))?;
-    let model = model(config, job.gpu_type.as_deref());
+    let model = model(config, job.gpu_type.as_deref()).map_err(problem)?;
     let sharing = if shared {
         let per_gpu = config.shards_per_gpu.ok_or_else(|| {
             problem(format!(
@@ -230,13 +246,14 @@ fn charged_start(job: &SlurmJob, start: DateTime<Utc>) -> DateTime<Utc> {
 /// Whole GPUs, or a MIG slice where the GRES type names a profile (`1g.10gb`, `a100_3g.40gb`):
 /// its share of the parent GPU from the one MIG table ([`accelfed_schemas::gpu::mig_sharing`]).
 fn sharing(gpu_type: Option<&str>, model: &GpuModel) -> Sharing {
-    match gpu_type.and_then(mig_profile) {
-        Some(profile) => accelfed_schemas::gpu::mig_sharing(model.as_str(), &profile).0,
+    match gpu_type.and_then(|kind| Some((kind, mig_profile(kind)?))) {
+        Some((kind, profile)) => slice_sharing(kind, model, &profile),
         None => Sharing::Whole,
     }
 }
 
-fn model(config: &SlurmConfig, gpu_type: Option<&str>) -> GpuModel {
+/// Fails for a type no model can be named after (`-SHARED`, 256+ characters).
+fn model(config: &SlurmConfig, gpu_type: Option<&str>) -> Result<GpuModel, String> {
     let known = match gpu_type {
         Some(kind) => config.gpu_types.get(kind),
         None => config.gpu_types.get("gpu").or_else(|| {
@@ -248,8 +265,8 @@ fn model(config: &SlurmConfig, gpu_type: Option<&str>) -> GpuModel {
         }),
     };
     match known {
-        Some(known) => known.canonical_model(),
+        Some(known) => Ok(known.canonical_model()),
         None => GpuModel::canonical(gpu_type.unwrap_or("GPU"))
-            .unwrap_or_else(|_| unreachable!("type names are non-empty")),
+            .map_err(|err| format!("its GPU type cannot name a model: {err}")),
     }
 }

@@ -113,8 +113,14 @@ pub enum NodeProblem {
 /// nodes print no `tres`.
 pub fn untracked_gpus_warnings(nodes: &[SlurmNode]) -> Vec<String> {
     let reported = nodes.iter().any(|n| n.tres_tracks_gpus.is_some());
-    let gpus: u64 = nodes.iter().flat_map(|n| &n.gpus).map(|g| g.total).sum();
-    let shards: u64 = nodes.iter().map(|n| n.shards).sum();
+    // Saturating: a node may claim any count, and a warning must not overflow on it.
+    let gpus = nodes
+        .iter()
+        .flat_map(|n| &n.gpus)
+        .fold(0, |sum: u64, g| sum.saturating_add(g.total));
+    let shards = nodes
+        .iter()
+        .fold(0, |sum: u64, n| sum.saturating_add(n.shards));
     let gpus_tracked = nodes.iter().any(|n| n.tres_tracks_gpus == Some(true));
     let shards_tracked = nodes.iter().any(|n| n.tres_tracks_shards == Some(true));
     let mut warnings = Vec::new();
@@ -200,7 +206,7 @@ impl RawNode {
                 None => gpus.iter_mut().find(|g| g.gpu_type.is_none()),
             };
             match target {
-                Some(gpu) => gpu.used += allocated.count,
+                Some(gpu) => gpu.used = gpu.used.saturating_add(allocated.count),
                 None if allocated.count == 0 => {}
                 None => {
                     return Err(NodeProblem::Overused {

@@ -47,9 +47,13 @@ impl GpuTresBuilder {
             return;
         }
         match name.split_once(':') {
-            None if name == "gpu" => self.untyped = Some(self.untyped.unwrap_or(0) + count),
+            None if name == "gpu" => {
+                self.untyped = Some(self.untyped.unwrap_or(0).saturating_add(count));
+            }
             None if name == "gpuutil" => self.gpuutil = Some(count),
-            None if name == "shard" => self.shards = Some(self.shards.unwrap_or(0) + count),
+            None if name == "shard" => {
+                self.shards = Some(self.shards.unwrap_or(0).saturating_add(count));
+            }
             Some(("shard", gpu_type)) => add_typed(&mut self.typed_shards, gpu_type, count),
             Some(("gpu", gpu_type)) => add_typed(&mut self.typed, gpu_type, count),
             _ => {}
@@ -78,13 +82,17 @@ impl GpuTresBuilder {
 
 fn add_typed(typed: &mut Vec<(String, u64)>, gpu_type: &str, count: u64) {
     match typed.iter_mut().find(|(t, _)| t == gpu_type) {
-        Some((_, sum)) => *sum += count,
+        Some((_, sum)) => *sum = sum.saturating_add(count),
         None => typed.push((gpu_type.to_owned(), count)),
     }
 }
 
 fn typed_sum(typed: &[(String, u64)]) -> Option<u64> {
-    (!typed.is_empty()).then(|| typed.iter().map(|(_, c)| c).sum())
+    (!typed.is_empty()).then(|| {
+        typed
+            .iter()
+            .fold(0, |sum: u64, (_, c)| sum.saturating_add(*c))
+    })
 }
 
 /// Reads a TRES string (`cpu=1,gres/gpu:a100=2,gres/gpu=2`).
