@@ -206,7 +206,7 @@ pub fn kind_id(spec: &GpuSpec) -> LocalId {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use serde::Deserialize;
 
     use super::*;

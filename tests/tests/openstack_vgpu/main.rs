@@ -18,7 +18,7 @@ mod sriov;
 
 use std::collections::BTreeMap;
 
-use accelfed_accounting::meter::{Installed, Metered, meter};
+use accelfed_accounting::meter::{Installed, Metered, Overrun, check_capacity, meter};
 use accelfed_provider::openstack::api::{Flavor, Inventory, Project, ResourceProvider, Server};
 use accelfed_provider::openstack::{
     CloudState, Mapped, OpenstackConfig, ProviderState, map, map_usage, observations,
@@ -200,6 +200,12 @@ impl Outcome {
             .filter(|r| r.month == december)
             .map(|r| (r.associated_record.as_str().to_owned(), r.count.get()))
             .collect()
+    }
+
+    /// What `report --check` finds in the month's records (each carries the installed GPUs the
+    /// meter read): the overruns, none where the model is right.
+    pub fn report_check(&self) -> Vec<Overrun> {
+        check_capacity(&self.metered.records)
     }
 
     /// The published manager accelerators: (kind id, slots total, used, physical total).

@@ -97,6 +97,7 @@ fn two_types_on_one_host_are_two_kinds_of_one_gpu_each() {
         "{:?}",
         outcome.metered.overruns
     );
+    assert!(outcome.report_check().is_empty());
     // The flavors name the same kinds as the capacity they draw on.
     let instance_kinds: Vec<f64> = outcome
         .mapped
@@ -124,4 +125,5 @@ fn types_named_in_the_configuration_name_the_gpu_itself() {
     assert_eq!(outcome.physical(model), 2.0);
     assert!(close(outcome.gpu_hours(model), 1488.0));
     assert!(outcome.metered.overruns.is_empty());
+    assert!(outcome.report_check().is_empty());
 }

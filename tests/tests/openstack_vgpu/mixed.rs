@@ -125,4 +125,5 @@ fn each_layout_and_type_counts_its_own_gpus() {
         "{:?}",
         outcome.metered.overruns
     );
+    assert!(outcome.report_check().is_empty());
 }

@@ -80,6 +80,7 @@ fn three_a100_10c_vms_on_one_sriov_a100_are_three_quarters_of_one_gpu() {
         "{:?}",
         outcome.metered.overruns
     );
+    assert!(outcome.report_check().is_empty());
 }
 
 #[test]
@@ -95,6 +96,7 @@ fn an_sriov_gpu_of_unknown_type_is_still_one_gpu_and_says_what_to_configure() {
     assert_eq!(outcome.physical(model), 1.0);
     assert!(outcome.gpu_hours(model) <= outcome.physical(model) * MONTH_HOURS);
     assert!(outcome.metered.overruns.is_empty());
+    assert!(outcome.report_check().is_empty());
 }
 
 #[test]
@@ -161,4 +163,5 @@ fn h100_sriov_functions_group_under_their_two_gpus() {
     assert!(close(outcome.gpu_hours(model), 930.0));
     assert!(outcome.gpu_hours(model) <= outcome.physical(model) * MONTH_HOURS);
     assert!(outcome.metered.overruns.is_empty());
+    assert!(outcome.report_check().is_empty());
 }
