@@ -127,7 +127,7 @@ fn captured_cloud_publishes_placement_truth_per_vo() {
         (v100.total, v100.used, v100.free),
         (GpuCount::whole(4), GpuCount::whole(3), GpuCount::whole(1))
     );
-    let vgpu = manager["nvidia-a100-sxm4-40gb.vgpu"];
+    let vgpu = manager["nvidia-a100-sxm4-40gb.vgpu.nvidia-a100-4c"];
     assert_eq!(
         (vgpu.total, vgpu.used, vgpu.free),
         (GpuCount::whole(16), GpuCount::whole(3), GpuCount::whole(13))
@@ -154,7 +154,7 @@ fn captured_cloud_publishes_placement_truth_per_vo() {
         GpuCount::whole(2)
     );
     assert_eq!(
-        used("atlas", "nvidia-a100-sxm4-40gb.vgpu"),
+        used("atlas", "nvidia-a100-sxm4-40gb.vgpu.nvidia-a100-4c"),
         GpuCount::whole(1)
     );
     assert_eq!(
@@ -162,7 +162,7 @@ fn captured_cloud_publishes_placement_truth_per_vo() {
         GpuCount::whole(1)
     );
     assert_eq!(
-        used("cms", "nvidia-a100-sxm4-40gb.vgpu"),
+        used("cms", "nvidia-a100-sxm4-40gb.vgpu.nvidia-a100-4c"),
         GpuCount::whole(2)
     );
     assert_eq!(shares["atlas"].running_vm, Some(3));

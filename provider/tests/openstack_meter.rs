@@ -109,7 +109,8 @@ fn the_recorded_clouds_gpu_vms_become_observations_per_vo() {
     assert_eq!(cms_vgpu.model.as_str(), "NVIDIA A100-SXM4-40GB");
     assert_eq!(cms_vgpu.vo.as_ref().unwrap().as_str(), "cms");
 
-    // GPU-seconds per VO up to now: atlas 2 x V100 + 1 vGPU, cms 1 x V100 + 2 vGPUs
+    // GPU-seconds per VO up to now: atlas 2 x V100 + 1 vGPU, cms 1 x V100 + 2 vGPUs. The vGPUs'
+    // trait spells NVIDIA's A100-4C: 4 GB of a 40 GB A100, a tenth of one (no Placement here).
     let mut per_vo: BTreeMap<String, f64> = BTreeMap::new();
     for o in &found {
         let seconds = (now - o.start).num_seconds() as f64;
@@ -117,8 +118,8 @@ fn the_recorded_clouds_gpu_vms_become_observations_per_vo() {
             .entry(o.vo.as_ref().unwrap().to_string())
             .or_default() += o.count.get() * seconds;
     }
-    assert_eq!(per_vo["atlas"], 2.0 * 8999.0 + 8998.0);
-    assert_eq!(per_vo["cms"], 8995.0 + 8994.0 + 8992.0);
+    assert!((per_vo["atlas"] - (2.0 * 8999.0 + 0.1 * 8998.0)).abs() < 1e-6);
+    assert!((per_vo["cms"] - (8995.0 + 0.1 * (8994.0 + 8992.0))).abs() < 1e-6);
 }
 
 #[test]
@@ -291,16 +292,39 @@ fn without_placement_the_configured_density_counts_and_without_either_a_warning_
     assert!(warnings[0].contains("per_gpu = 10"), "{}", warnings[0]);
     assert_eq!(usage[0].gpu.physical_count().get(), 0.25);
 
-    // neither: whole GPUs, with a warning naming the flavor and the setting
+    // no per_gpu, no Placement: the trait spells NVIDIA's A100-4C, a tenth of a 40 GB A100
     let (usage, warnings) = map_usage(&config(), &cloud);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(usage[0].gpu.physical_count().get(), 0.1);
+
+    // neither, with a trait that names no type (Nova's `nvidia-471`): whole GPUs, with a warning
+    // naming the flavor and the settings
+    let unnamed = |text: &str| text.replace("CUSTOM_NVIDIA_A100_4C", "CUSTOM_NVIDIA_471");
+    let recorded = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/openstack/nova-servers-detail-alltenants-2.93.json"),
+    )
+    .unwrap();
+    let servers: Servers = serde_json::from_str(&unnamed(&recorded)).unwrap();
+    let cloud = state(servers.servers);
+    let config = toml::from_str::<File>(&unnamed(CONFIG))
+        .unwrap()
+        .openstack
+        .remove(0);
+    let (usage, warnings) = map_usage(&config, &cloud);
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(
         warnings[0].contains("\"vg1.a100-4c\"")
-            && warnings[0].contains("[openstack.vgpu_type.CUSTOM_NVIDIA_A100_4C]"),
+            && warnings[0].contains("[openstack.vgpu_profile]")
+            && warnings[0].contains("[openstack.vgpu_type.CUSTOM_NVIDIA_471]"),
         "{}",
         warnings[0]
     );
-    assert_eq!(usage[0].gpu.physical_count().get(), 1.0);
+    let vgpu = usage
+        .iter()
+        .find(|u| u.server_name() == "cms-vgpu-1")
+        .unwrap();
+    assert_eq!(vgpu.gpu.physical_count().get(), 1.0);
 
     let zero = toml::from_str::<File>(
         &CONFIG.replace("memory = \"4 GB\"", "memory = \"4 GB\"\nper_gpu = 0"),

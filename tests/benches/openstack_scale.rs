@@ -602,7 +602,7 @@ fn a_tenth_of_the_generated_cloud_says_what_the_benchmark_claims() {
         .collect();
     let v100 = manager["tesla-v100-pcie-16gb.passthrough"];
     assert_eq!(v100.total.get(), (V100_HOSTS * GPUS_PER_HOST) as f64);
-    let vgpu = manager["nvidia-a100-sxm4-40gb.vgpu"];
+    let vgpu = manager["nvidia-a100-sxm4-40gb.vgpu.nvidia-a100-4c"];
     assert_eq!(
         vgpu.total.get(),
         (A100_HOSTS * GPUS_PER_HOST) as f64 * VGPUS_PER_GPU as f64

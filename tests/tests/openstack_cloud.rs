@@ -76,7 +76,7 @@ async fn provider_and_meter_against_a_real_openstack() {
         .collect();
     for (kind, class) in [
         ("tesla-v100-pcie-16gb.passthrough", "CUSTOM_PCI_10DE_1DB4"),
-        ("nvidia-a100-sxm4-40gb.vgpu", "VGPU"),
+        ("nvidia-a100-sxm4-40gb.vgpu.nvidia-a100-4c", "VGPU"),
     ] {
         let truth = &state["placement"][class];
         let capacity = manager[kind];
@@ -197,7 +197,7 @@ async fn provider_and_meter_against_a_real_openstack() {
         .manager
         .accelerators
         .iter()
-        .find(|a| a.local_id.as_str() == "nvidia-a100-sxm4-40gb.vgpu")
+        .find(|a| a.local_id.as_str() == "nvidia-a100-sxm4-40gb.vgpu.nvidia-a100-4c")
         .unwrap();
     assert_eq!(vgpu.capacity.used, GpuCount::whole(1));
 }

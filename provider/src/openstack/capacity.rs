@@ -4,14 +4,15 @@
 //! published numbers are its numbers: total = inventory x allocation ratio, unavailable = reserved,
 //! used = usages.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use accelfed_schemas::gpu::{Capacity, GpuCount, GpuSpec, Sharing};
+use accelfed_schemas::gpu::{Capacity, GpuCount, GpuSpec, Sharing, Virtualization};
 use accelfed_schemas::names::LocalId;
 
 use super::api::{Inventory, ResourceProvider};
 use super::conventions::{self, Devices};
-use super::vgpu::resolve_sharing;
+use super::layout::Layout;
+use super::vgpu::{Said, resolve_spec};
 
 /// What Placement says about one resource provider.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -35,21 +36,29 @@ pub struct KindCapacity {
 /// Capacity per GPU kind (see [`kind_id`]), with a warning per provider whose numbers do not add
 /// up (more used than exist), which is then counted as full rather than dropped.
 ///
-/// A vGPU kind's spec says what one vGPU is of a physical GPU (`density`, from
-/// [`super::vgpu::placement_density`], or the configuration), so the document publishes physical
-/// GPUs beside the vGPUs. Two types of one model with different densities in one kind keep the
-/// larger (each vGPU then counts the smaller share), with a warning.
+/// VGPU inventories of per-GPU providers come from `layout` (one entry per physical GPU and vGPU
+/// type, so SR-IOV virtual functions count as the GPU they are part of); a kind's spec says what
+/// one vGPU is of a physical GPU, so the document publishes physical GPUs beside the vGPUs. A VGPU
+/// inventory on a compute node itself (older Nova) is counted here, its share resolved like a
+/// flavor's.
 pub fn gpu_capacity(
     providers: &[(ResourceProvider, ProviderState)],
     devices: &Devices,
-    density: &BTreeMap<String, u32>,
-) -> (BTreeMap<LocalId, KindCapacity>, Vec<String>) {
+    layout: &Layout,
+    said: &mut Said,
+) -> BTreeMap<LocalId, KindCapacity> {
     let mut kinds: BTreeMap<LocalId, KindCapacity> = BTreeMap::new();
-    let mut warnings = Vec::new();
     for (provider, state) in providers {
         for (class, inventory) in &state.inventories {
             if !devices.is_gpu_class(class) {
                 continue;
+            }
+            let per_gpu_provider = provider
+                .parent_provider_uuid
+                .as_deref()
+                .is_some_and(|parent| parent != provider.uuid);
+            if class == "VGPU" && per_gpu_provider {
+                continue; // in the layout
             }
             let spec = if class == "VGPU" {
                 conventions::vgpu_spec(&state.traits, devices)
@@ -59,56 +68,93 @@ pub fn gpu_capacity(
             let mut spec = match spec {
                 Ok(spec) => spec,
                 Err(why) => {
-                    warnings.push(format!("resource provider {:?}: {why}", provider.name));
+                    said.warnings
+                        .insert(format!("resource provider {:?}: {why}", provider.name));
                     continue;
                 }
             };
             if class == "VGPU" {
                 spec.sharing = conventions::vgpu_sharing(&state.traits, devices);
                 let whose = format!("resource provider {:?}", provider.name);
-                warnings.extend(resolve_sharing(&mut spec.sharing, density, &whose));
+                resolve_spec(&mut spec, &layout.types, devices, &whose, said);
             }
-            let ratio =
-                if inventory.allocation_ratio.is_finite() && inventory.allocation_ratio > 0.0 {
-                    inventory.allocation_ratio
-                } else {
-                    1.0
-                };
-            let units =
-                |n: u64| GpuCount::new((n as f64 * ratio).floor()).unwrap_or(GpuCount::ZERO);
-            let total = units(inventory.total);
-            let unavailable = units(inventory.reserved.min(inventory.total));
-            let used = GpuCount::whole(
-                u32::try_from(state.usages.get(class).copied().unwrap_or(0)).unwrap_or(u32::MAX),
-            );
-            let capacity = Capacity::from_usage(total, used, unavailable).unwrap_or_else(|_| {
-                warnings.push(format!(
-                    "resource provider {:?}: {used} {class} used of {total} (reserved {unavailable}); counted as full",
-                    provider.name
-                ));
-                Capacity { total, used: total.checked_sub(unavailable).unwrap_or(GpuCount::ZERO), free: GpuCount::ZERO }
-            });
-            let sharing = spec.sharing.clone();
-            let entry = kinds.entry(kind_id(&spec)).or_insert_with(|| KindCapacity {
-                spec,
-                capacity: Capacity::default(),
-                classes: Vec::new(),
-                providers: 0,
-            });
-            keep_smaller_share(&mut entry.spec.sharing, sharing, &mut warnings);
-            entry.capacity = entry.capacity + capacity;
-            entry.providers += 1;
-            if !entry.classes.contains(class) {
-                entry.classes.push(class.clone());
-            }
+            let capacity = placement_capacity(provider, class, inventory, state, said);
+            add(&mut kinds, spec, capacity, class, 1, said);
         }
     }
-    (kinds, warnings)
+    for (spec, capacity, providers) in &layout.capacities {
+        add(
+            &mut kinds,
+            spec.clone(),
+            *capacity,
+            "VGPU",
+            *providers,
+            said,
+        );
+    }
+    kinds
+}
+
+/// One provider's inventory of `class`: total = inventory x allocation ratio, unavailable =
+/// reserved, used = usages.
+fn placement_capacity(
+    provider: &ResourceProvider,
+    class: &str,
+    inventory: &Inventory,
+    state: &ProviderState,
+    said: &mut Said,
+) -> Capacity {
+    let ratio = if inventory.allocation_ratio.is_finite() && inventory.allocation_ratio > 0.0 {
+        inventory.allocation_ratio
+    } else {
+        1.0
+    };
+    let units = |n: u64| GpuCount::new((n as f64 * ratio).floor()).unwrap_or(GpuCount::ZERO);
+    let total = units(inventory.total);
+    let unavailable = units(inventory.reserved.min(inventory.total));
+    let used = GpuCount::whole(
+        u32::try_from(state.usages.get(class).copied().unwrap_or(0)).unwrap_or(u32::MAX),
+    );
+    Capacity::from_usage(total, used, unavailable).unwrap_or_else(|_| {
+        said.warnings.insert(format!(
+            "resource provider {:?}: {used} {class} used of {total} (reserved {unavailable}); counted as full",
+            provider.name
+        ));
+        Capacity {
+            total,
+            used: total.checked_sub(unavailable).unwrap_or(GpuCount::ZERO),
+            free: GpuCount::ZERO,
+        }
+    })
+}
+
+/// Adds `capacity` of `spec` to its kind.
+fn add(
+    kinds: &mut BTreeMap<LocalId, KindCapacity>,
+    spec: GpuSpec,
+    capacity: Capacity,
+    class: &str,
+    providers: usize,
+    said: &mut Said,
+) {
+    let sharing = spec.sharing.clone();
+    let entry = kinds.entry(kind_id(&spec)).or_insert_with(|| KindCapacity {
+        spec,
+        capacity: Capacity::default(),
+        classes: Vec::new(),
+        providers: 0,
+    });
+    keep_smaller_share(&mut entry.spec.sharing, sharing, &mut said.warnings);
+    entry.capacity = entry.capacity + capacity;
+    entry.providers += providers;
+    if !entry.classes.iter().any(|c| c == class) {
+        entry.classes.push(class.to_owned());
+    }
 }
 
 /// Where two vGPU types meet in one kind with different densities, the larger density wins, so
 /// physical counts are never above what the GPUs hold.
-fn keep_smaller_share(kept: &mut Sharing, other: Sharing, warnings: &mut Vec<String>) {
+fn keep_smaller_share(kept: &mut Sharing, other: Sharing, warnings: &mut BTreeSet<String>) {
     if let (
         Sharing::Vgpu { vgpu_type, per_gpu },
         Sharing::Vgpu {
@@ -118,7 +164,7 @@ fn keep_smaller_share(kept: &mut Sharing, other: Sharing, warnings: &mut Vec<Str
     ) = (&mut *kept, &other)
         && per_gpu != other_per_gpu
     {
-        warnings.push(format!(
+        warnings.insert(format!(
             "vGPU types {vgpu_type} ({per_gpu} per GPU) and {other_type} ({other_per_gpu} per GPU) are one GPU kind; counting each vGPU as 1/{} of a GPU",
             (*per_gpu).max(*other_per_gpu)
         ));
@@ -127,29 +173,58 @@ fn keep_smaller_share(kept: &mut Sharing, other: Sharing, warnings: &mut Vec<Str
 }
 
 /// The id of a GPU kind: the model's words and the virtualization, so a flavor and the providers
-/// that serve it meet on the same id (`tesla-v100-pcie-32gb.passthrough`).
+/// that serve it meet on the same id (`tesla-v100-pcie-32gb.passthrough`). A vGPU kind adds its
+/// type where the model does not already say it (`nvidia-a100-pcie-40gb.vgpu.nvidia-a100-10c`):
+/// two types of one GPU model are two sizes, each with its own share of a GPU.
 pub fn kind_id(spec: &GpuSpec) -> LocalId {
-    let words: Vec<String> = spec
-        .model
-        .as_str()
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|part| !part.is_empty())
-        .map(str::to_lowercase)
-        .collect();
-    let id = format!("{}.{}", words.join("-"), spec.virtualization.as_str());
+    let words = |text: &str| -> Vec<String> {
+        text.split(|c: char| !c.is_alphanumeric())
+            .filter(|part| !part.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let model = words(spec.model.as_str()).join("-");
+    let mut id = format!("{model}.{}", spec.virtualization.as_str());
+    let vgpu_type = match &spec.sharing {
+        Sharing::Vgpu { vgpu_type, .. } if vgpu_type.as_str() != "VGPU" => {
+            let mut type_words = words(vgpu_type.as_str());
+            if type_words.first().is_some_and(|w| w == "custom") {
+                type_words.remove(0);
+            }
+            Some(type_words.join("-"))
+        }
+        Sharing::Mig { profile, .. } if spec.virtualization == Virtualization::Vgpu => {
+            Some(format!("mig-{}", words(profile.as_str()).join("-")))
+        }
+        _ => None,
+    };
+    if let Some(vgpu_type) = vgpu_type.filter(|t| !t.is_empty() && !model.contains(t.as_str())) {
+        id.push('.');
+        id.push_str(&vgpu_type);
+    }
     LocalId::new(id).unwrap_or_else(|_| unreachable!("never empty: it holds the virtualization"))
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use serde::Deserialize;
 
     use super::*;
     use crate::openstack::api::{Inventories, Traits, Usages};
     use crate::openstack::config::OpenstackConfig;
     use crate::openstack::detect::Detector;
-    use crate::openstack::vgpu::placement_density;
+    use crate::openstack::layout::layout;
     use accelfed_schemas::glue::physical_capacity;
+
+    fn kinds_of(
+        providers: &[(ResourceProvider, ProviderState)],
+        devices: &Devices,
+    ) -> (BTreeMap<LocalId, KindCapacity>, Said) {
+        let mut said = Said::default();
+        let layout = layout(providers, devices, &mut said);
+        let kinds = gpu_capacity(providers, devices, &layout, &mut said);
+        (kinds, said)
+    }
 
     fn fixture<T: for<'de> Deserialize<'de>>(name: &str) -> T {
         let path = format!(
@@ -193,13 +268,18 @@ mod tests {
     #[test]
     fn captured_cloud_has_four_v100s_and_sixteen_vgpus() {
         let devices = devices("[[openstack]]\nid = \"c\"\n");
-        let (density, _) = placement_density(&captured_providers(), &devices);
-        let (kinds, warnings) = gpu_capacity(&captured_providers(), &devices, &density);
-        assert!(warnings.is_empty(), "{warnings:?}");
+        let (kinds, said) = kinds_of(&captured_providers(), &devices);
+        assert!(said.warnings.is_empty(), "{:?}", said.warnings);
         let ids: Vec<&str> = kinds.keys().map(LocalId::as_str).collect();
-        assert_eq!(
-            ids,
-            ["nvidia-a100-4c.vgpu", "tesla-v100-pcie-16gb.passthrough"]
+        // The trait CUSTOM_NVIDIA_A100_4C spells NVIDIA's A100-4C: the kind names the A100.
+        let vgpu_id = "nvidia-a100-pcie-40gb.vgpu.nvidia-a100-4c";
+        assert_eq!(ids, [vgpu_id, "tesla-v100-pcie-16gb.passthrough"]);
+        assert!(
+            said.notes
+                .iter()
+                .any(|n| n.contains("NVIDIA A100-4C (read from the trait's name)")),
+            "{:?}",
+            said.notes
         );
         let v100 = &kinds[&LocalId::new("tesla-v100-pcie-16gb.passthrough").unwrap()];
         // populate.py booted g1.v100x2 and g1.v100x1: three of the four devices are allocated
@@ -208,33 +288,53 @@ mod tests {
         assert_eq!(v100.capacity.free, GpuCount::whole(1));
         assert_eq!(v100.providers, 4);
         assert_eq!(v100.classes, ["CUSTOM_PCI_10DE_1DB4"]);
-        let vgpu = &kinds[&LocalId::new("nvidia-a100-4c.vgpu").unwrap()];
+        let vgpu = &kinds[&LocalId::new(vgpu_id).unwrap()];
         assert_eq!(vgpu.capacity.total, GpuCount::whole(16));
         assert_eq!(vgpu.capacity.used, GpuCount::whole(3));
         assert_eq!(vgpu.capacity.free, GpuCount::whole(13));
-        // Two A100s, each a child provider with a VGPU inventory of 8: the kind says so, and its
-        // physical capacity is 2 GPUs of which 3/8 are used.
+        // Two A100s, each a child provider (mdev layout) with a VGPU inventory of 8 from the
+        // fake driver: Placement's count is the density there, and the physical capacity is 2
+        // GPUs of which 3/8 are used.
         let physical = physical_capacity(vgpu.capacity, &vgpu.spec.sharing);
         assert_eq!(physical.total, GpuCount::whole(2));
         assert_eq!(physical.used.get(), 3.0 / 8.0);
     }
 
     #[test]
-    fn a_vgpu_kind_without_a_density_counts_whole_with_a_warning() {
+    fn a_compute_node_vgpu_inventory_of_unknown_type_counts_whole_with_a_warning() {
+        // Nova before Stein: the VGPU inventory on the compute node itself, no type trait.
+        let node = ResourceProvider {
+            uuid: "n".into(),
+            name: "old-node".into(),
+            parent_provider_uuid: None,
+            root_provider_uuid: Some("n".into()),
+        };
+        let state = ProviderState {
+            inventories: [(
+                "VGPU".to_owned(),
+                Inventory {
+                    total: 16,
+                    reserved: 0,
+                    allocation_ratio: 1.0,
+                },
+            )]
+            .into(),
+            usages: BTreeMap::new(),
+            traits: vec![],
+        };
         let devices = devices("[[openstack]]\nid = \"c\"\n");
-        let (kinds, warnings) = gpu_capacity(&captured_providers(), &devices, &BTreeMap::new());
-        let vgpu = &kinds[&LocalId::new("nvidia-a100-4c.vgpu").unwrap()];
+        let (kinds, said) = kinds_of(&[(node, state)], &devices);
+        let vgpu = kinds.values().next().unwrap();
         assert_eq!(
             physical_capacity(vgpu.capacity, &vgpu.spec.sharing).total,
             GpuCount::whole(16)
         );
         assert!(
-            warnings
+            said.warnings
                 .iter()
-                .any(|w| w.contains("gpu-a100-01_pci_0000_81_00_0")
-                    && w.contains("NVIDIA_A100_4C")
-                    && w.contains("counted as whole GPUs")),
-            "{warnings:?}"
+                .any(|w| w.contains("\"old-node\"") && w.contains("counted as whole GPUs")),
+            "{:?}",
+            said.warnings
         );
     }
 
@@ -243,7 +343,7 @@ mod tests {
         let devices = devices(
             "[[openstack]]\nid = \"c\"\n[openstack.pci_alias.nvidia-v100]\nvendor = \"NVIDIA\"\nmodel = \"Tesla V100-PCIE-32GB\"\nvendor_id = \"10de\"\nproduct_id = \"1db4\"\n",
         );
-        let (kinds, _) = gpu_capacity(&captured_providers(), &devices, &BTreeMap::new());
+        let (kinds, _) = kinds_of(&captured_providers(), &devices);
         assert!(kinds.contains_key(&LocalId::new("tesla-v100-pcie-32gb.passthrough").unwrap()));
     }
 
@@ -267,11 +367,8 @@ mod tests {
         };
         let devices = devices("[[openstack]]\nid = \"c\"\n");
         let of = |providers: &[(ResourceProvider, ProviderState)]| {
-            gpu_capacity(
-                providers,
-                &devices,
-                &placement_density(providers, &devices).0,
-            )
+            let (kinds, said) = kinds_of(providers, &devices);
+            (kinds, Vec::from_iter(said.warnings))
         };
         let (kinds, warnings) = of(&[(rp.clone(), state(8, 2, 3))]);
         let capacity = kinds.values().next().unwrap().capacity;

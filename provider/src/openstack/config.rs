@@ -12,6 +12,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use accelfed_schemas::glue::OsFamily;
+use accelfed_schemas::gpu::vgpu::{self, VgpuShare};
 use accelfed_schemas::gpu::{AcceleratorType, GpuModel, MemoryMb, Virtualization};
 use accelfed_schemas::names::{LocalId, Text, VoName};
 
@@ -54,6 +55,17 @@ pub struct OpenstackConfig {
     /// resource providers carry), or `default` for vGPU flavors without a known trait.
     #[serde(default)]
     pub vgpu_type: BTreeMap<String, DeviceConfig>,
+    /// NVIDIA vGPU type names (`A100-10C`, `H100XM-20C`, the MIG-backed `A100-3-20C`, as the
+    /// "Virtual GPU Types" tables of NVIDIA's vGPU user guide name them), keyed by a `CUSTOM_*`
+    /// trait the VGPU resource providers carry, by a resource provider's name, or by the name a
+    /// physical GPU's provider would have (`<host>_pci_0000_41_00_0`) for all the SR-IOV virtual
+    /// functions behind it. The type says what one vGPU is of its physical GPU (A100-10C of a
+    /// 40 GB A100: a quarter), which Placement cannot say on SR-IOV GPUs, where each virtual
+    /// function is a provider holding one vGPU. Needed where the traits do not name the type
+    /// (`CUSTOM_NVIDIA_471` after Nova's `nvidia-471`); a trait such as `CUSTOM_NVIDIA_A100_10C`
+    /// names it by itself.
+    #[serde(default)]
+    pub vgpu_profile: BTreeMap<String, Spanned<String>>,
     /// Placement resource classes (`CUSTOM_PCI_10DE_20B5`, `CUSTOM_MY_GPU`) -> the GPU.
     /// `CUSTOM_PCI_<vendor>_<product>` classes not listed here are named from the PCI ids.
     #[serde(default)]
@@ -123,9 +135,9 @@ pub struct DeviceConfig {
     /// For a PCI alias: the `product_id` of its nova.conf definition (`1db4`).
     pub product_id: Option<String>,
     /// For a vGPU type: how many instances of it one physical GPU holds (`A100-4C` of a 40 GB
-    /// A100: 10), so a VM's vGPU is metered as that share of a GPU. Placement's VGPU inventory of
-    /// each physical GPU's resource provider says the same and wins where it is listed; this is
-    /// for clouds whose Placement does not (VGPU inventory on the compute node itself).
+    /// A100: 10), so a VM's vGPU is metered as that share of a GPU. What the cloud says wins
+    /// where it says it (an mdev GPU's VGPU inventory, the NVIDIA type of `vgpu_profile` or of the
+    /// trait's name); this is for clouds where nothing does.
     pub per_gpu: Option<u32>,
 }
 
@@ -201,6 +213,45 @@ impl OpenstackConfig {
                 ));
             }
         }
+        for (key, profile) in &self.vgpu_profile {
+            let field = format!("vgpu_profile.{key}");
+            let share = vgpu::parse(profile.get_ref()).map(|parsed| parsed.share());
+            match share {
+                Some(VgpuShare::Known { .. }) => {}
+                Some(VgpuShare::UnknownBoard) => {
+                    return Err(problem(
+                        profile,
+                        &field,
+                        format!(
+                            "{:?}: board not in NVIDIA's vGPU type tables nor the model catalogue",
+                            profile.get_ref()
+                        ),
+                    ));
+                }
+                Some(VgpuShare::TooLarge { parent }) => {
+                    return Err(problem(
+                        profile,
+                        &field,
+                        format!(
+                            "{:?}: more framebuffer than the {} has ({} GB)",
+                            profile.get_ref(),
+                            parent.name,
+                            parent.memory_gb
+                        ),
+                    ));
+                }
+                None => {
+                    return Err(problem(
+                        profile,
+                        &field,
+                        format!(
+                            "{:?} is not an NVIDIA vGPU type name (<board>-<GB><series> such as A100-10C, or <board>-<slices>-<GB><series> such as A100-3-20C)",
+                            profile.get_ref()
+                        ),
+                    ));
+                }
+            }
+        }
         Ok(())
     }
 }
@@ -244,6 +295,30 @@ mod tests {
             &source[problem.span.unwrap()],
             "[\"vgpu\", \"egi\", \"vgpu\"]"
         );
+    }
+
+    #[test]
+    fn vgpu_profiles_must_be_nvidia_types_and_are_refused_at_their_value() {
+        let source = "[[openstack]]\nid = \"cloud\"\n[openstack.vgpu_profile]\nCUSTOM_NVIDIA_471 = \"A100-10C\"\nCUSTOM_NVIDIA_472 = \"A100-3-20C\"\n";
+        let file: File = toml::from_str(source).unwrap();
+        file.openstack[0].validate().unwrap();
+        for (value, says) in [
+            ("A100-SXM4-40GB", "is not an NVIDIA vGPU type name"),
+            ("Z9-8Q", "board not in NVIDIA's vGPU type tables"),
+            (
+                "A10-48Q",
+                "more framebuffer than the NVIDIA A10 has (24 GB)",
+            ),
+        ] {
+            let source = format!(
+                "[[openstack]]\nid = \"cloud\"\n[openstack.vgpu_profile]\n\"host_pci_0000_41_00_0\" = \"{value}\"\n"
+            );
+            let file: File = toml::from_str(&source).unwrap();
+            let problem = file.openstack[0].validate().unwrap_err();
+            assert_eq!(problem.field, "vgpu_profile.host_pci_0000_41_00_0");
+            assert!(problem.message.contains(says), "{}", problem.message);
+            assert_eq!(&source[problem.span.unwrap()], format!("\"{value}\""));
+        }
     }
 
     #[test]

@@ -55,6 +55,8 @@ pub struct Devices {
     pub pci_alias: BTreeMap<String, DeviceConfig>,
     pub vgpu_type: BTreeMap<String, DeviceConfig>,
     pub resource_class: BTreeMap<String, DeviceConfig>,
+    /// `[openstack.vgpu_profile]`: trait or resource provider name -> NVIDIA vGPU type name.
+    pub vgpu_profile: BTreeMap<String, String>,
 }
 
 impl Devices {

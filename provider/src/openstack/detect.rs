@@ -31,6 +31,11 @@ impl Detector {
                 pci_alias: config.pci_alias.clone(),
                 vgpu_type: config.vgpu_type.clone(),
                 resource_class: config.resource_class.clone(),
+                vgpu_profile: config
+                    .vgpu_profile
+                    .iter()
+                    .map(|(key, name)| (key.clone(), name.get_ref().clone()))
+                    .collect(),
             },
         }
     }

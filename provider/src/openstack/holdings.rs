@@ -2,7 +2,7 @@
 //! make: each server's GPUs (its flavor detected once per distinct flavor), its usage interval, and
 //! per project the servers running and the GPUs they hold (the shares' "used").
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt};
@@ -16,7 +16,7 @@ use super::conventions::{FlavorGpu, Specs};
 use super::detect::Detector;
 use super::inventory::CloudState;
 use super::usage::{VmUsage, holds_no_gpu, observe};
-use super::vgpu::resolve;
+use super::vgpu::{Said, Types, resolve};
 
 /// A flavor's GPUs with the capacity kind they count under, both shared: cloning one per server
 /// costs no allocation.
@@ -32,26 +32,21 @@ struct ServerGpus<'a> {
     embedded: HashMap<&'a str, Vec<(&'a str, KnownGpu)>>,
     /// By flavor id, for clouds older than 2.47.
     listed: HashMap<&'a str, KnownGpu>,
-    /// vGPUs per physical GPU by vGPU type, from Placement ([`super::vgpu::placement_density`]).
-    density: BTreeMap<String, u32>,
+    /// The cloud's vGPU types ([`super::layout::layout`]).
+    types: Types,
 }
 
 impl<'a> ServerGpus<'a> {
-    fn detect(&self, name: &str, specs: &Specs, warnings: &mut BTreeSet<String>) -> KnownGpu {
+    fn detect(&self, name: &str, specs: &Specs, said: &mut Said) -> KnownGpu {
         let detection = self.detector.detect(name, specs);
-        warnings.extend(detection.warnings);
-        self.known_gpu(detection.gpu, name, warnings)
+        said.warnings.extend(detection.warnings);
+        self.known_gpu(detection.gpu, name, said)
     }
 
     /// A detected flavor's GPUs, shared, with a vGPU's share of a physical GPU filled in.
-    fn known_gpu(
-        &self,
-        gpu: Option<FlavorGpu>,
-        flavor: &str,
-        warnings: &mut BTreeSet<String>,
-    ) -> KnownGpu {
+    fn known_gpu(&self, gpu: Option<FlavorGpu>, flavor: &str, said: &mut Said) -> KnownGpu {
         gpu.map(|mut gpu| {
-            warnings.extend(resolve(&mut gpu, &self.density, flavor));
+            resolve(&mut gpu, &self.types, self.detector.devices(), flavor, said);
             let kind = kind_id(&gpu.spec);
             (Arc::new(gpu), Arc::new(kind))
         })
@@ -59,7 +54,7 @@ impl<'a> ServerGpus<'a> {
 
     /// The GPUs of a server: its embedded flavor (2.47+) wins, as it is what the server was built
     /// with even when the flavor changed or is gone; else the flavor by id.
-    fn of(&mut self, server: &'a Server, warnings: &mut BTreeSet<String>) -> KnownGpu {
+    fn of(&mut self, server: &'a Server, said: &mut Said) -> KnownGpu {
         match (server.flavor_specs(), server.flavor_id()) {
             (Some(raw), _) => {
                 let name = server.flavor_name().unwrap_or_default();
@@ -69,9 +64,9 @@ impl<'a> ServerGpus<'a> {
                     return known.clone();
                 }
                 let known = match serde_json::from_str::<Specs>(raw) {
-                    Ok(specs) => self.detect(name, &specs, warnings),
+                    Ok(specs) => self.detect(name, &specs, said),
                     Err(err) => {
-                        warnings.insert(format!(
+                        said.warnings.insert(format!(
                             "flavor {name:?} (embedded in server {}): extra_specs unreadable, not counted: {err}",
                             server.id()
                         ));
@@ -92,9 +87,9 @@ impl<'a> ServerGpus<'a> {
                     Some(flavor) => flavor
                         .extra_specs
                         .as_ref()
-                        .and_then(|specs| self.detect(&flavor.name, specs, warnings)),
+                        .and_then(|specs| self.detect(&flavor.name, specs, said)),
                     None => {
-                        warnings.insert(format!(
+                        said.warnings.insert(format!(
                             "server {} ({}): flavor {id} no longer exists and this cloud does not embed flavors; GPUs unknown",
                             server.name(),
                             server.id()
@@ -136,15 +131,15 @@ pub(super) fn holdings<'a>(
     state: &'a CloudState,
     detector: &Detector,
     vos: &BTreeMap<&str, Arc<VoName>>,
-    density: BTreeMap<String, u32>,
-    warnings: &mut BTreeSet<String>,
+    types: Types,
+    said: &mut Said,
 ) -> Holdings<'a> {
     let mut server_gpus = ServerGpus {
         flavors: state.flavors.iter().map(|f| (f.id.as_str(), f)).collect(),
         detector,
         embedded: HashMap::new(),
         listed: HashMap::new(),
-        density,
+        types,
     };
     let mut usage = Vec::with_capacity(state.servers.len());
     let mut tallies: HashMap<&str, Tally> = HashMap::new();
@@ -157,7 +152,7 @@ pub(super) fn holdings<'a>(
         if live {
             tally.running += 1;
         }
-        let Some((gpu, kind)) = server_gpus.of(server, warnings) else {
+        let Some((gpu, kind)) = server_gpus.of(server, said) else {
             continue;
         };
         if live {
@@ -171,7 +166,7 @@ pub(super) fn holdings<'a>(
         match observe(server, gpu, tally.vo.clone()) {
             Ok(observation) => usage.push(observation),
             Err(why) => {
-                warnings.insert(why);
+                said.warnings.insert(why);
             }
         }
     }

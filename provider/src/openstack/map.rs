@@ -19,8 +19,9 @@ use super::conventions::FlavorGpu;
 use super::detect::Detector;
 use super::holdings::{Holdings, holdings};
 use super::inventory::CloudState;
+use super::layout::{layout, types};
 use super::usage::VmUsage;
-use super::vgpu::{placement_density, resolve};
+use super::vgpu::{Said, resolve};
 use super::vo::project_vo;
 
 /// A cloud's service, its VMs' GPU usage, and what was odd on the way.
@@ -29,6 +30,8 @@ pub struct Mapped {
     pub service: CloudService,
     pub usage: Vec<VmUsage>,
     pub warnings: Vec<String>,
+    /// What was assumed (a vGPU type read from a trait's name), for the log at info level.
+    pub notes: Vec<String>,
 }
 
 fn text(value: &str) -> Text {
@@ -42,14 +45,13 @@ fn local_id(value: &str) -> LocalId {
 /// Builds the service and the usage observations.
 pub fn map(config: &OpenstackConfig, state: &CloudState) -> Mapped {
     let detector = Detector::new(config);
-    let mut warnings = BTreeSet::new();
+    let devices = detector.devices();
+    let mut said = Said::default();
 
-    let vos = project_vos(config, state, &mut warnings);
+    let vos = project_vos(config, state, &mut said.warnings);
 
-    let (density, density_warnings) = placement_density(&state.providers, detector.devices());
-    warnings.extend(density_warnings);
-    let (kinds, capacity_warnings) = gpu_capacity(&state.providers, detector.devices(), &density);
-    warnings.extend(capacity_warnings);
+    let layout = layout(&state.providers, devices, &mut said);
+    let kinds = gpu_capacity(&state.providers, devices, &layout, &mut said);
 
     let mut flavor_gpus: BTreeMap<&str, FlavorGpu> = BTreeMap::new();
     for flavor in state.flavors.iter().filter(|f| !f.disabled) {
@@ -57,9 +59,9 @@ pub fn map(config: &OpenstackConfig, state: &CloudState) -> Mapped {
             &flavor.name,
             flavor.extra_specs.as_ref().unwrap_or(&BTreeMap::new()),
         );
-        warnings.extend(detection.warnings);
+        said.warnings.extend(detection.warnings);
         if let Some(mut gpu) = detection.gpu {
-            warnings.extend(resolve(&mut gpu, &density, &flavor.name));
+            resolve(&mut gpu, &layout.types, devices, &flavor.name, &mut said);
             flavor_gpus.insert(flavor.id.as_str(), gpu);
         }
     }
@@ -68,13 +70,13 @@ pub fn map(config: &OpenstackConfig, state: &CloudState) -> Mapped {
         usage,
         running,
         used,
-    } = holdings(state, &detector, &vos, density, &mut warnings);
+    } = holdings(state, &detector, &vos, layout.types, &mut said);
 
     let shares = shares(state, &vos, &kinds, &flavor_gpus, &used, &running);
     let instance_types = instance_types(state, &vos, &flavor_gpus, config.os_family);
     for (id, gpu) in &flavor_gpus {
         if !kinds.contains_key(&kind_id(&gpu.spec)) && !state.providers.is_empty() {
-            warnings.insert(format!(
+            said.warnings.insert(format!(
                 "flavor {id}: its GPU {} ({}) has no Placement inventory; capacity of that kind is not published",
                 gpu.spec.model,
                 gpu.spec.virtualization.as_str()
@@ -115,20 +117,33 @@ pub fn map(config: &OpenstackConfig, state: &CloudState) -> Mapped {
     Mapped {
         service,
         usage,
-        warnings: warnings.into_iter().collect(),
+        warnings: said.warnings.into_iter().collect(),
+        notes: said.notes.into_iter().collect(),
     }
 }
 
 /// Only the VMs' GPU usage, as the meter needs it: the one pass over the servers of [`map`],
 /// without the service (shares, instance types, images, capacity) it has no use for.
 pub fn map_usage(config: &OpenstackConfig, state: &CloudState) -> (Vec<VmUsage>, Vec<String>) {
+    let (usage, warnings, _) = map_usage_noted(config, state);
+    (usage, warnings)
+}
+
+/// [`map_usage`] with what was assumed (as [`Mapped::notes`]).
+pub fn map_usage_noted(
+    config: &OpenstackConfig,
+    state: &CloudState,
+) -> (Vec<VmUsage>, Vec<String>, Vec<String>) {
     let detector = Detector::new(config);
-    let mut warnings = BTreeSet::new();
-    let vos = project_vos(config, state, &mut warnings);
-    let (density, density_warnings) = placement_density(&state.providers, detector.devices());
-    warnings.extend(density_warnings);
-    let pass = holdings(state, &detector, &vos, density, &mut warnings);
-    (pass.usage, warnings.into_iter().collect())
+    let mut said = Said::default();
+    let vos = project_vos(config, state, &mut said.warnings);
+    let types = types(&state.providers, detector.devices(), &mut said);
+    let pass = holdings(state, &detector, &vos, types, &mut said);
+    (
+        pass.usage,
+        said.warnings.into_iter().collect(),
+        said.notes.into_iter().collect(),
+    )
 }
 
 /// The VO of each enabled project that maps to one, by project id.

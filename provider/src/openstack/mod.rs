@@ -6,8 +6,9 @@
 //! embedded extra specs compactly, with `crate::json`'s scanner); `inventory.rs` is what one run lists.
 //! The rest is pure: `conventions.rs` and `detect.rs` read GPUs from flavor extra specs,
 //! `capacity.rs` reads them from Placement, `vo.rs` maps projects to VOs, `holdings.rs` reads
-//! each server's GPUs and usage once, `map.rs` assembles the service, `vgpu.rs` reads how many
-//! vGPUs one physical GPU holds, `usage.rs` turns servers into GPU usage intervals and `meter.rs`
+//! each server's GPUs and usage once, `map.rs` assembles the service, `layout.rs` groups
+//! Placement's vGPU providers (SR-IOV virtual functions included) into physical GPUs, `vgpu.rs`
+//! says what one vGPU of a type is of its GPU, `usage.rs` turns servers into GPU usage intervals and `meter.rs`
 //! those into usage observations.
 //!
 //! This file is the entry point: one run of the provider and of the meter's listing, and the
@@ -24,6 +25,7 @@ pub mod detect;
 mod error;
 mod holdings;
 pub mod inventory;
+mod layout;
 pub mod map;
 mod meter;
 mod pci_ids;
@@ -39,7 +41,7 @@ pub use conventions::FlavorGpu;
 pub use detect::{Detection, Detector};
 pub use error::OpenstackError;
 pub use inventory::CloudState;
-pub use map::{Mapped, map, map_usage};
+pub use map::{Mapped, map, map_usage, map_usage_noted};
 pub use meter::{observations, observe};
 pub use usage::VmUsage;
 
@@ -67,7 +69,7 @@ pub async fn provide(config: &OpenstackConfig) -> Result<Provided, OpenstackErro
     let creds = client::credentials(config)?;
     let Fetched { state, failures } = client::fetch(config, creds, Listing::Service).await?;
     let mapped = map(config, &state);
-    log(config, &mapped.warnings, &failures);
+    log(config, &mapped.warnings, &mapped.notes, &failures);
     Ok(Provided { mapped, failures })
 }
 
@@ -84,12 +86,15 @@ pub async fn usage(config: &OpenstackConfig, changes_since: &str) -> Result<Used
     let creds = client::credentials(config)?;
     let listing = Listing::Usage { changes_since };
     let Fetched { state, failures } = client::fetch(config, creds, listing).await?;
-    let (usage, warnings) = map_usage(config, &state);
-    log(config, &warnings, &failures);
+    let (usage, warnings, notes) = map_usage_noted(config, &state);
+    log(config, &warnings, &notes, &failures);
     Ok(Used { usage, failures })
 }
 
-fn log(config: &OpenstackConfig, warnings: &[String], failures: &[String]) {
+fn log(config: &OpenstackConfig, warnings: &[String], notes: &[String], failures: &[String]) {
+    for note in notes {
+        tracing::info!(cloud = %config.id.get_ref(), "{note}");
+    }
     for warning in warnings {
         tracing::warn!(cloud = %config.id.get_ref(), "{warning}");
     }

@@ -48,7 +48,7 @@ fn recorded_capacity() -> BTreeMap<String, (GpuCount, GpuCount, GpuCount)> {
     let n = GpuCount::whole;
     BTreeMap::from([
         (
-            "nvidia-a100-sxm4-40gb.vgpu".to_owned(),
+            "nvidia-a100-sxm4-40gb.vgpu.nvidia-a100-4c".to_owned(),
             (n(16), n(3), n(13)),
         ),
         (
