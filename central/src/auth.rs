@@ -116,10 +116,15 @@ impl Tokens {
     }
 
     /// Reads `authorization: Bearer <token>`; `None` without a well-formed header or for an
-    /// unknown token. A token not of `accelfed token`'s form (64 hex digits) is refused before any
-    /// hash is computed or compared. The token is never logged.
+    /// unknown token. The scheme's name is case-insensitive (`bearer`, `BEARER`: RFC 9110, 11.1).
+    /// A token not of `accelfed token`'s form (64 hex digits) is refused before any hash is
+    /// computed or compared. The token is never logged.
     pub fn authenticate(&self, header: Option<&str>) -> Option<SiteName> {
-        let token = header?.strip_prefix("Bearer ")?.trim();
+        let (scheme, token) = header?.split_once(' ')?;
+        if !scheme.eq_ignore_ascii_case("bearer") {
+            return None;
+        }
+        let token = token.trim();
         if !is_token_form(token) {
             return None;
         }
@@ -170,6 +175,17 @@ mod tests {
         assert_eq!(tokens.site_for("wrong"), None);
         assert_eq!(tokens.shared_hash(), None);
         assert_eq!(tokens.authenticate(Some(&a)), None, "no Bearer prefix");
+        for scheme in ["bearer", "BEARER", "bEaReR"] {
+            assert_eq!(
+                tokens
+                    .authenticate(Some(&format!("{scheme} {a}")))
+                    .map(|site| site.to_string()),
+                Some("A".to_owned()),
+                "{scheme}"
+            );
+        }
+        assert_eq!(tokens.authenticate(Some(&format!("Basic {a}"))), None);
+        assert_eq!(tokens.authenticate(Some(&format!("Bearerx {a}"))), None);
         assert_eq!(tokens.authenticate(Some("Bearer ")), None);
         assert_eq!(tokens.authenticate(None), None);
     }
