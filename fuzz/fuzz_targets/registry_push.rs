@@ -42,7 +42,11 @@ fuzz_target!(|data: &[u8]| {
         for entity in &parsed.entities {
             assert!(!entity.id.chars().any(char::is_control), "{:?}", entity.id);
             if let Some(Value::Text(name)) = entity.attribute("Name") {
-                assert!(name.chars().count() <= 255, "a Name of {} chars", name.len());
+                assert!(
+                    name.chars().count() <= 255,
+                    "a Name of {} chars",
+                    name.len()
+                );
             }
         }
     }
