@@ -123,6 +123,18 @@ def main():
 
     write("glue_json", "sample.glue21.json", read("schemas/tests/golden/sample.glue21.json"))
 
+    sample = read("schemas/tests/golden/sample.glue21.json")
+    write("registry_push", "sample.glue21.json", sample)
+    # The same document with its first "ID" named twice: refused as a duplicate key.
+    write("registry_push", "duplicate-id.json", sample.replace(b'"ID":', b'"ID": "shadow", "ID":', 1))
+
+    for index, value in enumerate([
+        "postgres://acct:s3cret@db:5432/acc", "POSTGRESQL://acct:p@ss/w:rd@db/acc?sslmode=require",
+        "postgres://acct@db/acc?password=s3cret&application_name=accelfed",
+        "host=db user=acct password='s 3' dbname=acc", "/var/lib/accelfed/accounting.sqlite",
+    ]):
+        write("database_url", f"url-{index}", value.encode())
+
     for index, record in enumerate(RECORDS):
         write("grpc_record", f"record-{index}.pb", proto_record(record))
     request = b"".join(field(1, "bytes", proto_record(r)) for r in RECORDS) + field(2, "int", 4)

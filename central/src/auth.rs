@@ -51,7 +51,22 @@ impl TokenHash {
                 _ => return Err("token_sha256 must be 64 hex digits (a SHA-256)".to_owned()),
             }
         }
-        Ok(Self(hash))
+        let hash = Self(hash);
+        if let Some(token) = TRIVIAL_TOKENS
+            .iter()
+            .find(|token| Self::of(token).ct_eq(&hash))
+        {
+            return Err(format!(
+                "token_sha256 is the SHA-256 of {}, a token anyone can guess: run `accelfed token \
+                 --site NAME` for a random one and paste the token_sha256 line it prints",
+                if token.is_empty() {
+                    "the empty string".to_owned()
+                } else {
+                    format!("{token:?}")
+                }
+            ));
+        }
+        Ok(hash)
     }
 
     /// Lower-case hex.
@@ -75,6 +90,21 @@ impl<'de> Deserialize<'de> for TokenHash {
         Self::parse(&text).map_err(serde::de::Error::custom)
     }
 }
+
+/// Tokens whose hash in a configuration means the site is open to anyone: the empty string (the
+/// hash of an empty token file), 64 zeros (a placeholder of the right form, which `authenticate`
+/// would take) and the words people put in examples and tests. `accelfed token` gives 256 random
+/// bits; none of these is one.
+const TRIVIAL_TOKENS: &[&str] = &[
+    "",
+    "0000000000000000000000000000000000000000000000000000000000000000",
+    "test",
+    "token",
+    "secret",
+    "password",
+    "changeme",
+    "example",
+];
 
 /// The sites that may ship, by token hash.
 #[derive(Debug, Clone, Default)]
@@ -116,10 +146,15 @@ impl Tokens {
     }
 
     /// Reads `authorization: Bearer <token>`; `None` without a well-formed header or for an
-    /// unknown token. A token not of `accelfed token`'s form (64 hex digits) is refused before any
-    /// hash is computed or compared. The token is never logged.
+    /// unknown token. The scheme's name is case-insensitive (`bearer`, `BEARER`: RFC 9110, 11.1).
+    /// A token not of `accelfed token`'s form (64 hex digits) is refused before any hash is
+    /// computed or compared. The token is never logged.
     pub fn authenticate(&self, header: Option<&str>) -> Option<SiteName> {
-        let token = header?.strip_prefix("Bearer ")?.trim();
+        let (scheme, token) = header?.split_once(' ')?;
+        if !scheme.eq_ignore_ascii_case("bearer") {
+            return None;
+        }
+        let token = token.trim();
         if !is_token_form(token) {
             return None;
         }
@@ -170,6 +205,17 @@ mod tests {
         assert_eq!(tokens.site_for("wrong"), None);
         assert_eq!(tokens.shared_hash(), None);
         assert_eq!(tokens.authenticate(Some(&a)), None, "no Bearer prefix");
+        for scheme in ["bearer", "BEARER", "bEaReR"] {
+            assert_eq!(
+                tokens
+                    .authenticate(Some(&format!("{scheme} {a}")))
+                    .map(|site| site.to_string()),
+                Some("A".to_owned()),
+                "{scheme}"
+            );
+        }
+        assert_eq!(tokens.authenticate(Some(&format!("Basic {a}"))), None);
+        assert_eq!(tokens.authenticate(Some(&format!("Bearerx {a}"))), None);
         assert_eq!(tokens.authenticate(Some("Bearer ")), None);
         assert_eq!(tokens.authenticate(None), None);
     }
@@ -205,12 +251,31 @@ mod tests {
     }
 
     #[test]
-    fn hashes_parse_from_hex_and_print_back() {
-        let hash = TokenHash::of("test");
-        assert_eq!(
-            hash.to_hex(),
-            "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    fn hashes_of_trivial_tokens_are_refused_naming_the_token() {
+        // sha256("") and sha256("0" x 64), as `printf '' | sha256sum` and
+        // `printf '%064d' 0 | sha256sum` print them.
+        let empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+        let zeros = "60e05bd1b195af2f94112fa7197a5c88289058840ce7c6df9693756bc6250f55";
+        assert_eq!(TokenHash::of("").to_hex(), empty);
+        assert_eq!(TokenHash::of(&"0".repeat(64)).to_hex(), zeros);
+        let err = TokenHash::parse(empty).unwrap_err();
+        assert!(
+            err.starts_with("token_sha256 is the SHA-256 of the empty string, a token anyone"),
+            "{err}"
         );
+        let err = TokenHash::parse(&zeros.to_uppercase()).unwrap_err();
+        assert!(
+            err.contains(&format!("SHA-256 of \"{}\"", "0".repeat(64))),
+            "{err}"
+        );
+        let err = TokenHash::parse(&TokenHash::of("changeme").to_hex()).unwrap_err();
+        assert!(err.contains("\"changeme\""), "{err}");
+        TokenHash::parse(&TokenHash::of(&new_token().unwrap()).to_hex()).unwrap();
+    }
+
+    #[test]
+    fn hashes_parse_from_hex_and_print_back() {
+        let hash = TokenHash::of("a site's token");
         assert_eq!(TokenHash::parse(&hash.to_hex()).unwrap(), hash);
         assert_eq!(
             TokenHash::parse(&hash.to_hex().to_uppercase()).unwrap(),

@@ -80,6 +80,26 @@ impl IngestService {
     }
 }
 
+/// The most records a site's spool can hold: it is an SQLite table, whose rows are counted in a
+/// signed 64-bit integer. A depth past it (2^64-1, a wrapped counter) is a sender's bug.
+const MAX_SPOOL_DEPTH: u64 = i64::MAX as u64;
+
+/// The spool depth a call reports, or `None` (the gauge keeps its last value) for one past
+/// [`MAX_SPOOL_DEPTH`], which is refused with a warning rather than published: the records of the
+/// call are stored all the same.
+fn plausible_spool_depth(site: &SiteName, depth: Option<u64>) -> Option<u64> {
+    match depth {
+        Some(depth) if depth > MAX_SPOOL_DEPTH => {
+            tracing::warn!(
+                site = %site,
+                "refused a spool depth of {depth}: more records than a spool can hold ({MAX_SPOOL_DEPTH}); the gauge keeps its last value"
+            );
+            None
+        }
+        other => other,
+    }
+}
+
 /// The entries of a call, as the repository screens them: the first `max_batch` decoded, each on
 /// its own; those past it refused with `batch_too_large` without being decoded, so a sender cannot
 /// make the service decode (and hold) more records than the limit.
@@ -105,8 +125,8 @@ impl Accounting for IngestService {
     ) -> Result<Response<proto::SubmitResponse>, Status> {
         let site = self.authenticate(&request)?;
         let body = request.into_inner();
-        self.metrics
-            .contact(site.as_str(), Utc::now(), body.spool_depth);
+        let spool_depth = plausible_spool_depth(&site, body.spool_depth);
+        self.metrics.contact(site.as_str(), Utc::now(), spool_depth);
         let max_batch = self.batches.of(&site);
         let batch = decode_batch(&body.records, max_batch);
         let submitted = batch.len();
@@ -184,6 +204,19 @@ mod tests {
     use accelfed_schemas::usage::sample;
 
     use super::*;
+
+    #[test]
+    fn a_spool_depth_past_what_a_spool_holds_is_refused() {
+        let site = SiteName::new("S").unwrap();
+        assert_eq!(plausible_spool_depth(&site, Some(u64::MAX)), None);
+        assert_eq!(plausible_spool_depth(&site, Some(1 << 63)), None);
+        assert_eq!(
+            plausible_spool_depth(&site, Some(MAX_SPOOL_DEPTH)),
+            Some(MAX_SPOOL_DEPTH)
+        );
+        assert_eq!(plausible_spool_depth(&site, Some(42)), Some(42));
+        assert_eq!(plausible_spool_depth(&site, None), None);
+    }
 
     #[test]
     fn entries_past_the_limit_are_refused_without_being_decoded() {

@@ -32,13 +32,12 @@ fn path(path: &Path) -> String {
 
 /// The text of a new central.toml.
 pub fn render(settings: &Settings<'_>) -> String {
-    let database = if settings.database.starts_with("postgres://")
-        || settings.database.starts_with("postgresql://")
-    {
-        format!("url = {}", quoted(settings.database))
-    } else {
-        format!("path = {}", quoted(settings.database))
-    };
+    let database =
+        if accelfed_schemas::database_url::DatabaseUrl::new(settings.database).is_postgres() {
+            format!("url = {}", quoted(settings.database))
+        } else {
+            format!("path = {}", quoted(settings.database))
+        };
     let ca = match settings.ca {
         Some(ca) => format!(
             "# Signed by the private CA {}: the sites trust that file (accounting.ship.ca,\n\

@@ -1,20 +1,17 @@
-//! The manual-usage file (`[accounting] observations`, JSON lines): each line of any text is
-//! either an observation or an error naming the file and line; the observations meter into records
+//! The manual-usage file (`[accounting] observations`, JSON lines): each line of any bytes (UTF-8
+//! or not) is either an observation or an error naming the file and line; the observations meter into records
 //! with unique ids that the central repository's own check accepts.
 #![no_main]
 
 use std::collections::HashSet;
 
-use accelfed_accounting::meter::{Installed, meter, parse_manual};
+use accelfed_accounting::meter::{Installed, meter, parse_manual_bytes};
 use accelfed_schemas::names::SiteName;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else {
-        return;
-    };
     let site = SiteName::new("FUZZ-SITE").expect("a valid name");
-    let usage = parse_manual("usage.jsonl", text, &site);
+    let usage = parse_manual_bytes("usage.jsonl", data, &site);
     for error in &usage.refused {
         assert!(error.line > 0, "no line in {error}");
         assert!(error.to_string().starts_with("usage.jsonl:"), "{error}");

@@ -12,6 +12,8 @@
 //! * [`secret`]: when a secret file's mode exposes it to other local users.
 
 pub mod cause;
+pub mod confusable;
+pub mod database_url;
 pub mod excerpt;
 pub mod glue;
 pub mod gpu;

@@ -11,8 +11,8 @@
 //! `count` (required, > 0, fractional allowed), `start` (required, RFC 3339), `end` (RFC 3339;
 //! left out: still in use, metered up to now), `vo`, `fqan`, `user`, `cores`, `utilisation`
 //! (0..=1), `type` (`GPU` default, `FPGA`, `MIC`, `Other`), `record_type` (`cloud` default, `job`).
-//! Unknown fields are refused. A bad line is refused alone, named by file, line, column and field;
-//! the other lines are metered.
+//! Unknown fields are refused. A bad line (one that is not UTF-8 included) is refused alone, named
+//! by file, line, column and field; the other lines are metered.
 
 use std::path::Path;
 
@@ -88,22 +88,46 @@ pub fn read_manual(path: &Path, site: &SiteName) -> Result<ManualUsage, ManualEr
         message,
     };
     let file = std::fs::File::open(path).map_err(|err| error(format!("cannot read: {err}")))?;
-    let mut text = String::new();
-    std::io::Read::read_to_string(
+    // Bytes, not a String: one line that is not UTF-8 (a name pasted from a Latin-1 editor) is
+    // refused alone at its line number instead of failing the whole file.
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
         &mut std::io::Read::take(file, MAX_MANUAL_BYTES + 1),
-        &mut text,
+        &mut bytes,
     )
     .map_err(|err| error(format!("cannot read: {err}")))?;
-    if text.len() as u64 > MAX_MANUAL_BYTES {
+    if bytes.len() as u64 > MAX_MANUAL_BYTES {
         return Err(error(format!("larger than {MAX_MANUAL_BYTES} bytes")));
     }
-    Ok(parse_manual(&path.display().to_string(), &text, site))
+    Ok(parse_manual_bytes(
+        &path.display().to_string(),
+        &bytes,
+        site,
+    ))
 }
 
 /// Parses manual-usage text; `path` is only used in messages.
 pub fn parse_manual(path: &str, text: &str, site: &SiteName) -> ManualUsage {
+    parse_manual_bytes(path, text.as_bytes(), site)
+}
+
+/// Parses manual-usage bytes line by line; a line that is not UTF-8 is refused alone, at the
+/// column (1-based, in bytes) of its first invalid byte. `path` is only used in messages.
+pub fn parse_manual_bytes(path: &str, bytes: &[u8], site: &SiteName) -> ManualUsage {
     let mut usage = ManualUsage::default();
-    for (index, raw) in text.lines().enumerate() {
+    for (index, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+        let raw = match std::str::from_utf8(raw) {
+            Ok(raw) => raw,
+            Err(err) => {
+                usage.refused.push(ManualError {
+                    path: path.to_owned(),
+                    line: index + 1,
+                    column: err.valid_up_to() + 1,
+                    message: "not UTF-8 text".to_owned(),
+                });
+                continue;
+            }
+        };
         let trimmed = raw.trim_end();
         if trimmed.trim_start().is_empty() || trimmed.trim_start().starts_with('#') {
             continue;
@@ -309,5 +333,26 @@ mod tests {
             assert_eq!(usage.observations.len(), 1, "{line}");
             assert_eq!(usage.observations[0].resource.as_str(), "ok");
         }
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_refused_alone_and_the_others_are_metered() {
+        let good = "{\"resource\": \"ok\", \"model\": \"A\", \"count\": 1, \"start\": \"2026-01-01T00:00:00Z\"}";
+        // Latin-1 "é" (0xE9) in a resource name: byte 18 of line 2 (`{"resource": "caf` is 17).
+        let mut bytes = format!("{good}\n").into_bytes();
+        bytes.extend_from_slice(b"{\"resource\": \"caf\xe9\", \"model\": \"A\"}\r\n");
+        bytes.extend_from_slice(format!("{good}\n").as_bytes());
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("usage.jsonl");
+        std::fs::write(&path, &bytes).unwrap();
+        let usage = read_manual(&path, &site()).unwrap();
+        assert_eq!(usage.observations.len(), 2);
+        assert_eq!(usage.refused.len(), 1);
+        let refused = &usage.refused[0];
+        assert_eq!((refused.line, refused.column), (2, 18));
+        assert_eq!(
+            refused.to_string(),
+            format!("{}:2:18: not UTF-8 text", path.display())
+        );
     }
 }

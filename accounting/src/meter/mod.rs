@@ -18,7 +18,7 @@ mod tests;
 
 pub use capacity::{Installed, Overrun, check_capacity};
 pub use error::MeterError;
-pub use manual::{ManualError, ManualUsage, parse_manual, read_manual};
+pub use manual::{ManualError, ManualUsage, parse_manual, parse_manual_bytes, read_manual};
 pub use merge::{Capped, merge_periods};
 pub use pipeline::{Metered, meter};
 pub use records::records_for;

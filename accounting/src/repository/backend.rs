@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use accelfed_schemas::database_url::DatabaseUrl;
+
 use accelfed_schemas::names::SiteName;
 use chrono::{DateTime, Utc};
 
@@ -56,10 +58,13 @@ impl Repository {
     /// Opens the repository `location` names: a `postgres://` (or `postgresql://`) URL, or else the
     /// path of an SQLite file (created if missing). Migrations run on open.
     pub async fn open(location: &str) -> Result<Self, RepositoryError> {
-        if is_postgres_url(location) {
-            Ok(Self::Postgres(PostgresRepository::open(location).await?))
+        let url = DatabaseUrl::new(location);
+        if url.is_postgres() {
+            Ok(Self::Postgres(
+                PostgresRepository::open(url.expose()).await?,
+            ))
         } else if location.is_empty() || location.contains("://") {
-            Err(RepositoryError::Url(location.to_owned()))
+            Err(RepositoryError::Url(url.redacted()))
         } else {
             Ok(Self::Sqlite(
                 SqliteRepository::open(Path::new(location)).await?,
@@ -72,7 +77,10 @@ impl Repository {
     /// registry's database, a site spool, an empty file) is neither changed nor reported as an
     /// empty repository. PostgreSQL is opened as by [`Self::open`].
     pub async fn open_read_only(location: &str) -> Result<Self, RepositoryError> {
-        if is_postgres_url(location) || location.is_empty() || location.contains("://") {
+        if DatabaseUrl::new(location).is_postgres()
+            || location.is_empty()
+            || location.contains("://")
+        {
             return Self::open(location).await;
         }
         Ok(Self::Sqlite(
@@ -204,8 +212,4 @@ impl Repository {
             Self::Postgres(r) => r.ingest_rows(site, candidates).await,
         }
     }
-}
-
-fn is_postgres_url(location: &str) -> bool {
-    location.starts_with("postgres://") || location.starts_with("postgresql://")
 }

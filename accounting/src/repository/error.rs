@@ -23,6 +23,7 @@ pub enum RepositoryError {
         url: String,
         error: tokio_postgres::Error,
     },
+    /// The location without its password.
     #[error("database URL {0:?}: expected a file path or postgres://")]
     Url(String),
     /// A file that is not an accelfed repository (another SQLite file, a site spool, not SQLite):

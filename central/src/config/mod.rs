@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Deserializer};
 
 use accelfed_accounting::repository::DEFAULT_MAX_BATCH;
+use accelfed_schemas::confusable::confusable;
+use accelfed_schemas::database_url::DatabaseUrl;
 use accelfed_schemas::names::SiteName;
 
 pub use error::CentralConfigError;
@@ -87,9 +89,10 @@ fn default_expiry_warning_days() -> u32 {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DatabaseConfig {
-    /// `postgres://user@host/db`: PostgreSQL, for large federations.
+    /// `postgres://user@host/db`: PostgreSQL, for large federations. Its password (if it holds one)
+    /// never shows in a message or log: the type prints it as `***`.
     #[serde(default)]
-    pub url: Option<String>,
+    pub url: Option<DatabaseUrl>,
     /// An SQLite file, created if missing; relative paths are relative to the configuration file.
     /// Default: `accounting.sqlite` beside the configuration file.
     #[serde(default)]
@@ -154,7 +157,7 @@ impl LoadedCentral {
     /// Where the repository lives: a PostgreSQL URL or an SQLite file path.
     pub fn database_location(&self) -> String {
         match (&self.config.database.url, &self.config.database.path) {
-            (Some(url), _) => url.clone(),
+            (Some(url), _) => url.expose().to_owned(),
             (None, Some(path)) => self.resolve(path).display().to_string(),
             (None, None) => self
                 .resolve(Path::new("accounting.sqlite"))
@@ -167,7 +170,7 @@ impl LoadedCentral {
     /// accounting SQLite file.
     pub fn registry_location(&self) -> String {
         if let Some(url) = &self.config.database.url {
-            return url.clone();
+            return url.expose().to_owned();
         }
         let accounting = PathBuf::from(self.database_location());
         accounting
@@ -206,6 +209,24 @@ impl CentralConfig {
         }
         let source = CentralConfigError::utf8(path, bytes)?;
         let config = Self::parse(path, &source)?;
+        if config
+            .database
+            .url
+            .as_ref()
+            .is_some_and(DatabaseUrl::has_password)
+        {
+            // Anyone who reads the file can log in to the database as the service.
+            use std::os::unix::fs::PermissionsExt;
+            if let Ok(metadata) = std::fs::metadata(path)
+                && let Some(risk) =
+                    accelfed_schemas::secret::exposure(metadata.permissions().mode())
+            {
+                tracing::warn!(
+                    file = %path.display(),
+                    "database.url holds a password and the configuration file is {risk}"
+                );
+            }
+        }
         Ok(LoadedCentral {
             path: path.to_owned(),
             config,
@@ -225,16 +246,17 @@ impl CentralConfig {
             ));
         }
         if let Some(url) = &config.database.url
-            && !(url.starts_with("postgres://") || url.starts_with("postgresql://"))
+            && !url.is_postgres()
         {
             return Err(CentralConfigError::at(
                 path,
                 source,
-                source.find(url.as_str()),
+                source.find(url.expose()),
                 "database.url: must start with postgres:// (for SQLite, use database.path)",
             ));
         }
         config.refuse_shared_token_hashes(path, source)?;
+        config.refuse_confusable_sites(path, source)?;
         Ok(config)
     }
 
@@ -263,6 +285,32 @@ impl CentralConfig {
         ))
     }
 
+    /// Two site names drawn alike (`SITE-I` and `SITE-І` with a Cyrillic І) would be two sites
+    /// that every page and report shows as one: refused, naming both, at the second one's table.
+    fn refuse_confusable_sites(&self, path: &Path, source: &str) -> Result<(), CentralConfigError> {
+        let names: Vec<&SiteName> = self.sites.keys().collect();
+        for (i, first) in names.iter().enumerate() {
+            let Some(second) = names[i + 1..]
+                .iter()
+                .find(|second| confusable(first.as_str(), second.as_str()))
+            else {
+                continue;
+            };
+            return Err(CentralConfigError::at(
+                path,
+                source,
+                source.find(second.as_str()),
+                format!(
+                    "sites.{second}: looks like sites.{first} ({} and {} differ only in \
+                     characters drawn alike); give each site a name of its own",
+                    escaped(first.as_str()),
+                    escaped(second.as_str())
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// The sites' token hashes, for authenticating requests.
     /// `[ingest] max_batch`, with the sites' own.
     pub fn batch_limits(&self) -> crate::batch_limits::BatchLimits {
@@ -281,6 +329,20 @@ impl CentralConfig {
                 .map(|(site, entry)| (site.clone(), entry.token_sha256)),
         )
     }
+}
+
+/// `name` with every non-ASCII character as `\u{...}`, so that a message shows how two look-alike
+/// names differ.
+fn escaped(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii() {
+                c.to_string()
+            } else {
+                format!("\\u{{{:04X}}}", c as u32)
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -2,7 +2,9 @@ use std::path::Path;
 
 use super::*;
 
-const HASH: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+/// The SHA-256 of "not guessed" (`printf "not guessed" | sha256sum`), not one of the trivial tokens
+/// `auth` refuses.
+const HASH: &str = "fd2c90af7aca703b3a227b6564ee801657a032f40c6c2bcece78823dba8dadad";
 
 fn parse(text: &str) -> Result<CentralConfig, CentralConfigError> {
     CentralConfig::parse(Path::new("central.toml"), text)
@@ -128,4 +130,22 @@ fn a_site_may_have_its_own_batch_limit() {
         zero.contains("central.toml:8:13") && zero.contains("at least 1"),
         "{zero}"
     );
+}
+
+#[test]
+fn site_names_drawn_alike_are_refused_naming_both() {
+    let other = crate::auth::TokenHash::of("another site's token").to_hex();
+    // Line 6 is `[sites."SITE-\u{406}"]`, with a Cyrillic I (U+0406); the name starts at column 9.
+    let text = format!(
+        "[listen]\ngrpc = \"127.0.0.1:9443\"\n[tls]\ncertificate = \"c.pem\"\nkey = \"k.pem\"\n\
+         [sites.\"SITE-\u{406}\"]\ntoken_sha256 = \"{HASH}\"\n[sites.SITE-I]\ntoken_sha256 = \"{other}\"\n"
+    );
+    let err = parse(&text).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "central.toml:6:9: sites.SITE-\u{406}: looks like sites.SITE-I (SITE-I and SITE-\\u{0406} \
+         differ only in characters drawn alike); give each site a name of its own"
+    );
+    let apart = text.replace("SITE-\u{406}", "SITE-J");
+    parse(&apart).unwrap();
 }

@@ -11,6 +11,13 @@ use hyper_util::service::TowerToHyperService;
 
 use super::Incoming;
 
+/// The most bytes of a request's head (request line and headers) read before it is refused with
+/// 431 Request Header Fields Too Large: a bearer token and a few headers are well under 1 KiB, so
+/// 64 KiB leaves room for any client, where hyper's own bound is its read buffer (about 400 KB per
+/// connection, and a head that arrives in one read may pass it). Bodies are not bound by it (the
+/// registry's `max_document_bytes` bounds them).
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+
 /// Serves `app` on every connection of `incoming` until it ends (the accept loop stopped); `what`
 /// names the service in the debug log of connections that ended with an error.
 pub async fn serve(mut incoming: Incoming, app: Router, header_timeout: Duration, what: &str) {
@@ -23,6 +30,7 @@ pub async fn serve(mut incoming: Incoming, app: Router, header_timeout: Duration
             if let Err(error) = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(header_timeout)
+                .max_header_size(MAX_HEAD_BYTES)
                 .serve_connection(TokioIo::new(connection), service)
                 .await
             {

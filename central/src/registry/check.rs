@@ -2,7 +2,9 @@
 //! [`from_json`] (known classes and attributes, unique IDs, a tree), the JSON Schema shipped in
 //! `schemas/json/glue21.schema.json`, the site (the AdminDomain must be the token's site) and the
 //! document's consistency ([`super::consistency`]: IDs in the site's namespace, no association to
-//! a missing entity, no part above its total).
+//! a missing entity, no part above its total), one meaning (no key twice in an object:
+//! [`super::duplicate_keys`]), names as configuration takes them and, at the time of the push, sane
+//! times ([`super::sanity`]).
 //! Each refusal says what is wrong and where.
 
 use accelfed_schemas::excerpt::shorten_quotes;
@@ -10,6 +12,8 @@ use accelfed_schemas::glue::from_json::{self, FromJsonError, ParsedDocument};
 use serde_json::Value as Json;
 
 use super::consistency::first_inconsistency;
+use super::duplicate_keys::first_duplicate;
+use super::sanity::{TimeLimits, check_names, check_times};
 
 /// The schema every pushed document is checked against.
 const SCHEMA: &str = include_str!("../../../schemas/json/glue21.schema.json");
@@ -21,6 +25,16 @@ pub enum Rejection {
     TooLarge { size: usize, limit: usize },
     #[error("invalid JSON: {0}")]
     InvalidJson(String),
+    #[error(
+        "duplicate key {key:?} at {line}:{column} (line:column): a key may appear once in an \
+         object, as readers differ on which of two they keep"
+    )]
+    DuplicateKey {
+        /// An excerpt of the key.
+        key: String,
+        line: usize,
+        column: usize,
+    },
     #[error("{0}")]
     Entities(#[from] FromJsonError),
     #[error("schema violation at {path}: {message}")]
@@ -29,6 +43,12 @@ pub enum Rejection {
     WrongSite { document: String, token: String },
     #[error("{0}")]
     Inconsistent(String),
+    /// A CreationTime in the future or a Validity past the maximum.
+    #[error("{0}")]
+    Time(String),
+    /// An ID, Name or association that configuration would refuse.
+    #[error("{0}")]
+    Name(String),
 }
 
 /// The compiled schema and the size limit.
@@ -36,6 +56,7 @@ pub enum Rejection {
 pub struct Checker {
     validator: jsonschema::Validator,
     max_bytes: usize,
+    time_limits: TimeLimits,
 }
 
 /// Why the checker could not be built (the shipped schema is broken: a bug).
@@ -52,7 +73,28 @@ impl Checker {
         Ok(Self {
             validator,
             max_bytes,
+            time_limits: TimeLimits::default(),
         })
+    }
+
+    /// The same checker with other limits on a document's times.
+    pub fn with_time_limits(self, time_limits: TimeLimits) -> Self {
+        Self {
+            time_limits,
+            ..self
+        }
+    }
+
+    /// [`Self::check`], then the document's times against `now`, the time of the push.
+    pub fn check_at(
+        &self,
+        body: &[u8],
+        token_site: &str,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<ParsedDocument, Rejection> {
+        let parsed = self.check(body, token_site)?;
+        check_times(&parsed, now, self.time_limits)?;
+        Ok(parsed)
     }
 
     /// Checks a document sent with `token_site`'s token.
@@ -61,6 +103,13 @@ impl Checker {
             return Err(Rejection::TooLarge {
                 size: body.len(),
                 limit: self.max_bytes,
+            });
+        }
+        if let Some(duplicate) = first_duplicate(body) {
+            return Err(Rejection::DuplicateKey {
+                key: duplicate.key,
+                line: duplicate.line,
+                column: duplicate.column,
             });
         }
         let json: Json = serde_json::from_slice(body)
@@ -87,6 +136,7 @@ impl Checker {
         if let Some(why) = first_inconsistency(&parsed.entities, token_site) {
             return Err(Rejection::Inconsistent(why));
         }
+        check_names(&parsed)?;
         Ok(parsed)
     }
 }
@@ -156,6 +206,26 @@ mod tests {
             too_large.check(&json::render(&sample::snapshot("S")), "S"),
             Err(Rejection::TooLarge { limit: 100, .. })
         ));
+    }
+
+    #[test]
+    fn a_key_twice_in_an_object_is_refused_naming_it_and_its_place() {
+        let body = json::render(&sample::snapshot("S"));
+        let text = String::from_utf8(body).unwrap();
+        // The rendered document's first object has `"ID"`; a second one before it means two IDs.
+        let twice = text.replacen("\"ID\":", "\"ID\": \"shadow\", \"ID\":", 1);
+        assert_ne!(twice, text);
+        let rejection = checker().check(twice.as_bytes(), "S").unwrap_err();
+        assert!(
+            matches!(&rejection, Rejection::DuplicateKey { key, line, .. } if key == "ID" && *line >= 1),
+            "{rejection}"
+        );
+        assert!(
+            rejection
+                .to_string()
+                .starts_with("duplicate key \"ID\" at "),
+            "{rejection}"
+        );
     }
 
     #[test]

@@ -80,6 +80,10 @@ async fn push(State(state): State<ApiState>, headers: HeaderMap, body: Body) -> 
             "missing or unknown bearer token (Authorization: Bearer <site token>)",
         );
     };
+    if let Some(refusal) = unsupported_encoding(&headers) {
+        tracing::warn!(site = %site, "registry push refused: {refusal}");
+        return error_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &refusal);
+    }
     // One byte past the limit is enough to know the document is too large.
     let body: Bytes = match axum::body::to_bytes(body, state.max_body.saturating_add(1)).await {
         Ok(body) => body,
@@ -102,7 +106,9 @@ async fn push(State(state): State<ApiState>, headers: HeaderMap, body: Body) -> 
             let status = match rejection {
                 Rejection::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
                 Rejection::WrongSite { .. } => StatusCode::FORBIDDEN,
-                Rejection::InvalidJson(_) => StatusCode::BAD_REQUEST,
+                Rejection::InvalidJson(_) | Rejection::DuplicateKey { .. } => {
+                    StatusCode::BAD_REQUEST
+                }
                 _ => StatusCode::UNPROCESSABLE_ENTITY,
             };
             error_response(status, &rejection.to_string())
@@ -112,6 +118,28 @@ async fn push(State(state): State<ApiState>, headers: HeaderMap, body: Body) -> 
             error_response(StatusCode::SERVICE_UNAVAILABLE, &error.to_string())
         }
     }
+}
+
+/// Why a push's `Content-Encoding` is refused: the registry reads a document as sent, so any
+/// coding but `identity` (gzip, br, a list of them) would be read as JSON it is not. Refused with
+/// 415 (RFC 9110, 15.5.16) rather than decoded: a site's document is a few megabytes at most, and
+/// decoding would let a small body expand past the size limit before it is checked.
+fn unsupported_encoding(headers: &HeaderMap) -> Option<String> {
+    let mut codings = headers
+        .get_all(header::CONTENT_ENCODING)
+        .iter()
+        .flat_map(|value| {
+            let text = String::from_utf8_lossy(value.as_bytes()).into_owned();
+            text.split(',')
+                .map(|coding| coding.trim().to_owned())
+                .collect::<Vec<_>>()
+        })
+        .filter(|coding| !coding.is_empty());
+    let coding = codings.find(|coding| !coding.eq_ignore_ascii_case("identity"))?;
+    Some(format!(
+        "Content-Encoding {:?} is not accepted: send the document uncompressed (identity)",
+        accelfed_schemas::excerpt::excerpt(&coding)
+    ))
 }
 
 /// An offers answer: its bytes are copied from each offer's JSON rendered at push time
@@ -199,7 +227,9 @@ async fn history(
         Ok(history) if history.is_empty() => error_response(
             StatusCode::NOT_FOUND,
             &format!(
-                "no document of site {site:?} is stored: the site is unknown or has never pushed"
+                "no document of site {:?} is stored: the site is unknown or has never pushed",
+                // An excerpt: a name of 8,000 characters is not echoed whole.
+                accelfed_schemas::excerpt::excerpt(&site)
             ),
         ),
         Ok(history) => json(

@@ -4,7 +4,8 @@
 //! * `accelfed_schemas::offer`: the offers (cloud flavors and batch node types with GPUs) read from
 //!   a site's entities, and the `Filter` every query form shares (pure, so they live with the
 //!   model); `offer`'s tests hold them against documents the registry reads.
-//! * [`check`]: what a pushed document must pass (size, JSON, entities, schema, site).
+//! * [`check`]: what a pushed document must pass (size, JSON with no key twice, entities, schema,
+//!   site, names, times: [`duplicate_keys`], [`sanity`]).
 //! * [`store`]: the latest document per site and a history, SQLite or PostgreSQL.
 //! * [`index`]: the in-memory view queries read, rebuilt on push and swapped in whole; each site's
 //!   [`postings`] (offers by model word, VO, kind) narrow a query to its candidates, and its
@@ -16,6 +17,7 @@ mod broker_cache;
 pub mod check;
 pub mod config;
 mod consistency;
+pub mod duplicate_keys;
 pub mod federation;
 pub mod http;
 pub mod https;
@@ -25,6 +27,7 @@ pub mod ldap;
 #[cfg(test)]
 mod offer;
 pub mod postings;
+pub mod sanity;
 pub mod service;
 mod state;
 pub mod store;

@@ -102,7 +102,7 @@ impl Registry {
         body: &[u8],
         now: DateTime<Utc>,
     ) -> Result<PushReport, PushError> {
-        let parsed = self.checker.check(body, token_site)?;
+        let parsed = self.checker.check_at(body, token_site, now)?;
         let text = String::from_utf8_lossy(body).into_owned();
         let _guard = self.push_lock.lock().await;
         self.store

@@ -23,7 +23,7 @@ pub fn run(args: &ReportArgs) -> Outcome {
     if !args.database.contains("://") && !Path::new(&args.database).exists() {
         tracing::error!(
             "no accounting repository at {} (give --database a SQLite file or a postgres:// URL)",
-            args.database
+            accelfed_schemas::database_url::redact(&args.database)
         );
         return Outcome::Config;
     }

@@ -25,6 +25,8 @@ use super::query::{SummaryQuery, SummaryRow};
 use super::row::RecordRow;
 use super::sync_count::SyncCount;
 use crate::wire::Outcome;
+/// The URL with every password replaced, safe for logs and error messages.
+pub(crate) use accelfed_schemas::database_url::redact;
 
 /// A repository in a PostgreSQL database.
 #[derive(Debug, Clone)]
@@ -235,34 +237,5 @@ async fn connect_on_own_thread(url: &str) -> Result<(Client, Handle), tokio_post
         Ok(result) => result,
         // The thread ended without answering (its runtime could not start): as above.
         Err(_) => Ok((connect(url).await?, Handle::current())),
-    }
-}
-
-/// The URL with any password replaced, safe for logs and error messages.
-pub(crate) fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    match rest.split_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-            None => url.to_owned(),
-        },
-        None => url.to_owned(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn redacts_passwords() {
-        assert_eq!(
-            super::redact("postgres://acct:secret@db:5432/acc"),
-            "postgres://acct:***@db:5432/acc"
-        );
-        assert_eq!(
-            super::redact("postgres://postgres@127.0.0.1/x"),
-            "postgres://postgres@127.0.0.1/x"
-        );
     }
 }

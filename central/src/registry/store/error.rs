@@ -18,6 +18,7 @@ pub enum StoreError {
         url: String,
         error: tokio_postgres::Error,
     },
+    /// The location without its password.
     #[error("registry database {0:?}: expected a file path or postgres://")]
     Location(String),
     #[error("registry store worker thread failed: {0}")]

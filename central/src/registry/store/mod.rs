@@ -45,10 +45,11 @@ pub enum DocumentStore {
 impl DocumentStore {
     /// Opens `location`: a `postgres://` URL, or else an SQLite file path (created if missing).
     pub async fn open(location: &str) -> Result<Self, StoreError> {
-        if location.starts_with("postgres://") || location.starts_with("postgresql://") {
-            Ok(Self::Postgres(PostgresStore::open(location).await?))
+        let url = accelfed_schemas::database_url::DatabaseUrl::new(location);
+        if url.is_postgres() {
+            Ok(Self::Postgres(PostgresStore::open(url.expose()).await?))
         } else if location.is_empty() || location.contains("://") {
-            Err(StoreError::Location(location.to_owned()))
+            Err(StoreError::Location(url.redacted()))
         } else {
             Ok(Self::Sqlite(SqliteStore::open(Path::new(location)).await?))
         }

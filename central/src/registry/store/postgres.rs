@@ -7,6 +7,7 @@ use tokio::sync::Mutex;
 use tokio_postgres::{Client, NoTls};
 
 use accelfed_accounting::repository::postgres_message::describe;
+use accelfed_schemas::database_url::redact;
 
 use super::{HistoryEntry, StoreError, StoredDocument, from_millis, millis};
 
@@ -129,19 +130,5 @@ impl PostgresStore {
                 bytes: u64::try_from(row.get::<_, i64>(1)).unwrap_or(0),
             })
             .collect())
-    }
-}
-
-/// The URL with any password replaced, for messages and logs.
-fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    match rest.split_once('@') {
-        Some((user_info, host)) => {
-            let user = user_info.split(':').next().unwrap_or_default();
-            format!("{scheme}://{user}:***@{host}")
-        }
-        None => url.to_owned(),
     }
 }
