@@ -3,8 +3,12 @@
 //! copy of `examples/`, with the built binary first on PATH. Nothing is written by hand. The
 //! report it ends with must show the GPU-hours computed by hand from examples/manual-usage.jsonl.
 //!
-//! The commands listen on fixed ports (9443, 8443, 9464 on 127.0.0.1), as the page says; a port
-//! already taken fails the test naming it.
+//! The commands listen on fixed ports (9443, 8443, 9464 on 127.0.0.1), as the page says. So that
+//! another service on the machine (a second `accelfed serve`, say) cannot fail the test, the block
+//! runs in a private network namespace of its own (`unshare --net`, its loopback brought up with
+//! `ip link set lo up`), as root or, where user namespaces are allowed, as a mapped root
+//! (`unshare --map-root-user --net`). Where neither works a port already taken fails the test
+//! naming it.
 
 #![allow(clippy::unwrap_used)]
 
@@ -65,7 +69,24 @@ fn copy_folder(from: &Path, to: &Path) {
     }
 }
 
-/// Runs `script` with bash in `dir`, at most `limit`; (status, stdout, stderr). The script's own
+/// The `unshare` arguments that give a command a network namespace of its own with a working
+/// loopback on this machine, tried in order; `None` where none does (no util-linux, not root and
+/// no user namespaces).
+fn private_network() -> Option<&'static [&'static str]> {
+    const WAYS: [&[&str]; 2] = [&["--net"], &["--map-root-user", "--net"]];
+    WAYS.into_iter().find(|&unshare| {
+        Command::new("unshare")
+            .args(unshare)
+            .args(["--", "ip", "link", "set", "lo", "up"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success())
+    })
+}
+
+/// Runs `script` with bash in `dir` (in a private network namespace where [`private_network`]
+/// finds a way), at most `limit`; (status, stdout, stderr). The script's own
 /// process group is killed at the end, so a background `serve` never outlives the test.
 fn run_script(dir: &Path, script: &str, limit: Duration) -> (Option<i32>, String, String) {
     let binary = Path::new(env!("CARGO_BIN_EXE_accelfed"));
@@ -74,11 +95,18 @@ fn run_script(dir: &Path, script: &str, limit: Duration) -> (Option<i32>, String
         binary.parent().unwrap().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let mut command = Command::new("bash");
+    let (mut command, prelude) = match private_network() {
+        Some(unshare) => {
+            let mut command = Command::new("unshare");
+            command.args(unshare).arg("--").arg("bash");
+            (command, "ip link set lo up\n")
+        }
+        None => (Command::new("bash"), ""),
+    };
     command
         .arg("-c")
         .arg(format!(
-            "set -euo pipefail\n{script}\nkill %1 && wait %1 || true\n"
+            "set -euo pipefail\n{prelude}{script}\nkill %1 && wait %1 || true\n"
         ))
         .current_dir(dir)
         .env("PATH", path)
@@ -138,9 +166,14 @@ fn the_first_federation_in_five_commands_runs_as_written() {
         commands.len(),
         commands.join("\n")
     );
-    for port in [9443, 8443, 9464] {
-        if let Err(err) = std::net::TcpListener::bind(("127.0.0.1", port)) {
-            panic!("the walk-through listens on 127.0.0.1:{port}, which is taken: {err}");
+    if private_network().is_none() {
+        for port in [9443, 8443, 9464] {
+            if let Err(err) = std::net::TcpListener::bind(("127.0.0.1", port)) {
+                panic!(
+                    "the walk-through listens on 127.0.0.1:{port}, which is taken, and no \
+                     private network namespace can be made here (`unshare --net`): {err}"
+                );
+            }
         }
     }
     let dir = tempfile::tempdir().unwrap();

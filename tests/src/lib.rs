@@ -8,7 +8,8 @@
 //! * [`postgres`]: a private PostgreSQL database per test (and the benchmarks' server);
 //! * [`fake_kubernetes`] and [`fake_openstack`]: local servers that answer like those APIs from the
 //!   recorded fixtures under `provider/tests/fixtures/`, on [`fake_http`]'s accept loop;
-//! * real components: [`slapd`], [`slurm`], [`openstack`] (installed through [`apt`] off CI);
+//! * real components: [`slapd`], [`slurm`], [`openstack`] (installed through [`apt`] off CI), each
+//!   started as a process group of its own and stopped as one ([`owned`]), a panicking test included;
 //! * with the `bench-support` feature, [`bench_records`]: the repository benchmarks' records.
 //!
 //! Crates use it as a dev-dependency only. Its helpers take and return plain data (paths, strings,
@@ -24,6 +25,7 @@ pub mod fake_http;
 pub mod fake_kubernetes;
 pub mod fake_openstack;
 pub mod openstack;
+pub mod owned;
 pub mod pki;
 pub mod postgres;
 pub mod slapd;

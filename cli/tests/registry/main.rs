@@ -138,6 +138,10 @@ fn two_sites_push_and_a_query_finds_their_a100s() {
 
     let pushed = push(&server, &pki, &cloud, &token_a);
     assert!(pushed.status.success(), "{}", stderr(&pushed));
+    // First pushed with an hour's Validity, so "fresh" below holds however slow the machine is
+    // (a 2 s Validity raced the wall clock between push and query).
+    let short = std::fs::read_to_string(&batch).unwrap();
+    std::fs::write(&batch, short.replace("validity = 2", "validity = 3600")).unwrap();
     let pushed = push(&server, &pki, &batch, &token_b);
     assert!(pushed.status.success(), "{}", stderr(&pushed));
 
@@ -171,7 +175,11 @@ fn two_sites_push_and_a_query_finds_their_a100s() {
         ]
     );
 
-    // The batch site's Validity (2 s) runs out: still listed, marked; --fresh leaves it out.
+    // Pushed again with a Validity of 2 s, which has run out 3 s later however slow the machine
+    // is: still listed, marked; --fresh leaves it out.
+    std::fs::write(&batch, &short).unwrap();
+    let pushed = push(&server, &pki, &batch, &token_b);
+    assert!(pushed.status.success(), "{}", stderr(&pushed));
     std::thread::sleep(Duration::from_secs(3));
     let offers = summary(&query(&server, &pki, &wanted));
     assert_eq!(offers.len(), 3);

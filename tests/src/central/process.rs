@@ -3,25 +3,26 @@
 //! instants) and the service's own resident memory. Everything else starts the service
 //! in-process with [`super::Server`].
 //!
-//! [`ServeProcess::start`] gives each `127.0.0.1:0` listener of the configuration a free port
-//! first, so it knows the addresses and waits until they accept connections; only
-//! [`ServeProcess::spawn`], for the smoke test of what the binary prints, reads them from the
-//! "listening <name> <address>" lines on standard error. Either way the rest of the log is drained
-//! so the service never blocks on a full pipe, and shown when it does not start.
+//! The service binds its `127.0.0.1:0` listeners itself and prints where they ended up
+//! ("listening <name> <address>" on standard error, once bound), which is where the harness reads
+//! the addresses from; the rest of the log is drained so the service never blocks on a full pipe,
+//! and shown when it does not start. The service runs as a process group of its own
+//! ([`crate::owned`]), killed as a group when the value is dropped, a panicking test included.
 
 use std::io::{BufRead, BufReader};
-use std::net::{SocketAddr, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::listening::Listening;
+use crate::owned::OwnedProcess;
 
-/// A running `accelfed serve`, stopped with SIGKILL when dropped.
+/// A running `accelfed serve`, stopped with SIGKILL (its whole process group) when dropped.
 #[derive(Debug)]
 pub struct ServeProcess {
-    child: Child,
+    child: OwnedProcess,
     /// Where it listens (the struct dereferences to it).
     pub listening: Listening,
     /// The service's log lines; kept so the reader thread keeps draining its standard error.
@@ -32,33 +33,13 @@ pub struct ServeProcess {
 const START_LIMIT: Duration = Duration::from_secs(30);
 
 impl ServeProcess {
-    /// `accelfed serve --config <config>`, its port-0 listeners on free ports chosen here.
+    /// `accelfed serve --config <config>`; its port-0 listeners get their ports from the kernel at
+    /// bind time, read back from what the service prints, so no port is ever bound, released and
+    /// then taken by something else.
     pub fn start(config: &Path) -> ServeProcess {
-        let config = with_free_ports(config);
-        let listen = load_listen(&config);
         let mut command = super::accelfed();
-        command.args(["serve", "--config"]).arg(&config);
-        let (mut child, log) = launch(command);
-        let wanted = [Some(listen.grpc), listen.metrics, listen.https];
-        let deadline = Instant::now() + START_LIMIT;
-        for address in wanted.into_iter().flatten() {
-            while TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_err() {
-                let exited = child.try_wait().ok().flatten().is_some();
-                if exited || Instant::now() > deadline {
-                    fail(&mut child, &log.try_iter().collect::<Vec<_>>());
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
-        ServeProcess {
-            child,
-            listening: Listening {
-                grpc: listen.grpc,
-                metrics: listen.metrics,
-                https: listen.https,
-            },
-            log,
-        }
+        command.args(["serve", "--config"]).arg(config);
+        Self::spawn(command, config)
     }
 
     /// Spawns `command` (an `accelfed serve` of the central.toml at `config`, set up by the
@@ -131,8 +112,8 @@ impl ServeProcess {
 
 impl Drop for ServeProcess {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        // SIGKILL, not a shutdown: the kill tests restart the service on what a crash left.
+        self.child.kill();
     }
 }
 
@@ -151,14 +132,14 @@ fn load_listen(config: &Path) -> accelfed_central::config::ListenConfig {
 }
 
 /// Spawns the service with its standard error read line by line on a thread of its own.
-fn launch(mut command: Command) -> (Child, mpsc::Receiver<String>) {
-    let mut child = command
+fn launch(mut command: Command) -> (OwnedProcess, mpsc::Receiver<String>) {
+    command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("accelfed serve spawns");
-    let stderr = child.stderr.take().expect("a piped standard error");
+        .stderr(Stdio::piped());
+    let mut child =
+        OwnedProcess::spawn("accelfed serve", &mut command).expect("accelfed serve spawns");
+    let stderr = child.child().stderr.take().expect("a piped standard error");
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
@@ -170,33 +151,7 @@ fn launch(mut command: Command) -> (Child, mpsc::Receiver<String>) {
     (child, rx)
 }
 
-fn fail(child: &mut Child, log: &[String]) -> ! {
-    let _ = child.kill();
-    let _ = child.wait();
+fn fail(child: &mut OwnedProcess, log: &[String]) -> ! {
+    child.kill();
     panic!("accelfed serve did not start:\n{}", log.join("\n"));
-}
-
-/// `config` with each `127.0.0.1:0` given a port that was free a moment ago (bound and released),
-/// written beside it (its relative paths stay right); `config` itself when it names none.
-fn with_free_ports(config: &Path) -> PathBuf {
-    let text =
-        std::fs::read_to_string(config).unwrap_or_else(|err| panic!("{}: {err}", config.display()));
-    let parts: Vec<&str> = text.split("\"127.0.0.1:0\"").collect();
-    if parts.len() == 1 {
-        return config.to_owned();
-    }
-    // All held until all are chosen, so no two listeners get the same port.
-    let held: Vec<std::net::TcpListener> = parts[1..]
-        .iter()
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("a free port"))
-        .collect();
-    let mut out = parts[0].to_owned();
-    for (part, listener) in parts[1..].iter().zip(&held) {
-        let port = listener.local_addr().expect("a bound address").port();
-        out.push_str(&format!("\"127.0.0.1:{port}\"{part}"));
-    }
-    drop(held);
-    let path = config.with_extension("ports.toml");
-    std::fs::write(&path, out).expect("write the configuration with its ports");
-    path
 }

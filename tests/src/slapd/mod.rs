@@ -25,11 +25,13 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ldap3::{LdapConn, Scope, SearchEntry};
 use tempfile::TempDir;
+
+use crate::owned::OwnedProcess;
 
 pub use load::LoadReport;
 pub use update::{LdifEntry, LdifError, UpdateReport, parse_ldif};
@@ -113,7 +115,7 @@ impl Found {
 /// A running private slapd. Dropping it stops the server and removes its directory.
 #[derive(Debug)]
 pub struct Slapd {
-    child: Child,
+    child: OwnedProcess,
     url: String,
     dir: TempDir,
 }
@@ -131,8 +133,9 @@ impl Slapd {
                 });
             }
         }
-        // The port is free when checked; another process may take it before slapd binds, so a
-        // start that fails is retried on a new port.
+        // slapd cannot take a bound socket from its parent, nor print a port it chose itself, so
+        // its port is one that was free when checked (bound and released): another process may
+        // take it before slapd binds, and a start that fails is retried on a new port.
         let mut last_error = None;
         for _ in 0..3 {
             match Self::start_once(extra_schemas) {
@@ -161,7 +164,8 @@ impl Slapd {
             File::create(&log_path).map_err(io(format!("creating {}", log_path.display())))?;
         let log_err = log.try_clone().map_err(io("duplicating the log handle"))?;
         // `-d 0` keeps slapd in the foreground, so the harness owns the process and its exit.
-        let child = Command::new(install::SLAPD)
+        let mut command = Command::new(install::SLAPD);
+        command
             .arg("-f")
             .arg(&conf)
             .arg("-h")
@@ -169,8 +173,8 @@ impl Slapd {
             .args(["-d", "0"])
             .stdin(Stdio::null())
             .stdout(log)
-            .stderr(log_err)
-            .spawn()
+            .stderr(log_err);
+        let child = OwnedProcess::spawn("slapd", &mut command)
             .map_err(io(format!("running {}", install::SLAPD)))?;
         let mut slapd = Slapd { child, url, dir };
         slapd.wait_ready(port)?;
@@ -287,10 +291,9 @@ impl Slapd {
 
 impl Drop for Slapd {
     fn drop(&mut self) {
-        // The database is throw-away, so no graceful shutdown is needed; wait to reap the process
-        // before TempDir removes the directory under it.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        // The database is throw-away, so no graceful shutdown is needed; the group is killed and
+        // reaped before TempDir removes the directory under it.
+        self.child.kill();
     }
 }
 

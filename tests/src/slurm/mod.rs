@@ -9,14 +9,17 @@
 
 mod config;
 mod install;
+mod stop;
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
+
+use crate::owned::OwnedProcess;
 
 pub use config::Layout;
 pub use install::PACKAGES;
@@ -66,7 +69,8 @@ fn io(action: impl Into<String>) -> impl FnOnce(std::io::Error) -> HarnessError 
 pub struct Slurm {
     dir: TempDir,
     pub layout: Layout,
-    daemons: Vec<(&'static str, Child)>,
+    /// In start order: munged, slurmdbd, slurmctld, slurmd, then slurmrestd where started.
+    daemons: Vec<OwnedProcess>,
     rest: Option<Rest>,
 }
 
@@ -127,6 +131,22 @@ impl Slurm {
     /// cluster [`Slurm::start`] gives.
     pub fn start_sharded(shards_per_gpu: u32) -> Result<Self, HarnessError> {
         install::ensure_installed()?;
+        // The daemons take no bound socket from their parent and print no port they chose, so
+        // their ports were free when checked (bound and released): another process may take one
+        // before a daemon binds it, and a start that fails is retried on new ports.
+        let mut attempt = 1;
+        loop {
+            match Self::start_once(shards_per_gpu) {
+                Err(err) if attempt < 3 => {
+                    eprintln!("accelfed-tests: Slurm start {attempt} failed, retrying: {err}");
+                    attempt += 1;
+                }
+                result => return result,
+            }
+        }
+    }
+
+    fn start_once(shards_per_gpu: u32) -> Result<Self, HarnessError> {
         let dir = tempfile::Builder::new()
             .prefix("accelfed-slurm-")
             .tempdir()
@@ -217,15 +237,16 @@ impl Slurm {
         let log = std::fs::File::create(self.dir().join(format!("log/{name}.out")))
             .map_err(io(format!("creating the {name} log")))?;
         let err = log.try_clone().map_err(io("cloning a log handle"))?;
-        let child = Command::new(program)
+        let mut command = Command::new(program);
+        command
             .args(args)
             .env("SLURM_CONF", self.slurm_conf())
             .stdin(Stdio::null())
             .stdout(log)
-            .stderr(err)
-            .spawn()
-            .map_err(io(format!("starting {program}")))?;
-        self.daemons.push((name, child));
+            .stderr(err);
+        let daemon =
+            OwnedProcess::spawn(name, &mut command).map_err(io(format!("starting {program}")))?;
+        self.daemons.push(daemon);
         Ok(())
     }
 
@@ -286,11 +307,11 @@ impl Slurm {
             if ready(self)? {
                 return Ok(());
             }
-            for (name, child) in &mut self.daemons {
-                if let Ok(Some(status)) = child.try_wait() {
+            for daemon in &mut self.daemons {
+                if let Ok(Some(status)) = daemon.try_wait() {
                     return Err(HarnessError::Start {
                         what: what.to_owned(),
-                        reason: format!("{name} exited with {status}"),
+                        reason: format!("{} exited with {status}", daemon.name()),
                         logs: self.logs(),
                     });
                 }
@@ -483,7 +504,8 @@ impl Slurm {
         let log = std::fs::File::create(self.dir().join("log/slurmrestd.out"))
             .map_err(io("creating the slurmrestd log"))?;
         let err = log.try_clone().map_err(io("cloning a log handle"))?;
-        let child = Command::new("/usr/sbin/slurmrestd")
+        let mut command = Command::new("/usr/sbin/slurmrestd");
+        command
             .args([
                 "-u",
                 REST_USER,
@@ -498,10 +520,10 @@ impl Slurm {
             .env("SLURM_JWT", "daemon")
             .stdin(Stdio::null())
             .stdout(log)
-            .stderr(err)
-            .spawn()
-            .map_err(io("starting slurmrestd"))?;
-        self.daemons.push(("slurmrestd", child));
+            .stderr(err);
+        let daemon =
+            OwnedProcess::spawn("slurmrestd", &mut command).map_err(io("starting slurmrestd"))?;
+        self.daemons.push(daemon);
         let token = self.run(
             "scontrol",
             &["token", &format!("username={REST_USER}"), "lifespan=3600"],
@@ -597,28 +619,4 @@ fn ensure_user(user: &str) -> Result<(), HarnessError> {
         .output()
         .map_err(io("running useradd"))?;
     checked(&format!("useradd {user}"), output).map(|_| ())
-}
-
-impl Drop for Slurm {
-    fn drop(&mut self) {
-        // Reverse start order: slurmrestd, slurmd, slurmctld, slurmdbd, munged.
-        while let Some((_, mut child)) = self.daemons.pop() {
-            let _ = Command::new("kill")
-                .args(["-TERM", &child.id().to_string()])
-                .status();
-            let deadline = Instant::now() + Duration::from_secs(5);
-            while Instant::now() < deadline && matches!(child.try_wait(), Ok(None)) {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        let _ = Command::new("mysql")
-            .args(["-h", "127.0.0.1", "-u", "root", "-e"])
-            .arg(format!(
-                "DROP DATABASE IF EXISTS `{}`",
-                self.layout.database
-            ))
-            .status();
-    }
 }
