@@ -9,6 +9,7 @@ mod deploy;
 mod in_cluster;
 mod sharing;
 mod slots;
+mod vendors;
 
 use accelfed_tests::fake_kubernetes as server;
 
