@@ -60,7 +60,7 @@ pub fn product_name(label: &str) -> String {
             .strip_prefix("MI")
             .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
     };
-    let kept = match words.iter().position(|word| is_model(word)) {
+    let kept = match words.iter().position(is_model) {
         Some(at) => &words[..=at],
         None => &words[..],
     };
