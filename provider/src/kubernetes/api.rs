@@ -57,7 +57,7 @@ pub struct PodMeta<'a> {
 }
 
 /// Node metadata: the name and the GPU labels only (GPU Feature Discovery's `nvidia.com/*`, AMD's
-/// `amd.com/*` and `beta.amd.com/*`). A node carries dozens of other labels (NFD's CPU features,
+/// `amd.com/*` and `beta.amd.com/*`, Intel's `gpu.intel.com/*`). A node carries dozens of other labels (NFD's CPU features,
 /// topology, instance type) and annotations; they are skipped unread instead of copied.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct NodeMeta {
@@ -279,10 +279,29 @@ pub struct QuotaSpec {
     pub hard: BTreeMap<String, String>,
 }
 
-/// Whether a resource name is one the GPU accounting reads (`nvidia.com/gpu`,
-/// `nvidia.com/mig-1g.10gb`, `nvidia.com/gpu.shared`, `amd.com/gpu`).
+/// Whether a resource name is one the GPU accounting reads: `nvidia.com/gpu`,
+/// `nvidia.com/gpu.shared`, `nvidia.com/mig-<profile>`, `amd.com/gpu`, Intel's
+/// `gpu.intel.com/i915` and `gpu.intel.com/xe`, and any other resource of those vendors that names
+/// a GPU (published and metered as whole GPUs, with a warning; see [`super::vendors`]). Not GPUs:
+/// Intel's monitoring resources and GPU-aware-scheduling amounts (`gpu.intel.com/millicores`,
+/// `memory.max`, `tiles`), NVIDIA's network resources (`nvidia.com/rdma_shared_device_a`,
+/// `nvidia.com/hostdev`).
 pub fn is_gpu_resource(name: &str) -> bool {
-    name.starts_with("nvidia.com/") || name.starts_with("amd.com/gpu")
+    match name.split_once('/') {
+        // Read for every resource of every pod: no allocation.
+        Some(("nvidia.com" | "amd.com", rest)) => {
+            rest == "gpu"
+                || rest.starts_with("mig-")
+                || rest
+                    .as_bytes()
+                    .windows(3)
+                    .any(|word| word.eq_ignore_ascii_case(b"gpu"))
+        }
+        Some(("gpu.intel.com", rest)) => {
+            !matches!(rest, "millicores" | "memory.max" | "tiles") && !rest.ends_with("_monitoring")
+        }
+        _ => false,
+    }
 }
 
 /// Whether a node label is one the device reading looks at ([`super::labels`]).
@@ -290,6 +309,7 @@ pub fn is_gpu_label(key: &str) -> bool {
     key.starts_with("nvidia.com/")
         || key.starts_with("amd.com/")
         || key.starts_with("beta.amd.com/")
+        || key.starts_with("gpu.intel.com/")
 }
 
 fn gpu_labels<'de, D: Deserializer<'de>>(

@@ -8,8 +8,10 @@
 //! `nvidia.com/mig.strategy`, `nvidia.com/vgpu.present`, and the driver and CUDA versions, spelt
 //! `cuda.driver-version.*` / `cuda.runtime-version.*` since GFD 0.15 and `cuda.driver.*` /
 //! `cuda.runtime.*` before (both are read, the current spelling first). The AMD labeller writes
-//! `amd.com/gpu.product-name`, `.vram` (`64G`), `.family`, `.driver-version`, formerly under
-//! `beta.amd.com/`.
+//! `amd.com/gpu.product-name`, `.device-id`, `.vram` (`64G`), `.family`, `.driver-version`, and
+//! its older releases `beta.amd.com/gpu.<kind>.<value>=<count>` (`beta.amd.com/gpu.device-id.740f=8`);
+//! Intel's NFD rules `gpu.intel.com/device-id.<class>-<device>.count`, `gpu.intel.com/product`,
+//! `gpu.intel.com/device.count` (read in [`super::vendors`]).
 //!
 //! A label with a garbage value is reported (node and label named) and treated as absent.
 
@@ -49,6 +51,20 @@ impl<'a> Labels<'a> {
             .get(key)
             .map(String::as_str)
             .filter(|value| !value.trim().is_empty())
+    }
+
+    /// The labels whose key starts with `prefix`, as (the rest of the key, value): the older AMD
+    /// labeller and Intel's NFD rules put the value in the key (`beta.amd.com/gpu.device-id.740f`,
+    /// `gpu.intel.com/device-id.0380-0bd5.count`).
+    pub fn under(&self, prefix: &'a str) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+        self.labels
+            .range::<str, _>((
+                std::ops::Bound::Included(prefix),
+                std::ops::Bound::Unbounded,
+            ))
+            .map_while(move |(key, value)| {
+                key.strip_prefix(prefix).map(|rest| (rest, value.as_str()))
+            })
     }
 
     /// The first present of several spellings.
@@ -211,16 +227,6 @@ pub fn mig_profile(product: &str) -> Option<&str> {
     accelfed_schemas::gpu::catalog::strip_sharing(product).1
 }
 
-/// AMD's product label with underscores as spaces (`Instinct_MI210` -> `AMD Instinct MI210`).
-pub fn amd_model(product: &str) -> String {
-    let name = product.trim().replace('_', " ");
-    if name.starts_with("AMD") {
-        name
-    } else {
-        format!("AMD {name}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,7 +249,6 @@ mod tests {
             nvidia_model("NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"),
             "NVIDIA A100-SXM4-40GB"
         );
-        assert_eq!(amd_model("Instinct_MI210"), "AMD Instinct MI210");
     }
 
     #[test]

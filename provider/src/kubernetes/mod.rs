@@ -27,6 +27,7 @@ mod pods;
 mod quantity;
 mod slots;
 mod usage;
+mod vendors;
 mod vo;
 
 use chrono::{DateTime, Utc};

@@ -3,7 +3,9 @@
 //!
 //! Resources read: `nvidia.com/gpu` (whole GPUs, time-sliced or MPS replicas, vGPUs, or MIG slices
 //! under the single strategy), `nvidia.com/gpu.shared` (replicas renamed by the device plugin),
-//! `nvidia.com/mig-<profile>` and `nvidia.com/mig-<profile>.shared` (mixed strategy), `amd.com/gpu`.
+//! `nvidia.com/mig-<profile>` and `nvidia.com/mig-<profile>.shared` (mixed strategy); `amd.com/gpu`,
+//! Intel's `gpu.intel.com/i915` and `gpu.intel.com/xe`, and GPU resources accelfed does not know
+//! (read in [`super::vendors`]).
 //! Under sharing, physical GPUs = capacity / replicas; when that does not divide, GFD's `.count`
 //! label is used, and without one the resource is skipped with a warning rather than published
 //! with a guessed count.
@@ -21,7 +23,8 @@ use accelfed_schemas::gpu::{
 use accelfed_schemas::names::Text;
 
 use super::api::Node;
-use super::labels::{Labels, amd_model, mig_profile, nvidia_model, vgpu_type};
+use super::api::is_gpu_resource;
+use super::labels::{Labels, mig_profile, nvidia_model, vgpu_type};
 use super::quantity::{millicores, whole};
 
 /// The GPUs of one node.
@@ -239,6 +242,10 @@ enum ResourceKind<'r> {
         shared: bool,
     },
     Amd,
+    /// `gpu.intel.com/i915` or `gpu.intel.com/xe`.
+    Intel,
+    /// Another resource [`is_gpu_resource`] takes for a GPU.
+    Unknown,
 }
 
 impl<'r> ResourceKind<'r> {
@@ -247,8 +254,11 @@ impl<'r> ResourceKind<'r> {
             "nvidia.com/gpu" => Some(Self::NvidiaGpu { shared: false }),
             "nvidia.com/gpu.shared" => Some(Self::NvidiaGpu { shared: true }),
             "amd.com/gpu" => Some(Self::Amd),
+            "gpu.intel.com/i915" | "gpu.intel.com/xe" => Some(Self::Intel),
             _ => {
-                let profile = resource.strip_prefix("nvidia.com/mig-")?;
+                let Some(profile) = resource.strip_prefix("nvidia.com/mig-") else {
+                    return is_gpu_resource(resource).then_some(Self::Unknown);
+                };
                 let (profile, shared) = match profile.strip_suffix(".shared") {
                     Some(base) => (base, true),
                     None => (profile, false),
@@ -267,17 +277,9 @@ impl<'r> ResourceKind<'r> {
         labels: &mut Labels<'_>,
     ) -> Option<(GpuSpec, Sharing, GpuCount)> {
         match self {
-            Self::Amd => {
-                let model = labels
-                    .amd("product-name")
-                    .map_or_else(|| "AMD GPU".to_owned(), amd_model);
-                let mut gpu = spec("AMD", &model, labels);
-                gpu.memory = labels.amd("vram").and_then(|vram| {
-                    accelfed_schemas::gpu::MemoryMb::parse(&vram.replace('G', " GiB")).ok()
-                });
-                gpu.driver_version = labels.amd("driver-version").and_then(text);
-                Some((gpu, Sharing::Whole, count(capacity)))
-            }
+            Self::Amd => Some(super::vendors::amd(capacity, labels)),
+            Self::Intel => Some(super::vendors::intel(capacity, labels)),
+            Self::Unknown => Some(super::vendors::unknown(resource, capacity, labels)),
             Self::NvidiaGpu { shared } => {
                 let prefix = "nvidia.com/gpu";
                 let mut gpu = nvidia_spec(prefix, labels);
@@ -465,7 +467,7 @@ fn replicas(
     None
 }
 
-fn nvidia_spec(prefix: &str, labels: &mut Labels<'_>) -> GpuSpec {
+pub(super) fn nvidia_spec(prefix: &str, labels: &mut Labels<'_>) -> GpuSpec {
     let model = labels
         .text(&format!("{prefix}.product"))
         .map_or_else(|| "NVIDIA GPU".to_owned(), nvidia_model);
@@ -479,7 +481,7 @@ fn nvidia_spec(prefix: &str, labels: &mut Labels<'_>) -> GpuSpec {
 
 /// A spec of the canonical model (see `GpuModel::canonical`); a name outside the catalogue is kept
 /// and reported (not the placeholder used when a node has no product label).
-fn spec(vendor: &'static str, model: &str, labels: &mut Labels<'_>) -> GpuSpec {
+pub(super) fn spec(vendor: &'static str, model: &str, labels: &mut Labels<'_>) -> GpuSpec {
     let model = match GpuModel::canonical_with_note(model) {
         Ok((canonical, recognised)) => {
             if !model.ends_with(" GPU")
@@ -494,7 +496,7 @@ fn spec(vendor: &'static str, model: &str, labels: &mut Labels<'_>) -> GpuSpec {
     GpuSpec::new(Text::literal(vendor), model)
 }
 
-fn text(value: &str) -> Option<Text> {
+pub(super) fn text(value: &str) -> Option<Text> {
     Text::new(value).ok()
 }
 

@@ -9,6 +9,7 @@ mod deploy;
 mod in_cluster;
 mod sharing;
 mod slots;
+mod vendors;
 
 use accelfed_tests::fake_kubernetes as server;
 
@@ -389,10 +390,15 @@ async fn a_token_file_and_a_ca_file_override_the_kubeconfig() {
 }
 
 #[tokio::test]
-async fn a_server_with_an_unknown_ca_fails_as_a_request_error() {
+async fn a_server_with_an_unknown_ca_fails_naming_unknown_issuer_and_not_worth_a_retry() {
     let setup = setup(Behaviour::default()).await;
-    let other = FakeApi::start(Behaviour::default()).await;
-    std::fs::write(setup.dir.path().join("ca.pem"), &other.ca_pem).unwrap();
+    // A CA of another name: rustls finds no issuer at all (a CA of the same name would fail the
+    // signature check instead, `BadSignature`, equally permanent).
+    std::fs::write(
+        setup.dir.path().join("ca.pem"),
+        accelfed_tests::pki::unrelated_ca_pem("another cluster's CA"),
+    )
+    .unwrap();
     let extra = format!(
         "ca_file = \"{}\"\ntimeout_s = 5\n",
         setup.dir.path().join("ca.pem").display()
@@ -405,6 +411,13 @@ async fn a_server_with_an_unknown_ca_fails_as_a_request_error() {
         .await
         .unwrap_err();
     assert!(matches!(err, KubernetesError::Request { .. }), "{err}");
+    // The certificate is refused, and no later run will trust it: permanent, as in every other
+    // client (hyper-rustls hides rustls' error inside an io::Error).
+    let text = err.to_string();
+    assert!(text.contains("UnknownIssuer"), "{text}");
+    assert!(text.ends_with("(a retry will not help)"), "{text}");
+    assert!(!text.contains("a retry may help"), "{text}");
+    assert!(!err.retryable());
 }
 
 #[tokio::test]

@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 pub struct Entry {
     /// The canonical name, as the vendor's tools print it.
     pub name: &'static str,
-    /// `NVIDIA`, `AMD`.
+    /// `NVIDIA`, `AMD`, `Intel`.
     pub vendor: &'static str,
     /// The model family the short names of users and schedulers use: `a100`, `h100`, `t4`.
     pub family: &'static str,
@@ -141,11 +141,17 @@ pub fn strip_sharing(raw: &str) -> (&str, Option<&str>) {
     (name, None)
 }
 
+/// Every catalogued product: [`CATALOGUE`] and the vendor tables kept in their own files
+/// (`vendors::intel::CATALOGUE`).
+pub fn entries() -> impl Iterator<Item = &'static Entry> {
+    CATALOGUE.iter().chain(super::vendors::intel::CATALOGUE)
+}
+
 fn index() -> &'static HashMap<String, &'static Entry> {
     static INDEX: OnceLock<HashMap<String, &'static Entry>> = OnceLock::new();
     INDEX.get_or_init(|| {
         let mut map = HashMap::new();
-        for entry in CATALOGUE {
+        for entry in entries() {
             for name in std::iter::once(&entry.name).chain(entry.aliases) {
                 map.insert(key(name), entry);
             }
@@ -167,10 +173,7 @@ pub fn by_name(name: &str) -> Option<&'static Entry> {
 
 /// The catalogue entries of a family (`a100` -> the four A100 variants).
 pub fn family(family: &str) -> Vec<&'static Entry> {
-    CATALOGUE
-        .iter()
-        .filter(|entry| entry.family == family)
-        .collect()
+    entries().filter(|entry| entry.family == family).collect()
 }
 
 #[cfg(test)]
@@ -180,7 +183,7 @@ mod tests {
     #[test]
     fn names_and_aliases_are_unique_keys() {
         let mut seen = HashMap::new();
-        for entry in CATALOGUE {
+        for entry in entries() {
             for name in std::iter::once(&entry.name).chain(entry.aliases) {
                 if let Some(other) = seen.insert(key(name), entry.name) {
                     panic!("{name} of {} is also a name of {other}", entry.name);
@@ -191,7 +194,7 @@ mod tests {
 
     #[test]
     fn every_canonical_name_finds_itself_and_its_family() {
-        for entry in CATALOGUE {
+        for entry in entries() {
             assert_eq!(lookup(entry.name).map(|e| e.name), Some(entry.name));
             assert!(family(entry.family).contains(&entry));
         }

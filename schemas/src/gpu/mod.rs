@@ -9,6 +9,7 @@ mod model;
 mod pci;
 mod sharing;
 mod spec;
+pub mod vendors;
 pub mod vgpu;
 
 pub use capacity::{Capacity, CapacityError};

@@ -247,7 +247,13 @@ impl KubeClient {
                     retryable,
                 ));
             }
-            Ok(Err(err)) => return Err(self.failed(path, error_chain(&err), true)),
+            // A transport failure is worth retrying unless its causes hold a refused TLS handshake
+            // (an unknown CA, an expired certificate or one for another name): hyper-rustls wraps
+            // rustls' error in an `io::Error`, which `cause::is_permanent` looks into.
+            Ok(Err(err)) => {
+                let permanent = accelfed_schemas::cause::is_permanent(&err);
+                return Err(self.failed(path, error_chain(&err), !permanent));
+            }
             Ok(Ok(text)) => text,
         };
         Ok(text)
@@ -269,16 +275,10 @@ enum PageError {
     Failed(KubernetesError),
 }
 
-/// The error and its causes, so a TLS failure says why.
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
+/// The error and its causes, so a TLS failure says why (`invalid peer certificate:
+/// UnknownIssuer`), each cause once.
+fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    accelfed_schemas::cause::chain(err)
 }
 
 /// The DER certificates of a PEM bundle.
