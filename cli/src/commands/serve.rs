@@ -35,7 +35,8 @@ pub fn run(args: &ServeArgs) -> Outcome {
                 return Outcome::Partial;
             }
         };
-        // Where we listen (port 0 resolved), for scripts and the binary's smoke test.
+        // Where we listen (port 0 resolved), for scripts and the test harness: log lines like every
+        // other (`-q` and `--log-format` apply), whose message is `listening <port> <address>`.
         let addresses = listeners.addresses();
         for (name, address) in [
             ("https", addresses.https),
@@ -43,7 +44,7 @@ pub fn run(args: &ServeArgs) -> Outcome {
             ("metrics", addresses.metrics),
         ] {
             if let Some(address) = address {
-                eprintln!("listening {name} {address}");
+                tracing::info!("listening {name} {address}");
             }
         }
         match accelfed_central::run::run_checked(&loaded, checked, listeners, shutdown_signal())

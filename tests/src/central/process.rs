@@ -57,9 +57,14 @@ impl ServeProcess {
             let Ok(line) = log.recv_timeout(START_LIMIT) else {
                 fail(&mut child, &seen);
             };
-            let address = |prefix: &str| {
-                line.strip_prefix(prefix)
-                    .map(|a| a.parse::<SocketAddr>().expect("an address"))
+            // A log line: `<time>  INFO listening grpc 127.0.0.1:PORT`.
+            let address = |marker: &str| {
+                line.find(marker).map(|at| {
+                    line[at + marker.len()..]
+                        .trim()
+                        .parse::<SocketAddr>()
+                        .expect("an address")
+                })
             };
             if let Some(a) = address("listening grpc ") {
                 grpc = Some(a);
