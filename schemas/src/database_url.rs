@@ -120,14 +120,19 @@ fn mask_password_parameters(text: &str) -> String {
     while let Some(found) = lower[search..].find("password=") {
         let value_start = search + found + "password=".len();
         let quoted = text[value_start..].starts_with('\'');
+        let token_end = |from: usize| {
+            text[from..]
+                .find(|c: char| c == '&' || c.is_whitespace())
+                .map_or(text.len(), |end| from + end)
+        };
+        // Whatever is glued to a closing quote (`'s 3'='x'`) is masked with it: masking what was
+        // masked changes nothing (the database_url fuzz target found the tail left behind).
         let value_end = if quoted {
             text[value_start + 1..]
                 .find('\'')
-                .map_or(text.len(), |end| value_start + 1 + end + 1)
+                .map_or(text.len(), |end| token_end(value_start + 1 + end + 1))
         } else {
-            text[value_start..]
-                .find(|c: char| c == '&' || c.is_whitespace())
-                .map_or(text.len(), |end| value_start + end)
+            token_end(value_start)
         };
         out.push_str(&text[copied..value_start]);
         out.push_str(MASK);

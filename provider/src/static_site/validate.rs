@@ -98,6 +98,9 @@ fn validate_batch(batch: &BatchConfig, field: &str) -> Checked {
                 .slices
                 .as_ref()
                 .map_or(*per_node.get_ref(), |s| *s.get_ref());
+            if gpu.slices.is_some() {
+                check_cards_fit_slices(gpu, per_node, slices, &field)?;
+            }
             let total = slices * node.count;
             let unavailable = slices * node.unavailable;
             let used = gpu.used.as_ref().map_or(GpuCount::ZERO, |u| *u.get_ref());
@@ -139,6 +142,38 @@ fn validate_batch(batch: &BatchConfig, field: &str) -> Checked {
         }
     }
     validate_endpoints(&batch.endpoints, &batch.id, field)
+}
+
+/// A node's physical GPUs are the cards its slots need (the document checker's rule for an
+/// execution environment): `slices` of one sharing unit each fill `slices x share` cards, so
+/// `count` is at least that (no more slots than cards can hold) and at most that rounded up (a
+/// partly carved card); found by the site_config fuzz target (8 cards, 28 slices of 1/7).
+fn check_cards_fit_slices(
+    gpu: &GpuConfig,
+    per_node: &Spanned<GpuCount>,
+    slices: GpuCount,
+    field: &str,
+) -> Checked {
+    let Some(sharing) = &gpu.sharing else {
+        return Ok(());
+    };
+    let needed = slices.get() * sharing.physical_share();
+    let cards = per_node.get_ref().get();
+    // Thousandths, as counts are rendered: 56 slices of 1/7 are 8 cards, not 8.000000001.
+    let needed_rounded = (needed * 1000.0).round() / 1000.0;
+    if cards + 1e-9 < needed_rounded || cards > needed_rounded.ceil() + 1e-9 {
+        return Err(Problem::new(
+            per_node,
+            format!("{field}.count"),
+            format!(
+                "{cards} physical GPUs per node, but {slices} slots of {} GPU each fill \
+                 {needed_rounded}: count is the cards the slots are carved from (at least that, \
+                 at most that rounded up)",
+                (sharing.physical_share() * 1000.0).round() / 1000.0
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn validate_endpoints(
