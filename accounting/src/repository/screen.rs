@@ -112,8 +112,10 @@ mod tests {
     fn refuses_per_record_and_keeps_the_rest() {
         let mut other_site = record("vm-2");
         other_site.site = SiteName::new("PRAGUE").unwrap();
-        let mut future = record("vm-3");
-        future.month = accelfed_schemas::usage::Month::new(2026, 3).unwrap();
+        let future = accelfed_schemas::usage::sample::in_month(
+            record("vm-3"),
+            accelfed_schemas::usage::Month::new(2026, 3).unwrap(),
+        );
         let mut active_too_long = record("vm-4");
         active_too_long.active_duration = Some(active_too_long.available_duration + 1);
         let batch = vec![

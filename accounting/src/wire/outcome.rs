@@ -64,7 +64,7 @@ impl From<UsageError> for Rejection {
         let detail = error.to_string();
         match error.problem {
             Problem::Month(_) | Problem::Year(_) => Self::BadMonth { detail },
-            Problem::Count(_) => Self::BadCount { detail },
+            Problem::Count(_) | Problem::CountBelowShare(_) => Self::BadCount { detail },
             Problem::AvailableTooLong { .. } | Problem::ActiveTooLong { .. } => {
                 Self::BadDuration { detail }
             }
@@ -72,6 +72,7 @@ impl From<UsageError> for Rejection {
             Problem::Name { .. }
             | Problem::Benchmark(_)
             | Problem::SeenOrder { .. }
+            | Problem::SeenOutsideMonth { .. }
             | Problem::Installed(_)
             | Problem::Sharing(_) => Self::BadField { detail },
         }

@@ -207,8 +207,10 @@ pub async fn bad_records_are_refused_with_reasons(fixture: &crate::Fixture) {
         change(&mut received);
         decode_submission(&received.encode_to_vec())
     };
-    let mut future = record("vm-f", "atlas", "A100", 1, 1.0, 1);
-    future.month = Month::new(2026, 8).unwrap();
+    let future = accelfed_schemas::usage::sample::in_month(
+        record("vm-f", "atlas", "A100", 1, 1.0, 1),
+        Month::new(2026, 8).unwrap(),
+    );
     let mut too_active = good[1].clone();
     too_active.active_duration = Some(too_active.available_duration + 1);
     let batch = vec![

@@ -32,6 +32,11 @@ pub enum Problem {
     #[error("Count must be a finite number above zero, got {0}")]
     Count(f64),
     #[error(
+        "Count {0} is below the smallest share a record may carry ({min} GPU: APEL and the repository keep thousandths)",
+        min = super::UsageRecord::MIN_COUNT
+    )]
+    CountBelowShare(f64),
+    #[error(
         "installed (physical GPUs of the model at the site) must be a finite number, at least zero, got {0}"
     )]
     Installed(f64),
@@ -53,5 +58,11 @@ pub enum Problem {
     SeenOrder {
         first: DateTime<Utc>,
         last: DateTime<Utc>,
+    },
+    #[error("first_seen {first} .. last_seen {last} leaves the record's month {month}")]
+    SeenOutsideMonth {
+        first: DateTime<Utc>,
+        last: DateTime<Utc>,
+        month: String,
     },
 }

@@ -104,6 +104,11 @@ impl UsageRecord {
         self.gpu_seconds() / 3600.0
     }
 
+    /// The smallest Count a record may carry: APEL's Count column and the repository's keep
+    /// thousandths of a GPU, so a count below half of one would be stored as 0 GPUs beside its
+    /// hours (1e-300 was). Real shares are far above it (a 1/32 vGPU is 0.031).
+    pub const MIN_COUNT: f64 = 0.0005;
+
     /// Checks what the types cannot: durations against the month and each other, a positive finite
     /// count and benchmark, ordered timestamps, and no month after the one containing `now`.
     pub fn validate(&self, now: DateTime<Utc>) -> Result<(), UsageError> {
@@ -123,6 +128,9 @@ impl UsageRecord {
         let count = self.count.get();
         if count <= 0.0 {
             return Err(self.error(Problem::Count(count)));
+        }
+        if count < Self::MIN_COUNT {
+            return Err(self.error(Problem::CountBelowShare(count)));
         }
         if let Some(problem) = sharing_problem(&self.sharing) {
             return Err(self.error(Problem::Sharing(problem)));
@@ -151,6 +159,15 @@ impl UsageRecord {
             return Err(self.error(Problem::SeenOrder {
                 first: self.first_seen,
                 last: self.last_seen,
+            }));
+        }
+        // The meter cuts usage at month boundaries, so a record's usage lies inside its month;
+        // one whose seen times leave it was not cut by a meter and its hours belong elsewhere.
+        if self.first_seen < self.month.start() || self.last_seen > self.month.end() {
+            return Err(self.error(Problem::SeenOutsideMonth {
+                first: self.first_seen,
+                last: self.last_seen,
+                month: self.month.to_string(),
             }));
         }
         Ok(())

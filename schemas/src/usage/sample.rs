@@ -35,3 +35,14 @@ pub fn record(resource: &str) -> UsageRecord {
         last_seen: first_seen + chrono::Duration::days(10),
     }
 }
+
+/// `record` moved to `month`: its seen times keep their offsets from the month's start, so the
+/// record stays inside its month (usage never leaves it).
+pub fn in_month(mut record: UsageRecord, month: Month) -> UsageRecord {
+    let offset = record.first_seen - record.month.start();
+    let length = record.last_seen - record.first_seen;
+    record.month = month;
+    record.first_seen = month.start() + offset;
+    record.last_seen = record.first_seen + length;
+    record
+}

@@ -51,7 +51,7 @@ fn available_duration_longer_than_the_month_is_refused() {
     assert!(text.contains(r.id().as_str()), "{text}");
     assert!(text.contains("vm-1"), "{text}");
 
-    r.month = Month::new(2024, 2).unwrap();
+    let mut r = sample::in_month(r, Month::new(2024, 2).unwrap());
     r.available_duration = 29 * 86_400 + 1;
     assert!(matches!(problem_of(&r).1, Problem::AvailableTooLong { .. }));
 }
@@ -67,10 +67,9 @@ fn active_longer_than_available_is_refused() {
 
 #[test]
 fn future_months_are_refused_the_current_one_is_not() {
-    let mut r = record("vm-1");
-    r.month = Month::new(2026, 3).unwrap();
+    let r = sample::in_month(record("vm-1"), Month::new(2026, 3).unwrap());
     r.validate(now()).unwrap();
-    r.month = Month::new(2026, 4).unwrap();
+    let r = sample::in_month(r, Month::new(2026, 4).unwrap());
     let (text, problem) = problem_of(&r);
     assert!(matches!(problem, Problem::FutureMonth { .. }));
     assert!(text.contains("2026-04 is in the future"), "{text}");
@@ -211,4 +210,39 @@ fn sharing_is_kept_in_json_and_old_spools_read_as_whole_gpus() {
         err.contains("sharing: MIG profile 3g.40gb holds 8 of 7"),
         "{err}"
     );
+}
+
+#[test]
+fn seen_times_that_leave_the_month_are_refused() {
+    // The whole month, to its last instant, is inside it.
+    let mut r = record("vm-1");
+    r.first_seen = r.month.start();
+    r.last_seen = r.month.end();
+    r.validate(now()).unwrap();
+
+    // January's record seen in May (the case).
+    let mut r = record("vm-1");
+    r.first_seen = Utc.with_ymd_and_hms(2026, 5, 1, 0, 0, 0).unwrap();
+    r.last_seen = Utc.with_ymd_and_hms(2026, 5, 2, 0, 0, 0).unwrap();
+    let (text, problem) = problem_of(&r);
+    assert!(matches!(problem, Problem::SeenOutsideMonth { .. }));
+    assert!(text.contains("leaves the record's month 2026-01"), "{text}");
+
+    // One second before the month starts.
+    let mut r = record("vm-1");
+    r.first_seen = r.month.start() - Duration::seconds(1);
+    assert!(matches!(problem_of(&r).1, Problem::SeenOutsideMonth { .. }));
+}
+
+#[test]
+fn counts_below_the_smallest_share_are_refused() {
+    let mut r = record("vm-1");
+    r.count = GpuCount::new(1.0 / 32.0).unwrap();
+    r.validate(now()).unwrap();
+    for tiny in [1e-300, 1e-6, 0.000_49] {
+        r.count = GpuCount::new(tiny).unwrap();
+        let (text, problem) = problem_of(&r);
+        assert!(matches!(problem, Problem::CountBelowShare(_)), "{tiny}");
+        assert!(text.contains("smallest share"), "{text}");
+    }
 }

@@ -47,8 +47,8 @@ fn an_emoji_in_the_user_name_becomes_a_question_mark_and_the_record_goes() {
 
 #[test]
 fn unstorable_characters_in_identifying_fields_refuse_the_record_naming_it() {
-    let mut r = record("vm-🚀");
-    r.month = Month::new(2026, 3).unwrap();
+    let r =
+        accelfed_schemas::usage::sample::in_month(record("vm-🚀"), Month::new(2026, 3).unwrap());
     let checked = one(r, Charset::Utf8mb3);
     assert!(checked.records.is_empty());
     let refused = &checked.refused[0];
@@ -192,8 +192,10 @@ fn keys_equal_but_for_case_or_accents_keep_one_record_and_refuse_the_others() {
         }
     }
     // Another month, site or model is another key.
-    let mut next_month = record("gpu-node-1");
-    next_month.month = Month::new(2026, 2).unwrap();
+    let next_month = accelfed_schemas::usage::sample::in_month(
+        record("gpu-node-1"),
+        Month::new(2026, 2).unwrap(),
+    );
     let mut other_model = record("gpu-node-1");
     other_model.model = GpuModel::new("NVIDIA H100 80GB HBM3").unwrap();
     let checked = check(vec![upper, next_month, other_model], Charset::Utf8mb3);
