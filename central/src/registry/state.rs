@@ -6,8 +6,6 @@ use std::sync::{Arc, RwLock};
 use chrono::{DateTime, Utc};
 use tokio::sync::Mutex;
 
-use accelfed_schemas::glue::from_json;
-
 use super::check::{Checker, Rejection};
 use super::index::{Index, SiteView};
 use super::store::{DocumentStore, HistoryEntry, StoreError, StoredDocument};
@@ -47,8 +45,12 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// Opens the registry on `store`, loading every site's latest document into the index. A stored
-    /// document that no longer reads (a newer program wrote it) is left out with a warning.
+    /// Opens the registry on `store`, loading every site's latest document into the index. Each
+    /// stored document is checked again as a push of it would be now, at the time it was received:
+    /// one stored under older rules (a CreationTime in 2200, a Validity of centuries, a physical
+    /// count that disagrees with itself) would otherwise stay "fresh" and be offered. One that no
+    /// longer passes is left out of the index with a warning naming the site and the reason; it
+    /// stays in the site's history, and the site's next push replaces it.
     pub async fn open(
         store: DocumentStore,
         checker: Checker,
@@ -56,12 +58,16 @@ impl Registry {
     ) -> Result<Self, StoreError> {
         let mut index = Index::default();
         for stored in store.latest().await? {
-            match from_json::parse(stored.document.as_bytes()) {
+            match checker.check_at(stored.document.as_bytes(), &stored.site, stored.received_at) {
                 Ok(parsed) => {
                     index = index.with(SiteView::new(stored.site, stored.received_at, parsed));
                 }
                 Err(error) => {
-                    tracing::warn!(site = %stored.site, %error, "stored registry document does not read; left out");
+                    tracing::warn!(
+                        site = %stored.site,
+                        received_at = %stored.received_at.to_rfc3339(),
+                        "stored registry document fails today's checks; left out until the site pushes again: {error}"
+                    );
                 }
             }
         }
@@ -131,3 +137,7 @@ impl Registry {
         })
     }
 }
+
+#[cfg(test)]
+#[path = "state_tests.rs"]
+mod tests;
