@@ -7,7 +7,7 @@
 //! ```
 //!
 //! PostgreSQL is the server at `ACCELFED_BENCH_POSTGRES` (default postgres://postgres@127.0.0.1:5432);
-//! each run creates its own databases and drops them (`accelfed_tests::postgres::BenchServer`). SQLite
+//! each run creates its own databases and drops them (`accelfed_testkit::postgres::BenchServer`). SQLite
 //! files go under `target/`.
 
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
@@ -19,8 +19,8 @@ use accelfed_accounting::repository::{
     Dimension, IngestOptions, Period, Repository, SummaryFilter, SummaryQuery,
 };
 use accelfed_accounting::wire::Submission;
-use accelfed_tests::bench_records::{MONTHS, SITES, batch, now, site};
-use accelfed_tests::postgres::BenchServer;
+use accelfed_testkit::bench_records::{MONTHS, SITES, batch, now, site};
+use accelfed_testkit::postgres::BenchServer;
 
 struct Args {
     mode: String,

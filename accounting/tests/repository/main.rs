@@ -6,7 +6,7 @@
 mod postgres_errors;
 mod suite;
 
-use accelfed_tests::postgres;
+use accelfed_testkit::postgres;
 
 use accelfed_accounting::repository::Repository;
 

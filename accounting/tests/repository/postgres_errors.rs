@@ -5,7 +5,7 @@
 use accelfed_accounting::repository::{IngestOptions, Repository};
 use accelfed_accounting::wire::Submission;
 use accelfed_schemas::usage::sample;
-use accelfed_tests::postgres::{DEFAULT_SERVER, TestDatabase};
+use accelfed_testkit::postgres::{DEFAULT_SERVER, TestDatabase};
 use chrono::Utc;
 
 /// Runs `sql` on the database at `url`, as an operator (or a broken migration) might.

@@ -11,7 +11,7 @@ mod sharing;
 mod slots;
 mod vendors;
 
-use accelfed_tests::fake_kubernetes as server;
+use accelfed_testkit::fake_kubernetes as server;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -396,7 +396,7 @@ async fn a_server_with_an_unknown_ca_fails_naming_unknown_issuer_and_not_worth_a
     // signature check instead, `BadSignature`, equally permanent).
     std::fs::write(
         setup.dir.path().join("ca.pem"),
-        accelfed_tests::pki::unrelated_ca_pem("another cluster's CA"),
+        accelfed_testkit::pki::unrelated_ca_pem("another cluster's CA"),
     )
     .unwrap();
     let extra = format!(

@@ -9,7 +9,7 @@
 
 mod faults;
 
-use accelfed_tests::fake_openstack as server;
+use accelfed_testkit::fake_openstack as server;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! `glue-schema`), on 127.0.0.1, a free port and a temp dir, gone when the value is dropped.
 //!
 //! ```no_run
-//! use accelfed_tests::slapd::Slapd;
+//! use accelfed_testkit::slapd::Slapd;
 //! let slapd = Slapd::start(&[]).expect("slapd starts");
 //! let report = slapd.load_ldif(b"dn: GLUE2GroupID=resource,o=glue\nobjectClass: GLUE2Group\nGLUE2GroupID: resource\n")
 //!     .expect("ldapadd ran");
