@@ -139,5 +139,4 @@ impl Registry {
 }
 
 #[cfg(test)]
-#[path = "state_tests.rs"]
 mod tests;
