@@ -106,14 +106,23 @@ pub struct IngestConfig {
     /// The most records one batch may hold; records past it are refused with `batch_too_large`.
     #[serde(default = "default_max_batch", deserialize_with = "positive")]
     pub max_batch: usize,
+    /// The most bytes one call's message may hold (default 16 MiB, room for 50,000 records);
+    /// larger ones are refused (`resource_exhausted`) without being decoded.
+    #[serde(default = "default_max_message_bytes", deserialize_with = "positive")]
+    pub max_message_bytes: usize,
 }
 
 impl Default for IngestConfig {
     fn default() -> Self {
         Self {
             max_batch: default_max_batch(),
+            max_message_bytes: default_max_message_bytes(),
         }
     }
+}
+
+fn default_max_message_bytes() -> usize {
+    crate::batch_limits::DEFAULT_MAX_MESSAGE_BYTES
 }
 
 fn default_max_batch() -> usize {
@@ -144,6 +153,9 @@ pub struct SiteEntry {
     /// The most records one call of this site may hold, instead of `[ingest] max_batch`.
     #[serde(default, deserialize_with = "positive_if_given")]
     pub max_batch: Option<usize>,
+    /// The most bytes one call of this site may hold, instead of `[ingest] max_message_bytes`.
+    #[serde(default, deserialize_with = "positive_if_given")]
+    pub max_message_bytes: Option<usize>,
 }
 
 /// A loaded configuration with its paths resolved.
@@ -255,6 +267,14 @@ impl CentralConfig {
                 "database.url: must start with postgres:// (for SQLite, use database.path)",
             ));
         }
+        if let Some(problem) = config.listen.limits.problem() {
+            return Err(CentralConfigError::at(
+                path,
+                source,
+                source.find("[listen.limits]"),
+                problem,
+            ));
+        }
         config.refuse_shared_token_hashes(path, source)?;
         config.refuse_confusable_sites(path, source)?;
         Ok(config)
@@ -319,6 +339,12 @@ impl CentralConfig {
             self.sites
                 .iter()
                 .filter_map(|(site, entry)| entry.max_batch.map(|limit| (site.clone(), limit))),
+        )
+        .with_message_bytes(
+            self.ingest.max_message_bytes,
+            self.sites.iter().filter_map(|(site, entry)| {
+                entry.max_message_bytes.map(|limit| (site.clone(), limit))
+            }),
         )
     }
 

@@ -19,18 +19,20 @@ use accelfed_schemas::gpu::GpuCount;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::{PathRejection, QueryRejection};
-use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::extract::{DefaultBodyLimit, Extension, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, put};
 use chrono::Utc;
 use serde::Serialize;
 
+use super::body::BodyError;
 use super::check::Rejection;
 use super::index::{BrokerRequest, answer};
 use super::state::{PushError, Registry};
 use super::store::HistoryEntry;
 use crate::auth::Tokens;
+use crate::listen::requests::ConnectionInfo;
 use accelfed_schemas::offer::Filter;
 
 /// What the handlers share.
@@ -40,6 +42,8 @@ pub struct ApiState {
     pub tokens: Arc<Tokens>,
     /// The largest body read; the registry's own limit decides, this only stops reading early.
     pub max_body: usize,
+    /// The slowest a push body may arrive.
+    pub body_rate: super::body::BodyRate,
 }
 
 /// The API's routes.
@@ -70,7 +74,12 @@ fn error_response(status: StatusCode, reason: &str) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
-async fn push(State(state): State<ApiState>, headers: HeaderMap, body: Body) -> Response {
+async fn push(
+    State(state): State<ApiState>,
+    connection: Option<Extension<ConnectionInfo>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
     let authorization = headers
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok());
@@ -80,20 +89,30 @@ async fn push(State(state): State<ApiState>, headers: HeaderMap, body: Body) -> 
             "missing or unknown bearer token (Authorization: Bearer <site token>)",
         );
     };
+    // A site's connection keeps its place when the port is full (listen::gate).
+    if let Some(Extension(connection)) = connection {
+        connection.standing.authenticated();
+    }
     if let Some(refusal) = unsupported_encoding(&headers) {
         tracing::warn!(site = %site, "registry push refused: {refusal}");
         return error_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &refusal);
     }
-    // One byte past the limit is enough to know the document is too large.
-    let body: Bytes = match axum::body::to_bytes(body, state.max_body.saturating_add(1)).await {
+    let body: Bytes = match super::body::read(body, state.max_body, state.body_rate).await {
         Ok(body) => body,
-        Err(_) => {
-            let reason = format!(
-                "document too large: more than {} bytes, the limit",
-                state.max_body
+        Err(error) => {
+            let status = match error {
+                BodyError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+                BodyError::TooSlow { .. } => StatusCode::REQUEST_TIMEOUT,
+                BodyError::Failed(_) => StatusCode::BAD_REQUEST,
+            };
+            tracing::warn!(site = %site, "registry push refused: {error}");
+            // The rest of the body is not read: the connection is closed after the answer.
+            let mut response = error_response(status, &error.to_string());
+            response.headers_mut().insert(
+                header::CONNECTION,
+                header::HeaderValue::from_static("close"),
             );
-            tracing::warn!(site = %site, "registry push refused: {reason}");
-            return error_response(StatusCode::PAYLOAD_TOO_LARGE, &reason);
+            return response;
         }
     };
     match state.registry.push(site.as_str(), &body, Utc::now()).await {

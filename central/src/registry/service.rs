@@ -35,11 +35,12 @@ pub async fn start(
 ) -> Result<(Arc<Registry>, tokio::task::JoinHandle<()>), StartError> {
     let store = DocumentStore::open(location).await?;
     let checker = Checker::new(config.max_document_bytes)?.with_time_limits(config.time_limits());
-    let registry = Arc::new(Registry::open(store, checker, config.keep_history).await?);
+    let registry = Arc::new(Registry::open(store, checker, config.keep()).await?);
     let app = router(ApiState {
         registry: registry.clone(),
         tokens: Arc::new(tokens),
         max_body: config.max_document_bytes,
+        body_rate: config.body_rate(),
     })
     .merge(super::web::routes(super::web::WebState {
         registry: registry.clone(),
