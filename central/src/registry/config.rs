@@ -5,6 +5,7 @@
 use serde::Deserialize;
 
 use super::body::{BodyRate, DEFAULT_GRACE_S, DEFAULT_MIN_BYTES_PER_S};
+use super::check::DEFAULT_MAX_ENTITIES;
 use super::sanity::{DEFAULT_MAX_CLOCK_SKEW_S, DEFAULT_MAX_VALIDITY_S, TimeLimits};
 use super::state::{DEFAULT_KEEP_HISTORY, DEFAULT_MAX_DOCUMENT_BYTES};
 use super::store::{DEFAULT_KEEP_HISTORY_BYTES, Keep};
@@ -19,6 +20,10 @@ pub struct RegistryConfig {
     /// How many documents of each site the history keeps (default 100).
     #[serde(default = "default_keep_history")]
     pub keep_history: u32,
+    /// The most GLUE2 entities one pushed document may hold (default 10000); more are refused
+    /// with 413 and the stored document is kept.
+    #[serde(default = "default_max_entities")]
+    pub max_entities: usize,
     /// How many bytes of each site's history are kept (default 32 MiB): older documents past it
     /// are deleted, the latest always kept.
     #[serde(default = "default_keep_history_bytes")]
@@ -73,6 +78,7 @@ impl Default for RegistryConfig {
         Self {
             max_document_bytes: DEFAULT_MAX_DOCUMENT_BYTES,
             keep_history: DEFAULT_KEEP_HISTORY,
+            max_entities: DEFAULT_MAX_ENTITIES,
             keep_history_bytes: DEFAULT_KEEP_HISTORY_BYTES,
             min_push_bytes_per_s: DEFAULT_MIN_BYTES_PER_S,
             push_grace_s: DEFAULT_GRACE_S,
@@ -96,6 +102,10 @@ fn default_min_push_bytes_per_s() -> u64 {
 
 fn default_push_grace_s() -> u64 {
     DEFAULT_GRACE_S
+}
+
+fn default_max_entities() -> usize {
+    DEFAULT_MAX_ENTITIES
 }
 
 fn default_keep_history_bytes() -> u64 {

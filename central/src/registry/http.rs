@@ -2,7 +2,8 @@
 //!
 //! * `PUT /registry/v1/document`: a site pushes its GLUE 2.1 JSON with `Authorization: Bearer
 //!   <token>`; the token decides the site.
-//! * `GET /registry/v1/offers?model=A100&min_gpus=4&vo=atlas&fresh=true`: offers, JSON.
+//! * `GET /registry/v1/offers?model=A100&min_gpus=4&vo=atlas&fresh=true&limit=100&page=2`: offers,
+//!   JSON, at most 10,000 an answer ([`super::paging`]).
 //! * `GET /registry/v1/broker?num_gpus=2&gpu_vendor=nvidia&gpu_model=a100&vo=atlas`: the smallest
 //!   fitting flavor per site.
 //! * `GET /registry/v1/sites`: every site with its freshness.
@@ -19,7 +20,7 @@ use accelfed_schemas::gpu::GpuCount;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::{PathRejection, QueryRejection};
-use axum::extract::{DefaultBodyLimit, Extension, Path, Query, State};
+use axum::extract::{DefaultBodyLimit, Extension, Path, Query, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, put};
@@ -29,6 +30,7 @@ use serde::Serialize;
 use super::body::BodyError;
 use super::check::Rejection;
 use super::index::{BrokerRequest, answer};
+use super::paging::Paging;
 use super::state::{PushError, Registry};
 use super::store::HistoryEntry;
 use crate::auth::Tokens;
@@ -123,7 +125,9 @@ async fn push(
         Err(PushError::Rejected(rejection)) => {
             tracing::warn!(site = %site, "registry push refused: {rejection}");
             let status = match rejection {
-                Rejection::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+                Rejection::TooLarge { .. } | Rejection::TooManyEntities { .. } => {
+                    StatusCode::PAYLOAD_TOO_LARGE
+                }
                 Rejection::WrongSite { .. } => StatusCode::FORBIDDEN,
                 Rejection::InvalidJson(_) | Rejection::DuplicateKey { .. } => {
                     StatusCode::BAD_REQUEST
@@ -172,17 +176,34 @@ fn offers_answer(body: Vec<u8>) -> Response {
         .into_response()
 }
 
-async fn offers(
-    State(state): State<ApiState>,
-    filter: Result<Query<Filter>, QueryRejection>,
-) -> Response {
+async fn offers(State(state): State<ApiState>, RawQuery(query): RawQuery) -> Response {
+    let (paging, rest) = match Paging::split(query.as_deref().unwrap_or_default()) {
+        Ok(split) => split,
+        Err(reason) => return error_response(StatusCode::BAD_REQUEST, &reason),
+    };
+    // The rest of the query is the filter's, read as the extractor would read it.
+    let filter = format!("/?{rest}")
+        .parse::<axum::http::Uri>()
+        .map_err(|error| error.to_string())
+        .and_then(|uri| Query::<Filter>::try_from_uri(&uri).map_err(|r| r.body_text()));
     let Query(filter) = match filter {
         Ok(filter) => filter,
-        Err(rejection) => return error_response(StatusCode::BAD_REQUEST, &rejection.body_text()),
+        Err(reason) => return error_response(StatusCode::BAD_REQUEST, &reason),
     };
     let now = Utc::now();
     let index = state.registry.index();
-    offers_answer(answer(now, &index.select(&filter, now)))
+    let hits = index.select(&filter, now);
+    let total = hits.len();
+    let mut response = offers_answer(answer(now, &hits[paging.range(total)]));
+    let headers = response.headers_mut();
+    headers.insert("x-total-count", header::HeaderValue::from(total));
+    if let Some(next) = paging.next(&rest, total)
+        && let Ok(link) =
+            header::HeaderValue::from_str(&format!("</registry/v1/offers?{next}>; rel=\"next\""))
+    {
+        headers.insert(header::LINK, link);
+    }
+    response
 }
 
 async fn broker(

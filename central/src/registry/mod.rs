@@ -28,6 +28,7 @@ mod intersect;
 pub mod ldap;
 #[cfg(test)]
 mod offer;
+pub mod paging;
 pub mod postings;
 pub mod sanity;
 pub mod service;

@@ -34,7 +34,9 @@ pub async fn start(
     repository: Option<accelfed_accounting::repository::Repository>,
 ) -> Result<(Arc<Registry>, tokio::task::JoinHandle<()>), StartError> {
     let store = DocumentStore::open(location).await?;
-    let checker = Checker::new(config.max_document_bytes)?.with_time_limits(config.time_limits());
+    let checker = Checker::new(config.max_document_bytes)?
+        .with_time_limits(config.time_limits())
+        .with_max_entities(config.max_entities);
     let registry = Arc::new(Registry::open(store, checker, config.keep()).await?);
     let app = router(ApiState {
         registry: registry.clone(),
