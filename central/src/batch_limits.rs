@@ -9,6 +9,8 @@ use std::collections::HashMap;
 
 use accelfed_schemas::names::SiteName;
 
+use crate::distinct_caps::DistinctCaps;
+
 /// The default bound on one message: a batch of 50,000 records (`ingest.max_batch`'s default) is
 /// about 15 MB.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
@@ -19,6 +21,8 @@ pub struct BatchLimits {
     sites: HashMap<SiteName, usize>,
     default_bytes: usize,
     site_bytes: HashMap<SiteName, usize>,
+    /// Carried here with the other ingest limits (crate::distinct_caps applies them).
+    distinct: DistinctCaps,
 }
 
 impl BatchLimits {
@@ -34,7 +38,18 @@ impl BatchLimits {
             sites: sites.into_iter().collect(),
             default_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             site_bytes: HashMap::new(),
+            distinct: DistinctCaps::default(),
         }
+    }
+
+    /// The same limits with `distinct` caps on a site's VOs and models a month.
+    pub fn with_distinct_caps(self, distinct: DistinctCaps) -> Self {
+        Self { distinct, ..self }
+    }
+
+    /// The caps on a site's distinct VOs and models a month.
+    pub fn distinct_caps(&self) -> DistinctCaps {
+        self.distinct
     }
 
     /// The same record limits with `default` bytes per message, except for the sites listed.

@@ -142,7 +142,17 @@ impl Accounting for IngestService {
         let spool_depth = plausible_spool_depth(&site, body.spool_depth);
         self.metrics.contact(site.as_str(), Utc::now(), spool_depth);
         let max_batch = self.batches.of(&site);
-        let batch = decode_batch(&body.records, max_batch);
+        let mut batch = decode_batch(&body.records, max_batch);
+        let caps = self.batches.distinct_caps();
+        if let Err(err) =
+            crate::distinct_caps::screen(&self.repository, &site, &mut batch, caps).await
+        {
+            let why = cause::chain(&err);
+            tracing::error!(site = %site, "batch not stored: reading the site's VOs and models: {why}");
+            return Err(Status::unavailable(
+                "the repository could not be read; nothing of the batch was stored, send it again",
+            ));
+        }
         let submitted = batch.len();
         let options = IngestOptions {
             max_batch,

@@ -13,6 +13,7 @@ pub mod batch_limits;
 mod certificate;
 pub mod config;
 pub mod descriptors;
+pub mod distinct_caps;
 pub mod ingest;
 pub mod listen;
 pub mod metrics;

@@ -110,6 +110,24 @@ pub struct IngestConfig {
     /// larger ones are refused (`resource_exhausted`) without being decoded.
     #[serde(default = "default_max_message_bytes", deserialize_with = "positive")]
     pub max_message_bytes: usize,
+    /// Distinct VOs one site may report in one month (default 1000); records past it are refused
+    /// alone.
+    #[serde(default = "default_max_vos_per_month", deserialize_with = "positive")]
+    pub max_vos_per_month: usize,
+    /// Distinct GPU models one site may report in one month (default 100).
+    #[serde(
+        default = "default_max_models_per_month",
+        deserialize_with = "positive"
+    )]
+    pub max_models_per_month: usize,
+}
+
+fn default_max_vos_per_month() -> usize {
+    crate::distinct_caps::DEFAULT_MAX_VOS_PER_MONTH
+}
+
+fn default_max_models_per_month() -> usize {
+    crate::distinct_caps::DEFAULT_MAX_MODELS_PER_MONTH
 }
 
 impl Default for IngestConfig {
@@ -117,6 +135,8 @@ impl Default for IngestConfig {
         Self {
             max_batch: default_max_batch(),
             max_message_bytes: default_max_message_bytes(),
+            max_vos_per_month: default_max_vos_per_month(),
+            max_models_per_month: default_max_models_per_month(),
         }
     }
 }
@@ -346,6 +366,10 @@ impl CentralConfig {
                 entry.max_message_bytes.map(|limit| (site.clone(), limit))
             }),
         )
+        .with_distinct_caps(crate::distinct_caps::DistinctCaps {
+            vos: self.ingest.max_vos_per_month,
+            models: self.ingest.max_models_per_month,
+        })
     }
 
     pub fn tokens(&self) -> crate::auth::Tokens {
