@@ -187,7 +187,7 @@ async fn a_site_and_a_user_get_through_a_crowd_holding_the_ports_every_time() {
             ship_round(dir.path(), &server, &pki, round),
             query_round(&server, &pki, round)
         );
-        eprintln!("round {round}: ship {shipped:?}, query {queried:?}");
+        println!("round {round}: ship {shipped:?}, query {queried:?}");
         assert!(shipped < WITHIN, "round {round}: ship took {shipped:?}");
         assert!(queried < WITHIN, "round {round}: query took {queried:?}");
     }
