@@ -24,6 +24,8 @@ use accelfed_tests::central::Server;
 use accelfed_tests::pki::Pki;
 
 const TOKEN: &str = "6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b";
+/// A site held to documents of 100 bytes.
+const SMALL_TOKEN: &str = "7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c";
 /// The site of the sample usage records.
 const SITE: &str = "CESNET-MCC";
 const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0";
@@ -37,9 +39,11 @@ fn configuration(dir: &std::path::Path, pki: &Pki) -> std::path::PathBuf {
          [tls]\ncertificate = \"cert.pem\"\nkey = \"key.pem\"\n\
          [database]\npath = \"{}\"\n\
          [registry]\nmin_push_bytes_per_s = 1000\npush_grace_s = 1\n\
-         [sites.{SITE}]\ntoken_sha256 = \"{}\"\nmax_message_bytes = 4096\n",
+         [sites.{SITE}]\ntoken_sha256 = \"{}\"\nmax_message_bytes = 4096\n\
+         [sites.SMALL-SITE]\ntoken_sha256 = \"{}\"\nmax_document_bytes = 100\n",
         dir.join("accounting.sqlite").display(),
-        TokenHash::of(TOKEN).to_hex()
+        TokenHash::of(TOKEN).to_hex(),
+        TokenHash::of(SMALL_TOKEN).to_hex()
     );
     let path = dir.join("central.toml");
     std::fs::write(&path, text).unwrap();

@@ -176,6 +176,9 @@ pub struct SiteEntry {
     /// The most bytes one call of this site may hold, instead of `[ingest] max_message_bytes`.
     #[serde(default, deserialize_with = "positive_if_given")]
     pub max_message_bytes: Option<usize>,
+    /// The largest document this site may push, below `[registry] max_document_bytes`.
+    #[serde(default, deserialize_with = "positive_if_given")]
+    pub max_document_bytes: Option<usize>,
 }
 
 /// A loaded configuration with its paths resolved.
@@ -370,6 +373,14 @@ impl CentralConfig {
             vos: self.ingest.max_vos_per_month,
             models: self.ingest.max_models_per_month,
         })
+    }
+
+    /// The sites with a document size of their own.
+    pub fn document_limits(&self) -> std::collections::HashMap<SiteName, usize> {
+        self.sites
+            .iter()
+            .filter_map(|(site, entry)| entry.max_document_bytes.map(|limit| (site.clone(), limit)))
+            .collect()
     }
 
     pub fn tokens(&self) -> crate::auth::Tokens {

@@ -14,6 +14,7 @@
 //! Answers are JSON; errors are `{"error": "<reason>"}` with a 4xx status for the caller's mistakes
 //! and 503 when the database failed (try again).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use accelfed_schemas::gpu::GpuCount;
@@ -35,6 +36,7 @@ use super::state::{PushError, Registry};
 use super::store::HistoryEntry;
 use crate::auth::Tokens;
 use crate::listen::requests::ConnectionInfo;
+use accelfed_schemas::names::SiteName;
 use accelfed_schemas::offer::Filter;
 
 /// What the handlers share.
@@ -46,6 +48,8 @@ pub struct ApiState {
     pub max_body: usize,
     /// The slowest a push body may arrive.
     pub body_rate: super::body::BodyRate,
+    /// Sites held to a smaller document than `max_body`.
+    pub site_max_body: Arc<HashMap<SiteName, usize>>,
 }
 
 /// The API's routes.
@@ -99,7 +103,11 @@ async fn push(
         tracing::warn!(site = %site, "registry push refused: {refusal}");
         return error_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &refusal);
     }
-    let body: Bytes = match super::body::read(body, state.max_body, state.body_rate).await {
+    let max_body = state
+        .site_max_body
+        .get(&site)
+        .map_or(state.max_body, |limit| (*limit).min(state.max_body));
+    let body: Bytes = match super::body::read(body, max_body, state.body_rate).await {
         Ok(body) => body,
         Err(error) => {
             let status = match error {

@@ -224,6 +224,7 @@ fn bench_query_latency_1000_sites_200_clients() {
             tokens: Arc::new(tokens),
             max_body: 64 << 20,
             body_rate: Default::default(),
+            site_max_body: Default::default(),
         });
         // Every client comes from 127.0.0.1: the per-address and per-network bounds are the
         // whole port's.
