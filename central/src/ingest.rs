@@ -19,6 +19,7 @@ use accelfed_schemas::names::SiteName;
 
 use crate::auth::Tokens;
 use crate::batch_limits::BatchLimits;
+use crate::listen::requests::ConnectionInfo;
 use crate::metrics::Metrics;
 
 /// The service's state, shared by every call.
@@ -64,6 +65,10 @@ pub fn authenticator(
 ) -> impl FnMut(Request<()>) -> Result<Request<()>, Status> + Clone {
     move |mut request: Request<()>| {
         let site = site_of(&request, &tokens, &metrics)?;
+        // A site's connection keeps its place when the port is full (listen::gate).
+        if let Some(info) = request.extensions().get::<ConnectionInfo>() {
+            info.standing.authenticated();
+        }
         request.extensions_mut().insert(Authenticated(site));
         Ok(request)
     }
@@ -125,10 +130,29 @@ impl Accounting for IngestService {
     ) -> Result<Response<proto::SubmitResponse>, Status> {
         let site = self.authenticate(&request)?;
         let body = request.into_inner();
+        let limit = self.batches.message_bytes_of(&site);
+        let size: usize = body.records.iter().map(|record| record.len()).sum();
+        if size > limit {
+            tracing::warn!(site = %site, bytes = size, limit, "call refused: message too large");
+            return Err(Status::resource_exhausted(format!(
+                "the message's records hold {size} bytes, more than this site's limit of {limit} \
+                 (sites.<NAME>.max_message_bytes or ingest.max_message_bytes): send smaller batches"
+            )));
+        }
         let spool_depth = plausible_spool_depth(&site, body.spool_depth);
         self.metrics.contact(site.as_str(), Utc::now(), spool_depth);
         let max_batch = self.batches.of(&site);
-        let batch = decode_batch(&body.records, max_batch);
+        let mut batch = decode_batch(&body.records, max_batch);
+        let caps = self.batches.distinct_caps();
+        if let Err(err) =
+            crate::distinct_caps::screen(&self.repository, &site, &mut batch, caps).await
+        {
+            let why = cause::chain(&err);
+            tracing::error!(site = %site, "batch not stored: reading the site's VOs and models: {why}");
+            return Err(Status::unavailable(
+                "the repository could not be read; nothing of the batch was stored, send it again",
+            ));
+        }
         let submitted = batch.len();
         let options = IngestOptions {
             max_batch,

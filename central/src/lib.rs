@@ -12,6 +12,8 @@ pub mod auth;
 pub mod batch_limits;
 mod certificate;
 pub mod config;
+pub mod descriptors;
+pub mod distinct_caps;
 pub mod ingest;
 pub mod listen;
 pub mod metrics;

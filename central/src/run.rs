@@ -183,6 +183,7 @@ pub async fn run_checked(
                 connections,
                 limits.idle_timeout(),
                 Some(repository.clone()),
+                config.document_limits(),
             )
             .await
             .map_err(|err| RunError::Start(cause::chain(&err)))?;

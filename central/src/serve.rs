@@ -76,6 +76,11 @@ mod http2 {
     pub const MAX_CONNECTION_AGE: Duration = Duration::from_secs(3600);
     /// A stream that never finishes (a sender that stops halfway through a message) ends here.
     pub const CALL_TIMEOUT: Duration = Duration::from_secs(600);
+    /// Streams a client opened and reset before the server took them (the "rapid reset" attack,
+    /// CVE-2023-44487), and streams the server reset for the client's errors, past which the
+    /// connection is closed with GOAWAY. PING and SETTINGS floods are bounded by listen::frames.
+    pub const MAX_PENDING_RESETS: usize = 20;
+    pub const MAX_ERROR_RESETS: usize = 64;
 }
 
 /// Serves until `shutdown` completes, then finishes the calls in flight.
@@ -97,12 +102,8 @@ pub async fn serve(
         metrics: counters.clone(),
         batches: Arc::new(settings.batches.clone()),
     };
-    // A batch at the limit must fit in one message (about 1 KB per record, with room).
-    let message_limit = settings
-        .batches
-        .largest()
-        .saturating_mul(2048)
-        .max(4 * 1024 * 1024);
+    // The largest site's message; each site's own is checked by the service once it is known.
+    let message_limit = settings.batches.largest_message_bytes();
     let tls = crate::listen::tls::acceptor(&settings.certificate_pem, &settings.key_pem, b"h2")
         .map_err(ServeError::Tls)?;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
@@ -134,6 +135,8 @@ pub async fn serve(
         .http2_keepalive_interval(Some(limits.idle_timeout() / 2))
         .http2_keepalive_timeout(Some(http2::KEEPALIVE_TIMEOUT))
         .max_connection_age(http2::MAX_CONNECTION_AGE)
+        .http2_max_pending_accept_reset_streams(Some(http2::MAX_PENDING_RESETS))
+        .http2_max_local_error_reset_streams(Some(http2::MAX_ERROR_RESETS))
         .add_service(TrackRequests::new(InterceptedService::new(
             accounting,
             authenticator(tokens, counters.clone()),

@@ -341,9 +341,10 @@ async fn idle_and_half_open_connections_past_the_limits_leave_the_site_served() 
     }
 }
 
-/// More connections than the HTTPS port holds, from six addresses within their own limit: those
-/// past the port's total are closed at once, the others after the handshake timeout, and then the
-/// site is answered again.
+/// More connections than the HTTPS port holds, from six addresses within their own limit: as many
+/// as pass the port's total are closed at once (newcomers from addresses holding fewer take the
+/// places of the oldest of those holding the most, the rest are refused; `listen::gate`), the
+/// others after the handshake timeout, and then the site is answered again.
 async fn the_port_total_is_enforced_and_freed(server: &Server, pki: &Pki) {
     let https = server.https.unwrap();
     let flooded = Instant::now();

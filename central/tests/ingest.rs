@@ -248,3 +248,48 @@ async fn calls_without_a_known_token_are_refused() {
         .into_inner();
     assert!(counts.months.is_empty());
 }
+
+#[tokio::test]
+async fn a_site_past_its_distinct_vos_a_month_is_refused_record_by_record() {
+    let caps = accelfed_central::distinct_caps::DistinctCaps {
+        vos: 2,
+        models: 100,
+    };
+    let running = start(BatchLimits::uniform(100).with_distinct_caps(caps)).await;
+    let client = AccountingClient::new(running.channel.clone());
+    let of_vo = |id: &str, vo: &str| {
+        let mut record = record_to_proto(&sample::record(id));
+        record.vo = Some(vo.to_owned());
+        record
+    };
+    let submit = |records: Vec<_>| {
+        let mut client = client.clone();
+        async move {
+            client
+                .submit(with_token(EncodedSubmitRequest::of(&records, None), TOKEN))
+                .await
+                .unwrap()
+                .into_inner()
+                .outcomes
+        }
+    };
+    // Two VOs fit; the third in the same month is refused alone, naming the setting.
+    let outcomes = submit(vec![
+        of_vo("vm-1", "atlas"),
+        of_vo("vm-2", "cms"),
+        of_vo("vm-3", "invented-1"),
+        of_vo("vm-4", "atlas"),
+    ])
+    .await;
+    let kinds: Vec<&str> = outcomes.iter().map(|o| o.reason_kind.as_str()).collect();
+    assert_eq!(kinds, vec!["", "", "bad_field", ""]);
+    assert!(
+        outcomes[2].reason.contains("max_vos_per_month = 2"),
+        "{}",
+        outcomes[2].reason
+    );
+    // A later call: known VOs pass, a new one is refused (the count is read from the repository).
+    let outcomes = submit(vec![of_vo("vm-5", "cms"), of_vo("vm-6", "invented-2")]).await;
+    let kinds: Vec<&str> = outcomes.iter().map(|o| o.reason_kind.as_str()).collect();
+    assert_eq!(kinds, vec!["", "bad_field"]);
+}

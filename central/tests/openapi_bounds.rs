@@ -38,3 +38,17 @@ fn memory_filter_is_a_u64() {
         "{schema}"
     );
 }
+
+#[test]
+fn offers_paging_is_bounded_as_the_server_bounds_it() {
+    use accelfed_central::registry::paging::{MAX_PAGE, MAX_PER_PAGE};
+    let limit = parameter("limit");
+    assert!(limit.contains("minimum: 1"), "{limit}");
+    assert!(
+        limit.contains(&format!("maximum: {MAX_PER_PAGE}")),
+        "{limit}"
+    );
+    let page = parameter("page");
+    assert!(page.contains("minimum: 1"), "{page}");
+    assert!(page.contains(&format!("maximum: {MAX_PAGE}")), "{page}");
+}

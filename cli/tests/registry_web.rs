@@ -170,6 +170,8 @@ async fn filtering_for_a100_in_chromium_shows_the_a100_site_only() {
         registry: registry.clone(),
         tokens: Arc::new(Tokens::new([])),
         max_body: 1024,
+        body_rate: Default::default(),
+        site_max_body: Default::default(),
     })
     .merge(routes(WebState {
         registry,

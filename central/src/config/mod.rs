@@ -106,14 +106,43 @@ pub struct IngestConfig {
     /// The most records one batch may hold; records past it are refused with `batch_too_large`.
     #[serde(default = "default_max_batch", deserialize_with = "positive")]
     pub max_batch: usize,
+    /// The most bytes one call's message may hold (default 16 MiB, room for 50,000 records);
+    /// larger ones are refused (`resource_exhausted`) without being decoded.
+    #[serde(default = "default_max_message_bytes", deserialize_with = "positive")]
+    pub max_message_bytes: usize,
+    /// Distinct VOs one site may report in one month (default 1000); records past it are refused
+    /// alone.
+    #[serde(default = "default_max_vos_per_month", deserialize_with = "positive")]
+    pub max_vos_per_month: usize,
+    /// Distinct GPU models one site may report in one month (default 100).
+    #[serde(
+        default = "default_max_models_per_month",
+        deserialize_with = "positive"
+    )]
+    pub max_models_per_month: usize,
+}
+
+fn default_max_vos_per_month() -> usize {
+    crate::distinct_caps::DEFAULT_MAX_VOS_PER_MONTH
+}
+
+fn default_max_models_per_month() -> usize {
+    crate::distinct_caps::DEFAULT_MAX_MODELS_PER_MONTH
 }
 
 impl Default for IngestConfig {
     fn default() -> Self {
         Self {
             max_batch: default_max_batch(),
+            max_message_bytes: default_max_message_bytes(),
+            max_vos_per_month: default_max_vos_per_month(),
+            max_models_per_month: default_max_models_per_month(),
         }
     }
+}
+
+fn default_max_message_bytes() -> usize {
+    crate::batch_limits::DEFAULT_MAX_MESSAGE_BYTES
 }
 
 fn default_max_batch() -> usize {
@@ -144,6 +173,12 @@ pub struct SiteEntry {
     /// The most records one call of this site may hold, instead of `[ingest] max_batch`.
     #[serde(default, deserialize_with = "positive_if_given")]
     pub max_batch: Option<usize>,
+    /// The most bytes one call of this site may hold, instead of `[ingest] max_message_bytes`.
+    #[serde(default, deserialize_with = "positive_if_given")]
+    pub max_message_bytes: Option<usize>,
+    /// The largest document this site may push, below `[registry] max_document_bytes`.
+    #[serde(default, deserialize_with = "positive_if_given")]
+    pub max_document_bytes: Option<usize>,
 }
 
 /// A loaded configuration with its paths resolved.
@@ -255,6 +290,14 @@ impl CentralConfig {
                 "database.url: must start with postgres:// (for SQLite, use database.path)",
             ));
         }
+        if let Some(problem) = config.listen.limits.problem() {
+            return Err(CentralConfigError::at(
+                path,
+                source,
+                source.find("[listen.limits]"),
+                problem,
+            ));
+        }
         config.refuse_shared_token_hashes(path, source)?;
         config.refuse_confusable_sites(path, source)?;
         Ok(config)
@@ -320,6 +363,24 @@ impl CentralConfig {
                 .iter()
                 .filter_map(|(site, entry)| entry.max_batch.map(|limit| (site.clone(), limit))),
         )
+        .with_message_bytes(
+            self.ingest.max_message_bytes,
+            self.sites.iter().filter_map(|(site, entry)| {
+                entry.max_message_bytes.map(|limit| (site.clone(), limit))
+            }),
+        )
+        .with_distinct_caps(crate::distinct_caps::DistinctCaps {
+            vos: self.ingest.max_vos_per_month,
+            models: self.ingest.max_models_per_month,
+        })
+    }
+
+    /// The sites with a document size of their own.
+    pub fn document_limits(&self) -> std::collections::HashMap<SiteName, usize> {
+        self.sites
+            .iter()
+            .filter_map(|(site, entry)| entry.max_document_bytes.map(|limit| (site.clone(), limit)))
+            .collect()
     }
 
     pub fn tokens(&self) -> crate::auth::Tokens {

@@ -16,9 +16,11 @@ use tokio::sync::{mpsc, watch};
 use tokio_rustls::TlsAcceptor;
 
 use super::connection::{Accepted, Stream};
+use super::frames::FrameMeter;
+use super::gate::{Gate, Permit, Refusal};
 use super::idle::IdleTimeout;
-use super::limits::{ConnectionLimits, Gate, Permit, Refusal};
-use super::requests::{QuietAlarm, Requests};
+use super::limits::ConnectionLimits;
+use super::requests::QuietAlarm;
 
 /// How often a repeated refusal or accept failure is logged.
 const LOG_INTERVAL: Duration = Duration::from_secs(10);
@@ -116,6 +118,7 @@ pub fn accept(
     tokio::spawn(async move {
         // One throttle per kind of refusal, so a flood of one kind does not hide the other.
         let (mut shed_full, mut shed_address) = (Throttle::default(), Throttle::default());
+        let (mut shed_network, mut displaced) = (Throttle::default(), Throttle::default());
         let mut failed = Throttle::default();
         let mut backoff = Duration::ZERO;
         loop {
@@ -142,10 +145,31 @@ pub fn accept(
             };
             backoff = Duration::ZERO;
             let permit = match gate.admit(peer.ip()) {
-                Ok(permit) => permit,
+                Ok(admission) => {
+                    if let Some(from) = admission.displaced
+                        && let Some(unlogged) = displaced.due()
+                    {
+                        tracing::warn!(
+                            port = port.name,
+                            %peer,
+                            %from,
+                            unlogged,
+                            "the port is full: a connection of the address holding the most was \
+                             closed to make room"
+                        );
+                    }
+                    admission.permit
+                }
                 Err(refusal) => {
                     let (throttle, why) = match refusal {
-                        Refusal::Full => (&mut shed_full, "the port holds max_connections"),
+                        Refusal::Full => (
+                            &mut shed_full,
+                            "the port holds max_connections and no one holds more than this client",
+                        ),
+                        Refusal::NetworkFull => (
+                            &mut shed_network,
+                            "the network holds max_connections_per_network",
+                        ),
                         Refusal::AddressFull => (
                             &mut shed_address,
                             "the address holds max_connections_per_address",
@@ -199,7 +223,15 @@ async fn hand_on(
     let stream = match port.security {
         Security::Plain => Stream::Plain(stream),
         Security::Tls(tls) => {
-            match tokio::time::timeout(limits.handshake_timeout(), tls.accept(stream)).await {
+            let handshake = tokio::time::timeout(limits.handshake_timeout(), tls.accept(stream));
+            let handshaken = tokio::select! {
+                handshaken = handshake => handshaken,
+                () = permit.evicted() => {
+                    tracing::debug!(port = port.name, %peer, "closed during the TLS handshake to make room");
+                    return;
+                }
+            };
+            match handshaken {
                 Ok(Ok(stream)) => Stream::Tls(Box::new(stream)),
                 Ok(Err(error)) => {
                     tracing::debug!(port = port.name, %peer, %error, "TLS handshake failed");
@@ -212,12 +244,16 @@ async fn hand_on(
             }
         }
     };
-    let quiet = match port.idle {
-        Idle::Bytes => None,
-        Idle::Requests => Some(QuietAlarm::new(Requests::new(), limits.idle_timeout())),
+    // A port that counts requests serves HTTP/2, whose control frames are bounded too.
+    let (quiet, frames) = match port.idle {
+        Idle::Bytes => (None, None),
+        Idle::Requests => (
+            Some(QuietAlarm::new(permit.requests(), limits.idle_timeout())),
+            Some(FrameMeter::new()),
+        ),
     };
     let _ = sender
-        .send(Accepted::new(stream, peer, local, quiet, permit))
+        .send(Accepted::new(stream, peer, local, quiet, permit, frames))
         .await;
 }
 

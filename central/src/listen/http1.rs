@@ -6,10 +6,13 @@
 use std::time::Duration;
 
 use axum::Router;
+use hyper::Request;
+use hyper::body::Incoming;
+use hyper::service::{Service as _, service_fn};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 
-use super::Incoming;
+use super::Incoming as Connections;
 
 /// The most bytes of a request's head (request line and headers) read before it is refused with
 /// 431 Request Header Fields Too Large: a bearer token and a few headers are well under 1 KiB, so
@@ -20,13 +23,27 @@ pub const MAX_HEAD_BYTES: usize = 64 * 1024;
 
 /// Serves `app` on every connection of `incoming` until it ends (the accept loop stopped); `what`
 /// names the service in the debug log of connections that ended with an error.
-pub async fn serve(mut incoming: Incoming, app: Router, header_timeout: Duration, what: &str) {
+pub async fn serve(mut incoming: Connections, app: Router, header_timeout: Duration, what: &str) {
     while let Some(connection) = incoming.next().await {
         let app = app.clone();
         let what = what.to_owned();
         tokio::spawn(async move {
             let peer = connection.peer();
-            let service = TowerToHyperService::new(app);
+            let info = connection.info();
+            let app = TowerToHyperService::new(app);
+            // Each request carries its connection's info (a push with a site's token marks the
+            // connection as a site's) and counts as in flight until its response is ready, so a
+            // full port closes idle keep-alive connections before busy ones (listen::gate).
+            let service = service_fn(move |mut request: Request<Incoming>| {
+                request.extensions_mut().insert(info.clone());
+                let in_flight = info.requests.begin();
+                let response = app.call(request);
+                async move {
+                    let response = response.await;
+                    drop(in_flight);
+                    response
+                }
+            });
             if let Err(error) = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(header_timeout)

@@ -4,8 +4,11 @@
 //! API and the plain-HTTP metrics endpoint all accept through here, so every port follows the
 //! same rules.
 //!
-//! * [`limits`]: the settings (`[listen]` in `central.toml`) and the [`Gate`] that counts open
-//!   connections.
+//! * [`limits`]: the settings (`[listen.limits]` in `central.toml`).
+//! * [`gate`]: counts open connections per port, network and address, and shares a full port
+//!   fairly (a newcomer takes the place of the heaviest holder's oldest connection; sites keep a
+//!   reserved share).
+//! * [`frames`]: HTTP/2 control frames (PING, SETTINGS) counted and bounded per connection.
 //! * [`idle`]: a stream that fails once nothing has moved on it for the idle timeout, so idle and
 //!   half-sent connections are closed.
 //! * [`requests`]: idleness counted in calls for HTTP/2, where PINGs move bytes without a call.
@@ -18,6 +21,8 @@
 
 pub mod accept;
 pub mod connection;
+pub mod frames;
+pub mod gate;
 pub mod http1;
 pub mod idle;
 pub mod limits;
@@ -26,4 +31,5 @@ pub mod tls;
 
 pub use accept::{Idle, Incoming, Port, Security, accept, incoming};
 pub use connection::Accepted;
-pub use limits::{ConnectionLimits, Gate};
+pub use gate::{Gate, Standing};
+pub use limits::ConnectionLimits;

@@ -115,11 +115,14 @@ impl QuietAlarm {
 }
 
 /// What tonic puts into each request's extensions for a connection from [`super::accept`]: the
-/// addresses, and the connection's request count for [`TrackRequests`].
+/// addresses, the connection's request count for [`TrackRequests`], and its standing in the gate
+/// (the authenticator marks a site's connection, which then keeps its place in a full port).
 #[derive(Debug, Clone)]
 pub struct ConnectionInfo {
     pub tcp: TcpConnectInfo,
     pub requests: Arc<Requests>,
+    /// Marks the connection as a site's once a call on it carried a valid token.
+    pub standing: super::gate::Standing,
 }
 
 /// A service wrapper that counts each request on its connection's [`Requests`] until the response

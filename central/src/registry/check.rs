@@ -37,6 +37,10 @@ pub enum Rejection {
     },
     #[error("{0}")]
     Entities(#[from] FromJsonError),
+    #[error(
+        "too many entities: {count}, the limit is {limit} per document ([registry] max_entities)"
+    )]
+    TooManyEntities { count: usize, limit: usize },
     #[error("schema violation at {path}: {message}")]
     Schema { path: String, message: String },
     #[error("the document describes site {document:?} but the token belongs to site {token:?}")]
@@ -56,8 +60,13 @@ pub enum Rejection {
 pub struct Checker {
     validator: jsonschema::Validator,
     max_bytes: usize,
+    max_entities: usize,
     time_limits: TimeLimits,
 }
+
+/// The most entities a document may hold, unless configured: a large cloud site with its
+/// flavors, images and shares holds a few thousand.
+pub const DEFAULT_MAX_ENTITIES: usize = 10_000;
 
 /// Why the checker could not be built (the shipped schema is broken: a bug).
 #[derive(Debug, thiserror::Error)]
@@ -73,8 +82,17 @@ impl Checker {
         Ok(Self {
             validator,
             max_bytes,
+            max_entities: DEFAULT_MAX_ENTITIES,
             time_limits: TimeLimits::default(),
         })
+    }
+
+    /// The same checker with another bound on a document's entities.
+    pub fn with_max_entities(self, max_entities: usize) -> Self {
+        Self {
+            max_entities,
+            ..self
+        }
     }
 
     /// The same checker with other limits on a document's times.
@@ -115,6 +133,12 @@ impl Checker {
         let json: Json = serde_json::from_slice(body)
             .map_err(|error| Rejection::InvalidJson(shorten_quotes(&error.to_string())))?;
         let parsed = from_json::from_value(&json)?;
+        if parsed.entities.len() > self.max_entities {
+            return Err(Rejection::TooManyEntities {
+                count: parsed.entities.len(),
+                limit: self.max_entities,
+            });
+        }
         if let Some(error) = self.validator.iter_errors(&json).next() {
             let path = error.instance_path.to_string();
             return Err(Rejection::Schema {
@@ -206,6 +230,12 @@ mod tests {
             too_large.check(&json::render(&sample::snapshot("S")), "S"),
             Err(Rejection::TooLarge { limit: 100, .. })
         ));
+        let few = checker().with_max_entities(3);
+        let rejection = few.check(&json::render(&sample::snapshot("S")), "S");
+        assert!(
+            matches!(rejection, Err(Rejection::TooManyEntities { limit: 3, .. })),
+            "{rejection:?}"
+        );
     }
 
     #[test]

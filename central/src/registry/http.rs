@@ -2,7 +2,8 @@
 //!
 //! * `PUT /registry/v1/document`: a site pushes its GLUE 2.1 JSON with `Authorization: Bearer
 //!   <token>`; the token decides the site.
-//! * `GET /registry/v1/offers?model=A100&min_gpus=4&vo=atlas&fresh=true`: offers, JSON.
+//! * `GET /registry/v1/offers?model=A100&min_gpus=4&vo=atlas&fresh=true&limit=100&page=2`: offers,
+//!   JSON, at most 10,000 an answer ([`super::paging`]).
 //! * `GET /registry/v1/broker?num_gpus=2&gpu_vendor=nvidia&gpu_model=a100&vo=atlas`: the smallest
 //!   fitting flavor per site.
 //! * `GET /registry/v1/sites`: every site with its freshness.
@@ -13,24 +14,29 @@
 //! Answers are JSON; errors are `{"error": "<reason>"}` with a 4xx status for the caller's mistakes
 //! and 503 when the database failed (try again).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use accelfed_schemas::gpu::GpuCount;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::{PathRejection, QueryRejection};
-use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::extract::{DefaultBodyLimit, Extension, Path, Query, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, put};
 use chrono::Utc;
 use serde::Serialize;
 
+use super::body::BodyError;
 use super::check::Rejection;
 use super::index::{BrokerRequest, answer};
+use super::paging::Paging;
 use super::state::{PushError, Registry};
 use super::store::HistoryEntry;
 use crate::auth::Tokens;
+use crate::listen::requests::ConnectionInfo;
+use accelfed_schemas::names::SiteName;
 use accelfed_schemas::offer::Filter;
 
 /// What the handlers share.
@@ -40,6 +46,10 @@ pub struct ApiState {
     pub tokens: Arc<Tokens>,
     /// The largest body read; the registry's own limit decides, this only stops reading early.
     pub max_body: usize,
+    /// The slowest a push body may arrive.
+    pub body_rate: super::body::BodyRate,
+    /// Sites held to a smaller document than `max_body`.
+    pub site_max_body: Arc<HashMap<SiteName, usize>>,
 }
 
 /// The API's routes.
@@ -70,7 +80,12 @@ fn error_response(status: StatusCode, reason: &str) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
-async fn push(State(state): State<ApiState>, headers: HeaderMap, body: Body) -> Response {
+async fn push(
+    State(state): State<ApiState>,
+    connection: Option<Extension<ConnectionInfo>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
     let authorization = headers
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok());
@@ -80,20 +95,34 @@ async fn push(State(state): State<ApiState>, headers: HeaderMap, body: Body) -> 
             "missing or unknown bearer token (Authorization: Bearer <site token>)",
         );
     };
+    // A site's connection keeps its place when the port is full (listen::gate).
+    if let Some(Extension(connection)) = connection {
+        connection.standing.authenticated();
+    }
     if let Some(refusal) = unsupported_encoding(&headers) {
         tracing::warn!(site = %site, "registry push refused: {refusal}");
         return error_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &refusal);
     }
-    // One byte past the limit is enough to know the document is too large.
-    let body: Bytes = match axum::body::to_bytes(body, state.max_body.saturating_add(1)).await {
+    let max_body = state
+        .site_max_body
+        .get(&site)
+        .map_or(state.max_body, |limit| (*limit).min(state.max_body));
+    let body: Bytes = match super::body::read(body, max_body, state.body_rate).await {
         Ok(body) => body,
-        Err(_) => {
-            let reason = format!(
-                "document too large: more than {} bytes, the limit",
-                state.max_body
+        Err(error) => {
+            let status = match error {
+                BodyError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+                BodyError::TooSlow { .. } => StatusCode::REQUEST_TIMEOUT,
+                BodyError::Failed(_) => StatusCode::BAD_REQUEST,
+            };
+            tracing::warn!(site = %site, "registry push refused: {error}");
+            // The rest of the body is not read: the connection is closed after the answer.
+            let mut response = error_response(status, &error.to_string());
+            response.headers_mut().insert(
+                header::CONNECTION,
+                header::HeaderValue::from_static("close"),
             );
-            tracing::warn!(site = %site, "registry push refused: {reason}");
-            return error_response(StatusCode::PAYLOAD_TOO_LARGE, &reason);
+            return response;
         }
     };
     match state.registry.push(site.as_str(), &body, Utc::now()).await {
@@ -104,7 +133,9 @@ async fn push(State(state): State<ApiState>, headers: HeaderMap, body: Body) -> 
         Err(PushError::Rejected(rejection)) => {
             tracing::warn!(site = %site, "registry push refused: {rejection}");
             let status = match rejection {
-                Rejection::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+                Rejection::TooLarge { .. } | Rejection::TooManyEntities { .. } => {
+                    StatusCode::PAYLOAD_TOO_LARGE
+                }
                 Rejection::WrongSite { .. } => StatusCode::FORBIDDEN,
                 Rejection::InvalidJson(_) | Rejection::DuplicateKey { .. } => {
                     StatusCode::BAD_REQUEST
@@ -153,17 +184,34 @@ fn offers_answer(body: Vec<u8>) -> Response {
         .into_response()
 }
 
-async fn offers(
-    State(state): State<ApiState>,
-    filter: Result<Query<Filter>, QueryRejection>,
-) -> Response {
+async fn offers(State(state): State<ApiState>, RawQuery(query): RawQuery) -> Response {
+    let (paging, rest) = match Paging::split(query.as_deref().unwrap_or_default()) {
+        Ok(split) => split,
+        Err(reason) => return error_response(StatusCode::BAD_REQUEST, &reason),
+    };
+    // The rest of the query is the filter's, read as the extractor would read it.
+    let filter = format!("/?{rest}")
+        .parse::<axum::http::Uri>()
+        .map_err(|error| error.to_string())
+        .and_then(|uri| Query::<Filter>::try_from_uri(&uri).map_err(|r| r.body_text()));
     let Query(filter) = match filter {
         Ok(filter) => filter,
-        Err(rejection) => return error_response(StatusCode::BAD_REQUEST, &rejection.body_text()),
+        Err(reason) => return error_response(StatusCode::BAD_REQUEST, &reason),
     };
     let now = Utc::now();
     let index = state.registry.index();
-    offers_answer(answer(now, &index.select(&filter, now)))
+    let hits = index.select(&filter, now);
+    let total = hits.len();
+    let mut response = offers_answer(answer(now, &hits[paging.range(total)]));
+    let headers = response.headers_mut();
+    headers.insert("x-total-count", header::HeaderValue::from(total));
+    if let Some(next) = paging.next(&rest, total)
+        && let Ok(link) =
+            header::HeaderValue::from_str(&format!("</registry/v1/offers?{next}>; rel=\"next\""))
+    {
+        headers.insert(header::LINK, link);
+    }
+    response
 }
 
 async fn broker(

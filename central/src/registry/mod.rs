@@ -10,9 +10,11 @@
 //! * [`index`]: the in-memory view queries read, rebuilt on push and swapped in whole; each site's
 //!   [`postings`] (offers by model word, VO, kind) narrow a query to its candidates, and its
 //!   [`answer`] bytes are rendered once per push.
-//! * [`Registry`] (`state.rs`): push and query over the three; [`http`] and [`https`]: the API.
+//! * [`Registry`] (`state.rs`): push and query over the three; [`http`] and [`https`]: the API,
+//!   whose pushes are read within a size and a minimum rate ([`body`]).
 
 pub mod answer;
+pub mod body;
 mod broker_cache;
 pub mod check;
 pub mod config;
@@ -26,6 +28,7 @@ mod intersect;
 pub mod ldap;
 #[cfg(test)]
 mod offer;
+pub mod paging;
 pub mod postings;
 pub mod sanity;
 pub mod service;

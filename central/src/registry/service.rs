@@ -23,7 +23,8 @@ pub enum StartError {
 
 /// Opens the registry on `location` (see [`DocumentStore::open`]) and serves it on `incoming`,
 /// the API and the web page ([`super::web`], with the accounting charts from `repository`); a
-/// request's headers must arrive within `header_timeout`. Returns the registry (for other views of
+/// request's headers must arrive within `header_timeout`; the sites in `site_max_body` push
+/// smaller documents than `config`'s limit. Returns the registry (for other views of
 /// it, such as the LDAP sync) and the serving task.
 pub async fn start(
     location: &str,
@@ -32,14 +33,19 @@ pub async fn start(
     incoming: Incoming,
     header_timeout: Duration,
     repository: Option<accelfed_accounting::repository::Repository>,
+    site_max_body: std::collections::HashMap<accelfed_schemas::names::SiteName, usize>,
 ) -> Result<(Arc<Registry>, tokio::task::JoinHandle<()>), StartError> {
     let store = DocumentStore::open(location).await?;
-    let checker = Checker::new(config.max_document_bytes)?.with_time_limits(config.time_limits());
-    let registry = Arc::new(Registry::open(store, checker, config.keep_history).await?);
+    let checker = Checker::new(config.max_document_bytes)?
+        .with_time_limits(config.time_limits())
+        .with_max_entities(config.max_entities);
+    let registry = Arc::new(Registry::open(store, checker, config.keep()).await?);
     let app = router(ApiState {
         registry: registry.clone(),
         tokens: Arc::new(tokens),
         max_body: config.max_document_bytes,
+        body_rate: config.body_rate(),
+        site_max_body: Arc::new(site_max_body),
     })
     .merge(super::web::routes(super::web::WebState {
         registry: registry.clone(),

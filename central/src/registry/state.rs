@@ -8,7 +8,7 @@ use tokio::sync::Mutex;
 
 use super::check::{Checker, Rejection};
 use super::index::{Index, SiteView};
-use super::store::{DocumentStore, HistoryEntry, StoreError, StoredDocument};
+use super::store::{DocumentStore, HistoryEntry, Keep, StoreError, StoredDocument};
 
 /// How many documents of each site the history keeps, unless configured.
 pub const DEFAULT_KEEP_HISTORY: u32 = 100;
@@ -38,7 +38,7 @@ pub struct PushReport {
 pub struct Registry {
     store: DocumentStore,
     checker: Checker,
-    keep_history: u32,
+    keep_history: Keep,
     index: RwLock<Arc<Index>>,
     /// Pushes are applied one at a time, so two sites' swaps cannot lose each other.
     push_lock: Mutex<()>,
@@ -54,7 +54,7 @@ impl Registry {
     pub async fn open(
         store: DocumentStore,
         checker: Checker,
-        keep_history: u32,
+        keep_history: impl Into<Keep>,
     ) -> Result<Self, StoreError> {
         let mut index = Index::default();
         for stored in store.latest().await? {
@@ -74,7 +74,7 @@ impl Registry {
         Ok(Self {
             store,
             checker,
-            keep_history,
+            keep_history: keep_history.into(),
             index: RwLock::new(Arc::new(index)),
             push_lock: Mutex::new(()),
         })
@@ -90,7 +90,12 @@ impl Registry {
 
     /// How many documents of each site the history keeps.
     pub fn keep_history(&self) -> u32 {
-        self.keep_history
+        self.keep_history.documents
+    }
+
+    /// How many bytes of each site's history are kept (the latest document always is).
+    pub fn keep_history_bytes(&self) -> u64 {
+        self.keep_history.bytes
     }
 
     /// `site`'s stored documents, newest first (the first is its current one); empty for a site

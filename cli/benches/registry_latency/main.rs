@@ -223,10 +223,14 @@ fn bench_query_latency_1000_sites_200_clients() {
             registry,
             tokens: Arc::new(tokens),
             max_body: 64 << 20,
+            body_rate: Default::default(),
+            site_max_body: Default::default(),
         });
-        // Every client comes from 127.0.0.1: the per-address bound is the whole port's.
+        // Every client comes from 127.0.0.1: the per-address and per-network bounds are the
+        // whole port's.
         let limits = accelfed_central::listen::ConnectionLimits {
             max_connections_per_address: 512,
+            max_connections_per_network: 512,
             ..Default::default()
         };
         let connections = accelfed_central::listen::incoming(

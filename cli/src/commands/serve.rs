@@ -23,6 +23,12 @@ pub fn run(args: &ServeArgs) -> Outcome {
             return Outcome::Config;
         }
     };
+    // Every connection the limits allow is a descriptor: a limit that cannot hold them is a
+    // configuration error (exit 2) now, not EMFILE in the middle of a flood.
+    if let Err(err) = accelfed_central::descriptors::ensure(&loaded.config.listen) {
+        tracing::error!("{err}");
+        return Outcome::Config;
+    }
     let runtime = match super::service_runtime() {
         Ok(runtime) => runtime,
         Err(outcome) => return outcome,

@@ -35,6 +35,48 @@ pub struct HistoryEntry {
     pub bytes: u64,
 }
 
+/// How much of a site's history is kept: its newest `documents`, and of those only the newest
+/// whose sizes add up to at most `bytes` (the latest is always kept, whatever its size), so that
+/// large pushes cannot fill the database (issue #30: ten 16 MiB pushes grew it by 180 MB).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Keep {
+    pub documents: u32,
+    pub bytes: u64,
+}
+
+/// The bytes of history kept per site, unless configured: two documents at the default size
+/// limit, or a hundred of a few hundred kilobytes.
+pub const DEFAULT_KEEP_HISTORY_BYTES: u64 = 32 * 1024 * 1024;
+
+impl From<u32> for Keep {
+    fn from(documents: u32) -> Self {
+        Self {
+            documents,
+            bytes: DEFAULT_KEEP_HISTORY_BYTES,
+        }
+    }
+}
+
+/// The statement both databases run after a push: deletes the site's history entries past the
+/// newest `documents` or past `bytes` in all (never the newest). `octet_length` reads a size
+/// without reading the document. Parameters: site, documents, bytes (`?n` is SQLite's spelling,
+/// PostgreSQL's is `$n`).
+const PRUNE: &str = "DELETE FROM registry_history WHERE id IN (
+       SELECT id FROM (
+         SELECT id,
+                ROW_NUMBER() OVER (ORDER BY id DESC) AS position,
+                SUM(octet_length(document)) OVER (ORDER BY id DESC) AS total
+         FROM registry_history WHERE site = ?1) AS sized
+       WHERE position > ?2 OR (position > 1 AND total > ?3))";
+
+/// [`PRUNE`] in PostgreSQL's spelling.
+fn prune_postgres() -> String {
+    PRUNE
+        .replace("?1", "$1")
+        .replace("?2", "$2")
+        .replace("?3", "$3")
+}
+
 /// The store over either database. Cloning is cheap and shares the connections.
 #[derive(Debug, Clone)]
 pub enum DocumentStore {
@@ -55,9 +97,14 @@ impl DocumentStore {
         }
     }
 
-    /// Makes `document` its site's latest and adds it to the history, keeping the newest
-    /// `keep_history` entries of that site.
-    pub async fn put(&self, document: StoredDocument, keep_history: u32) -> Result<(), StoreError> {
+    /// Makes `document` its site's latest and adds it to the history, keeping what `keep_history`
+    /// says of that site's.
+    pub async fn put(
+        &self,
+        document: StoredDocument,
+        keep_history: impl Into<Keep>,
+    ) -> Result<(), StoreError> {
+        let keep_history = keep_history.into();
         match self {
             Self::Sqlite(store) => store.put(document, keep_history).await,
             Self::Postgres(store) => store.put(document, keep_history).await,

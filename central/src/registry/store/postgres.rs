@@ -9,7 +9,7 @@ use tokio_postgres::{Client, NoTls};
 use accelfed_accounting::repository::postgres_message::describe;
 use accelfed_schemas::database_url::redact;
 
-use super::{HistoryEntry, StoreError, StoredDocument, from_millis, millis};
+use super::{HistoryEntry, Keep, StoreError, StoredDocument, from_millis, millis};
 
 const SCHEMA: &str = "
     CREATE TABLE IF NOT EXISTS registry_latest (
@@ -66,7 +66,7 @@ impl PostgresStore {
         }
     }
 
-    pub async fn put(&self, document: StoredDocument, keep: u32) -> Result<(), StoreError> {
+    pub async fn put(&self, document: StoredDocument, keep: Keep) -> Result<(), StoreError> {
         let mut client = self.client.lock().await;
         let tx = client.transaction().await.map_err(|e| self.fail(e))?;
         let at = millis(document.received_at);
@@ -85,9 +85,12 @@ impl PostgresStore {
         .await
         .map_err(|e| self.fail(e))?;
         tx.execute(
-            "DELETE FROM registry_history WHERE site = $1 AND id NOT IN
-               (SELECT id FROM registry_history WHERE site = $1 ORDER BY id DESC LIMIT $2)",
-            &[&document.site, &i64::from(keep.max(1))],
+            &super::prune_postgres(),
+            &[
+                &document.site,
+                &i64::from(keep.documents.max(1)),
+                &i64::try_from(keep.bytes).unwrap_or(i64::MAX),
+            ],
         )
         .await
         .map_err(|e| self.fail(e))?;

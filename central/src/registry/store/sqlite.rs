@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, params};
 
-use super::{HistoryEntry, StoreError, StoredDocument, from_millis, millis};
+use super::{HistoryEntry, Keep, PRUNE, StoreError, StoredDocument, from_millis, millis};
 
 const SCHEMA: &str = "
     PRAGMA journal_mode = WAL;
@@ -55,7 +55,7 @@ impl SqliteStore {
         })
     }
 
-    pub async fn put(&self, document: StoredDocument, keep: u32) -> Result<(), StoreError> {
+    pub async fn put(&self, document: StoredDocument, keep: Keep) -> Result<(), StoreError> {
         self.run(move |conn| {
             let tx = conn.transaction()?;
             let at = millis(document.received_at);
@@ -70,9 +70,12 @@ impl SqliteStore {
                 params![document.site, at, document.document],
             )?;
             tx.execute(
-                "DELETE FROM registry_history WHERE site = ?1 AND id NOT IN
-                   (SELECT id FROM registry_history WHERE site = ?1 ORDER BY id DESC LIMIT ?2)",
-                params![document.site, i64::from(keep.max(1))],
+                PRUNE,
+                params![
+                    document.site,
+                    i64::from(keep.documents.max(1)),
+                    i64::try_from(keep.bytes).unwrap_or(i64::MAX)
+                ],
             )?;
             tx.commit()
         })

@@ -89,6 +89,40 @@ async fn history_keeps_the_newest_entries_per_site() {
 }
 
 #[tokio::test]
+async fn history_is_bounded_in_bytes_too_and_keeps_the_latest_whatever_its_size() {
+    on_both(|store| async move {
+        let keep = Keep {
+            documents: 100,
+            bytes: 25,
+        };
+        // Documents of 10 bytes: the newest two fit in 25 bytes, a third would not.
+        for minute in 0..5 {
+            let text = format!("{{\"n\":{minute:04}}}");
+            assert_eq!(text.len(), 10);
+            store.put(document("A", minute, &text), keep).await.unwrap();
+        }
+        let sizes = |history: Vec<HistoryEntry>| -> Vec<(u32, u64)> {
+            history
+                .iter()
+                .map(|entry| (chrono::Timelike::minute(&entry.received_at), entry.bytes))
+                .collect()
+        };
+        assert_eq!(
+            sizes(store.history("A").await.unwrap()),
+            vec![(4, 10), (3, 10)]
+        );
+        // One past the bound alone: it is the latest, so it stays, alone.
+        let big = format!("{{\"x\":\"{}\"}}", "y".repeat(40));
+        store.put(document("A", 7, &big), keep).await.unwrap();
+        assert_eq!(
+            sizes(store.history("A").await.unwrap()),
+            vec![(7, big.len() as u64)]
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn stored_documents_survive_reopening() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("registry.sqlite");

@@ -1,6 +1,7 @@
 //! The accounting charts, from the repository's summaries, drawn by the accounting reports' SVG
 //! renderer: GPU-hours per VO per month for the whole federation, and, when the form names a VO,
-//! that VO's GPU-hours per site.
+//! that VO's GPU-hours per site; each with its largest series and the rest added up
+//! ([`super::top`]).
 
 use accelfed_accounting::report::render_svg;
 use accelfed_accounting::repository::{Dimension, Repository, SummaryFilter, SummaryQuery};
@@ -35,7 +36,10 @@ pub async fn charts(repository: Option<&Repository>, vo: Option<&str>) -> Charts
         };
         match repository.summaries(query).await {
             Ok(rows) if rows.is_empty() => {}
-            Ok(rows) => out.push((heading, render_svg(series, &rows, None, None))),
+            Ok(rows) => {
+                let rows = super::top::top_series(series, rows, super::top::TOP_SERIES);
+                out.push((heading, render_svg(series, &rows, None, None)));
+            }
             Err(error) => {
                 tracing::warn!(%error, "web page: accounting summaries unavailable");
                 return Charts::Unavailable(error.to_string());

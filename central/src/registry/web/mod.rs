@@ -10,6 +10,7 @@ pub mod charts;
 pub mod form;
 pub mod html;
 pub mod page;
+pub mod top;
 
 use std::sync::Arc;
 

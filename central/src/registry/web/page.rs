@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 
 use super::form::FormParams;
 use super::html::{escape, page};
+use super::top::{MAX_OFFER_ROWS, MAX_VOS_SHOWN};
 use crate::registry::index::SiteStatus;
 use accelfed_schemas::offer::Offer;
 
@@ -105,7 +106,8 @@ fn offers(out: &mut String, offers: &[Offer]) {
          <th>GPUs each</th><th>what one gets</th><th>model</th><th>memory (MB)</th><th>sharing</th>\
          <th>free / total GPUs (slots)</th><th>VOs</th><th>information</th></tr></thead><tbody>\n",
     );
-    for offer in offers {
+    // A bounded page (super::top): the first offers, and a line for the rest.
+    for offer in offers.iter().take(MAX_OFFER_ROWS) {
         // Physical GPUs, with the slots beside them where a slot is part of a GPU.
         let capacity = match (offer.free_physical, offer.total_physical) {
             (Some(free), Some(total)) => format!("{free} / {total}"),
@@ -136,10 +138,32 @@ fn offers(out: &mut String, offers: &[Offer]) {
             escape(&offer.model),
             offer.memory_mb.map(|m| m.to_string()).unwrap_or_default(),
             escape(&offer.sharing),
-            escape(&offer.vos.join(", ")),
+            escape(&vo_list(&offer.vos)),
         );
     }
     out.push_str("</tbody></table>\n");
+    if offers.len() > MAX_OFFER_ROWS {
+        let _ = writeln!(
+            out,
+            "<p id=\"offers-more\">The first {MAX_OFFER_ROWS} are shown, {} more are selected: \
+             narrow the filter, or page through them all with the API (/registry/v1/offers).</p>",
+            offers.len() - MAX_OFFER_ROWS
+        );
+    }
+}
+
+/// An offer's VOs, the first [`MAX_VOS_SHOWN`] of them and how many more.
+fn vo_list(vos: &[String]) -> String {
+    let mut shown = vos
+        .iter()
+        .take(MAX_VOS_SHOWN)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if vos.len() > MAX_VOS_SHOWN {
+        let _ = write!(shown, " and {} more", vos.len() - MAX_VOS_SHOWN);
+    }
+    shown
 }
 
 fn sites(out: &mut String, sites: &[SiteStatus], now: DateTime<Utc>) {
