@@ -9,7 +9,8 @@
 //! * [`fake_kubernetes`] and [`fake_openstack`]: local servers that answer like those APIs from the
 //!   recorded fixtures under `provider/tests/fixtures/`, on [`fake_http`]'s accept loop;
 //! * real components: [`slapd`], [`slurm`], [`openstack`] (installed through [`apt`] off CI), each
-//!   started as a process group of its own and stopped as one ([`owned`]), a panicking test included;
+//!   started as a process group of its own and stopped as one ([`owned`]), a panicking test included,
+//!   on ports held for them until they listen ([`port`]);
 //! * with the `bench-support` feature, [`bench_records`]: the repository benchmarks' records.
 //!
 //! Crates use it as a dev-dependency only. Its helpers take and return plain data (paths, strings,
@@ -26,6 +27,7 @@ pub mod fake_openstack;
 pub mod openstack;
 pub mod owned;
 pub mod pki;
+pub mod port;
 pub mod postgres;
 pub mod slapd;
 pub mod slurm;

@@ -23,7 +23,7 @@ mod update;
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -32,6 +32,7 @@ use ldap3::{LdapConn, Scope, SearchEntry};
 use tempfile::TempDir;
 
 use crate::owned::OwnedProcess;
+use crate::port::ReservedPort;
 
 pub use load::LoadReport;
 pub use update::{LdifEntry, LdifError, UpdateReport, parse_ldif};
@@ -133,9 +134,9 @@ impl Slapd {
                 });
             }
         }
-        // slapd cannot take a bound socket from its parent, nor print a port it chose itself, so
-        // its port is one that was free when checked (bound and released): another process may
-        // take it before slapd binds, and a start that fails is retried on a new port.
+        // slapd takes no bound socket from its parent and prints no port it chose: its port is
+        // reserved until it answers (crate::port), so no other process can take it in between.
+        // A start that fails for another reason (a slow machine) is tried again.
         let mut last_error = None;
         for _ in 0..3 {
             match Self::start_once(extra_schemas) {
@@ -156,7 +157,8 @@ impl Slapd {
             .prefix("accelfed-slapd.")
             .tempdir()
             .map_err(io("creating a temp dir"))?;
-        let port = free_port()?;
+        let reserved = ReservedPort::new().map_err(io("reserving a port"))?;
+        let port = reserved.port();
         let url = format!("ldap://127.0.0.1:{port}/");
         let conf = config::write(dir.path(), extra_schemas)?;
         let log_path = dir.path().join("slapd.log");
@@ -178,6 +180,7 @@ impl Slapd {
             .map_err(io(format!("running {}", install::SLAPD)))?;
         let mut slapd = Slapd { child, url, dir };
         slapd.wait_ready(port)?;
+        drop(reserved);
         slapd.create_suffix()?;
         Ok(slapd)
     }
@@ -295,14 +298,4 @@ impl Drop for Slapd {
         // reaped before TempDir removes the directory under it.
         self.child.kill();
     }
-}
-
-fn free_port() -> Result<u16> {
-    let listener =
-        TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(io("finding a free port"))?;
-    let port = listener
-        .local_addr()
-        .map_err(io("reading the free port"))?
-        .port();
-    Ok(port)
 }

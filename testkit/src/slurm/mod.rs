@@ -12,7 +12,6 @@ mod install;
 mod stop;
 
 use std::collections::BTreeMap;
-use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -20,6 +19,7 @@ use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
 use crate::owned::OwnedProcess;
+use crate::port::ReservedPort;
 
 pub use config::Layout;
 pub use install::PACKAGES;
@@ -110,15 +110,6 @@ pub struct Rest {
     pub token_file: PathBuf,
 }
 
-fn free_port() -> Result<u16, HarnessError> {
-    let listener =
-        TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(io("binding a free port"))?;
-    listener
-        .local_addr()
-        .map(|a| a.port())
-        .map_err(io("reading a free port"))
-}
-
 impl Slurm {
     /// Installs what is missing (not under CI), writes the configuration, starts the daemons in
     /// order and waits until the node is idle and the accounts exist.
@@ -131,9 +122,9 @@ impl Slurm {
     /// cluster [`Slurm::start`] gives.
     pub fn start_sharded(shards_per_gpu: u32) -> Result<Self, HarnessError> {
         install::ensure_installed()?;
-        // The daemons take no bound socket from their parent and print no port they chose, so
-        // their ports were free when checked (bound and released): another process may take one
-        // before a daemon binds it, and a start that fails is retried on new ports.
+        // The daemons take no bound socket from their parent and print no port they chose: their
+        // ports are reserved until they answer (crate::port), so no other process takes one in
+        // between. A start that fails for another reason (a slow machine) is tried again.
         let mut attempt = 1;
         loop {
             match Self::start_once(shards_per_gpu) {
@@ -158,13 +149,18 @@ impl Slurm {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.subsec_micros())
         );
+        let ports = [
+            ReservedPort::new().map_err(io("reserving a port"))?,
+            ReservedPort::new().map_err(io("reserving a port"))?,
+            ReservedPort::new().map_err(io("reserving a port"))?,
+        ];
         let layout = Layout {
             cluster: format!("af{unique}"),
             node: "afnode".to_owned(),
             database: format!("accelfed_slurm_{unique}"),
-            ctld_port: free_port()?,
-            slurmd_port: free_port()?,
-            dbd_port: free_port()?,
+            ctld_port: ports[0].port(),
+            slurmd_port: ports[1].port(),
+            dbd_port: ports[2].port(),
             gpus: 4,
             shards_per_gpu,
             cpus: 8,
@@ -177,6 +173,7 @@ impl Slurm {
         };
         slurm.write_files()?;
         slurm.boot()?;
+        drop(ports);
         Ok(slurm)
     }
 
@@ -499,7 +496,8 @@ impl Slurm {
         if let Some(rest) = &self.rest {
             return Ok(rest.clone());
         }
-        let port = free_port()?;
+        let reserved = ReservedPort::new().map_err(io("reserving a port"))?;
+        let port = reserved.port();
         let listen = format!("127.0.0.1:{port}");
         let log = std::fs::File::create(self.dir().join("log/slurmrestd.out"))
             .map_err(io("creating the slurmrestd log"))?;
@@ -538,6 +536,7 @@ impl Slurm {
         self.wait("slurmrestd", |_| {
             Ok(std::net::TcpStream::connect(("127.0.0.1", port)).is_ok())
         })?;
+        drop(reserved);
         let rest = Rest {
             url: format!("http://{listen}"),
             user: REST_USER.to_owned(),
