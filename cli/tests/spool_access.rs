@@ -1,8 +1,9 @@
 //! A spool that cannot or should not be written is refused with its owner, its mode, the OS error
 //! and the fix, never SQLite's bare "unable to open database file" or "disk I/O error": root
 //! running `meter` on the service user's spool (the documented backfill), a spool a root run left
-//! behind, a read-only file system (EROFS) and a full one (ENOSPC, a tmpfs with `size=`).
-//! Needs root (chown, setpriv, mount), as the test command runs.
+//! behind, a read-only file system (EROFS) and a full one (ENOSPC, a tmpfs with `size=`); and
+//! `serve` run as root on the central repository of another user. Needs root (chown, setpriv,
+//! mount), as the test command runs.
 
 #![allow(clippy::unwrap_used)]
 
@@ -12,6 +13,7 @@ use std::process::{Command, Output};
 
 use accelfed_tests::central::*;
 use accelfed_tests::pki::pki;
+use std::time::{Duration, Instant};
 
 /// One record's worth of manual usage.
 const USAGE: &str = r#"{"resource": "node-1", "model": "H100", "count": 1, "vo": "atlas", "start": "2026-01-01T00:00:00Z", "end": "2026-01-02T00:00:00Z"}
@@ -207,4 +209,45 @@ fn a_full_file_system_is_named() {
     assert_ne!(status(&refused), 0, "{log}");
     assert!(log.contains("No space left on device (ENOSPC)"), "{log}");
     assert!(log.contains("free space on the file system"), "{log}");
+}
+
+#[test]
+#[ignore = "needs root (chown, setpriv, mount); scripts/test runs as root"]
+fn serve_as_root_is_refused_the_repository_of_another_user() {
+    assert!(is_root(), "this test needs root");
+    let dir = tempfile::tempdir().unwrap();
+    let pki = pki(dir.path());
+    let folder = dir.path().join("lib");
+    std::fs::create_dir(&folder).unwrap();
+    std::os::unix::fs::chown(&folder, Some(NOBODY), Some(NOBODY)).unwrap();
+    let database = folder.join("accounting.sqlite");
+    let config = central_config(
+        dir.path(),
+        &pki,
+        &format!("path = \"{}\"", database.display()),
+        "127.0.0.1:0",
+    );
+    let mut serve = accelfed()
+        .arg("serve")
+        .arg("--config")
+        .arg(&config)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while serve.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(30) {
+            let _ = serve.kill();
+            let _ = serve.wait();
+            panic!("serve started on another user's repository");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let output = serve.wait_with_output().unwrap();
+    let log = stderr(&output);
+    assert_ne!(status(&output), 0, "{log}");
+    assert!(log.contains("belongs to nobody (uid 65534)"), "{log}");
+    assert!(log.contains("runuser -u nobody -- "), "{log}");
+    assert!(!database.exists(), "root created nothing");
 }
