@@ -130,7 +130,7 @@ impl Accounting for IngestService {
         if body.records.is_empty() {
             // A site with nothing to send calls all the same (a heartbeat): the contact and its
             // spool depth are what it reports; the repository is not touched.
-            tracing::debug!(site = %site, spool_depth = ?spool_depth, "heartbeat (an empty batch)");
+            tracing::debug!(site = %site, spool_depth, "heartbeat (an empty batch)");
             return Ok(Response::new(proto::SubmitResponse::default()));
         }
         let max_batch = self.batches.of(&site);

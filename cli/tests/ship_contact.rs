@@ -116,6 +116,22 @@ fn an_empty_spool_still_makes_contact_and_a_wrong_token_or_ca_fails() {
         Some("0"),
         "{metrics}"
     );
+
+    // -v shows the steps: what is shipped where, and the empty call.
+    let verbose = accelfed()
+        .args(["ship", "-v", "--config"])
+        .arg(&owner.config)
+        .output()
+        .unwrap();
+    let log = stderr(&verbose);
+    assert_eq!(status(&verbose), 0, "{log}");
+    for step in [
+        "DEBUG shipping",
+        "pending=0",
+        "DEBUG nothing to send; calling the repository with an empty batch",
+    ] {
+        assert!(log.contains(step), "{step:?} in {log}");
+    }
 }
 
 #[test]

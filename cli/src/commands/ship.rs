@@ -42,6 +42,14 @@ pub fn run(args: &ShipArgs) -> Outcome {
             return spool_failure(&err);
         }
     };
+    tracing::debug!(
+        spool = %spool.path().display(),
+        pending = spool.depth().unwrap_or(0),
+        endpoint = %client_settings.endpoint,
+        batch_size = settings.batch_size,
+        in_flight = settings.in_flight,
+        "shipping"
+    );
     let result = runtime.block_on(async {
         let mut client = Client::new(&client_settings)?;
         if args.verify {
