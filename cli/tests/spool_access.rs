@@ -1,7 +1,8 @@
 //! A spool that cannot or should not be written is refused with its owner, its mode, the OS error
 //! and the fix, never SQLite's bare "unable to open database file" or "disk I/O error": root
 //! running `meter` on the service user's spool (the documented backfill), a spool a root run left
-//! behind, a read-only file system (EROFS) and a full one (ENOSPC, a tmpfs with `size=`); and
+//! behind, a spool its own user may not write (chmod 0400), a read-only file system (EROFS) and a
+//! full one (ENOSPC, a tmpfs with `size=`); and
 //! `serve` run as root on the central repository of another user. Needs root (chown, setpriv,
 //! mount), as the test command runs.
 
@@ -250,4 +251,28 @@ fn serve_as_root_is_refused_the_repository_of_another_user() {
     assert!(log.contains("belongs to nobody (uid 65534)"), "{log}");
     assert!(log.contains("runuser -u nobody -- "), "{log}");
     assert!(!database.exists(), "root created nothing");
+}
+
+#[test]
+#[ignore = "needs root (chown, setpriv, mount); scripts/test runs as root"]
+fn a_read_only_spool_of_its_own_user_is_named_with_the_chmod() {
+    assert!(is_root(), "this test needs root");
+    let dir = tempfile::tempdir().unwrap();
+    let site = open_site(dir.path(), "site");
+    let folder = site.config.parent().unwrap();
+    std::os::unix::fs::chown(folder, Some(NOBODY), Some(NOBODY)).unwrap();
+    assert_eq!(status(&meter(&site, true)), 0, "nobody's own spool");
+    // chmod 0400: its owner may read it, not write it (root would write it regardless).
+    std::fs::set_permissions(&site.spool, std::fs::Permissions::from_mode(0o400)).unwrap();
+
+    let refused = meter(&site, true);
+    let log = stderr(&refused);
+    assert_ne!(status(&refused), 0, "{log}");
+    for part in [
+        "Permission denied (EACCES)",
+        "it belongs to nobody (uid 65534), mode 0400",
+        "chmod u+w ",
+    ] {
+        assert!(log.contains(part), "{part:?} in {log}");
+    }
 }
