@@ -18,7 +18,7 @@ use crate::ship::ShipConfig;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AccountingConfig {
-    /// The spool (an SQLite file, created if missing) holding records until the repository has
+    /// The spool (an SQLite file, created if missing in an existing folder) holding records until the repository has
     /// acknowledged them. Keep it on local disk, not NFS. Its folder must exist (the packages
     /// create /var/spool/accelfed), unless `spool_create` is set.
     #[serde(default = "default_spool")]
