@@ -34,10 +34,64 @@ accelfed_reload() {
     fi
 }
 
-# Stops the units (before removal), where systemd runs; nothing is enabled by the package, so
-# nothing is disabled here either: `systemctl disable` of a removed unit is the admin's.
+# Stops the units (before removal), where systemd runs. Nothing is disabled on remove: the site
+# enabled its timers, and a reinstall after a remove (not a purge) finds them enabled as before.
 accelfed_stop() {
     if [ -d /run/systemd/system ]; then
         systemctl stop @UNITS@ || true
+    fi
+}
+
+# After an upgrade: a running `serve` is restarted on the new binary (try-restart: one that is
+# stopped stays stopped). The timers' units are oneshot runs that start the new binary anyway.
+accelfed_restart_serve() {
+    if [ -d /run/systemd/system ]; then
+        systemctl try-restart accelfed-serve.service || true
+    fi
+}
+
+# Debian: deb-systemd-helper records the links each unit's [Install] section makes (enabled or
+# not; nothing is enabled here), so that purge can remove the links the site made with
+# `systemctl enable` after the unit files are gone. Works with or without a running systemd.
+accelfed_track_units() {
+    if [ -x /usr/bin/deb-systemd-helper ]; then
+        for unit in @UNITS@; do
+            deb-systemd-helper update-state "$unit" >/dev/null 2>&1 || true
+        done
+    fi
+}
+
+# Purge: the timers and services the site enabled are disabled, their links removed (by
+# deb-systemd-helper's record, and any link left to a unit of this package, e.g. one enabled
+# before the record existed), so nothing dangles and a later install starts with nothing enabled.
+accelfed_purge_units() {
+    if [ -x /usr/bin/deb-systemd-helper ]; then
+        for unit in @UNITS@; do
+            deb-systemd-helper purge "$unit" >/dev/null 2>&1 || true
+            deb-systemd-helper unmask "$unit" >/dev/null 2>&1 || true
+        done
+    fi
+    for unit in @UNITS@; do
+        find /etc/systemd/system -type l -name "$unit" -delete 2>/dev/null || true
+    done
+}
+
+# Purge keeps what cannot be made again: /etc/accelfed's tokens, keys and private CA,
+# /var/lib/accelfed's databases and /var/spool/accelfed's records not yet shipped, unless the
+# administrator asks with ACCELFED_PURGE_DATA=yes in dpkg's environment (no debconf question:
+# the answer must be the same with and without a terminal). Empty folders go.
+accelfed_purge_data() {
+    if [ "${ACCELFED_PURGE_DATA:-}" = yes ]; then
+        rm -rf /etc/accelfed /var/lib/accelfed /var/spool/accelfed
+        return 0
+    fi
+    kept=""
+    for folder in /etc/accelfed /var/lib/accelfed /var/spool/accelfed; do
+        [ -d "$folder" ] || continue
+        rmdir "$folder" 2>/dev/null || kept="$kept $folder"
+    done
+    if [ -n "$kept" ]; then
+        echo "accelfed: purge kept$kept (tokens, keys, databases, unshipped records);" \
+            "delete them by hand, or purge with ACCELFED_PURGE_DATA=yes" >&2
     fi
 }

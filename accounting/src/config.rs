@@ -18,10 +18,16 @@ use crate::ship::ShipConfig;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AccountingConfig {
-    /// The spool (an SQLite file, created if missing) holding records until the repository has
-    /// acknowledged them. Keep it on local disk, not NFS.
+    /// The spool (an SQLite file, created if missing in an existing folder) holding records until the repository has
+    /// acknowledged them. Keep it on local disk, not NFS. Its folder must exist (the packages
+    /// create /var/spool/accelfed), unless `spool_create` is set.
     #[serde(default = "default_spool")]
     pub spool: PathBuf,
+    /// Create the spool's folder (mode 0750) when it is missing, instead of refusing to run: for
+    /// a spool outside the packaged layout. Off by default, so a mistyped path is an error rather
+    /// than a new, empty spool that nothing ships from.
+    #[serde(default)]
+    pub spool_create: bool,
     /// Usage no meter can read (bare-metal GPU nodes handed to a VO): a JSON-lines file of
     /// observations, see docs/formats/usage-observations.md. Metered on every run.
     #[serde(default)]

@@ -9,6 +9,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod access;
 pub mod apel;
 pub mod config;
 pub mod meter;

@@ -25,8 +25,9 @@ pub fn create_with_mode(path: &Path, mode: u32) {
 }
 
 /// Creates the folder `path` lives in, and any missing above it, with mode 0750 (less the umask)
-/// when it does not exist: a site's first `meter` should not fail on `/var/spool/accelfed`
-/// missing. Failures are left to SQLite's open, which names them.
+/// when it does not exist: only where the configuration asks for it (`[accounting]
+/// spool_create = true`), since a mistyped path must not silently start a new spool. Failures are
+/// left to the checks that follow (`crate::access`), which name them.
 pub fn create_folder(path: &Path) {
     use std::os::unix::fs::DirBuilderExt;
     if let Some(folder) = path.parent()

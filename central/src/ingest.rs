@@ -141,6 +141,12 @@ impl Accounting for IngestService {
         }
         let spool_depth = plausible_spool_depth(&site, body.spool_depth);
         self.metrics.contact(site.as_str(), Utc::now(), spool_depth);
+        if body.records.is_empty() {
+            // A site with nothing to send calls all the same (a heartbeat): the contact and its
+            // spool depth are what it reports; the repository is not touched.
+            tracing::debug!(site = %site, spool_depth, "heartbeat (an empty batch)");
+            return Ok(Response::new(proto::SubmitResponse::default()));
+        }
         let max_batch = self.batches.of(&site);
         let mut batch = decode_batch(&body.records, max_batch);
         let caps = self.batches.distinct_caps();

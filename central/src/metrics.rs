@@ -107,7 +107,7 @@ impl Metrics {
             }
             let _ = writeln!(
                 out,
-                "# HELP accelfed_site_last_contact_timestamp_seconds When the site last submitted or verified (Unix time).\n\
+                "# HELP accelfed_site_last_contact_timestamp_seconds When the site last called: a batch, an empty one (ship with nothing to send) or a verification (Unix time).\n\
                  # TYPE accelfed_site_last_contact_timestamp_seconds gauge"
             );
             for (site, stats) in &s.sites {

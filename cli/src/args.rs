@@ -195,7 +195,7 @@ pub struct ProvideArgs {
     #[arg(short, long, env = "ACCELFED_CONFIG")]
     pub config: PathBuf,
     /// Output format: glue21-json, ldif-glue20 (a stock BDII), ldif-glue21 or glue20-xml.
-    #[arg(short, long, default_value = "glue21-json", value_parser = parse_format)]
+    #[arg(short, long, default_value = "glue21-json", value_parser = format_parser())]
     pub format: Format,
     /// Write to this file (replaced atomically) instead of standard output.
     #[arg(short, long)]
@@ -346,15 +346,27 @@ pub struct ReportArgs {
     #[arg(long)]
     pub check: bool,
     /// Output format: table, csv, json or svg (GPU-hours per group per month, stacked bars).
-    #[arg(short, long, default_value = "table")]
+    #[arg(short, long, default_value = "table", value_parser = report_format_parser())]
     pub format: accelfed_accounting::report::ReportFormat,
     /// Write to this file (replaced atomically) instead of standard output.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
 }
 
-fn parse_format(value: &str) -> Result<Format, String> {
-    value.parse()
+/// `provide --format`: the names as possible values, so help, man pages and shell completion
+/// offer them (a parser function alone would leave completion offering file names).
+fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(Format::ALL.map(Format::as_str))
+        .try_map(|name| name.parse::<Format>())
+}
+
+/// `report --format`, as [`format_parser`].
+fn report_format_parser()
+-> impl clap::builder::TypedValueParser<Value = accelfed_accounting::report::ReportFormat> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(["table", "csv", "json", "svg"])
+        .try_map(|name| name.parse::<accelfed_accounting::report::ReportFormat>())
 }
 
 /// `--spool` of the accounting commands: the site's spool instead of accounting.spool.

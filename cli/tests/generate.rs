@@ -62,6 +62,32 @@ fn man_pages_cover_every_visible_subcommand_with_its_options() {
     assert!(provide.contains("keep\\-last\\-good"));
     assert!(provide.contains("Exit status: 0 all published"));
     assert!(!read(man.join("accelfed.1")).contains("generate"));
+    // The sections clap has no place for, before VERSION.
+    for page in [
+        "accelfed.1",
+        "accelfed-meter.1",
+        "accelfed-serve.1",
+        "accelfed-init-central.1",
+    ] {
+        let text = read(man.join(page));
+        for section in [".SH \"EXIT STATUS\"", ".SH ENVIRONMENT", ".SH FILES"] {
+            assert!(text.contains(section), "{page} lacks {section}");
+        }
+        if let Some(version) = text.find(".SH VERSION") {
+            assert!(
+                text.find(".SH FILES").unwrap() < version,
+                "{page}: FILES after VERSION"
+            );
+        }
+    }
+    let meter = read(man.join("accelfed-meter.1"));
+    assert!(meter.contains("\\fBACCELFED_SPOOL\\fR"), "{meter}");
+    assert!(
+        meter.contains("/var/spool/accelfed/spool.sqlite"),
+        "{meter}"
+    );
+    assert!(meter.contains("runuser(1)"), "{meter}");
+    assert!(read(man.join("accelfed-serve.1")).contains("stopped cleanly"));
 }
 
 #[test]
@@ -87,4 +113,19 @@ fn completions_for_bash_zsh_and_fish_know_the_subcommands() {
         );
     }
     assert!(read(dir.path().join("_accelfed")).starts_with("#compdef accelfed"));
+    // --format offers its values, not file names.
+    let bash = read(dir.path().join("accelfed.bash"));
+    assert!(
+        bash.contains("glue21-json ldif-glue20 ldif-glue21 glue20-xml"),
+        "bash completion of provide --format"
+    );
+    assert!(
+        bash.contains("table csv json svg"),
+        "bash completion of report --format"
+    );
+    let fish = read(dir.path().join("accelfed.fish"));
+    assert!(
+        fish.contains("ldif-glue20"),
+        "fish completion of provide --format"
+    );
 }

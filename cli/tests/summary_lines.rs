@@ -79,6 +79,24 @@ fn provide_says_which_site_how_many_services_and_gpus_and_where_it_went() {
         assert!(published[0].contains(field), "{field} in {}", published[0]);
     }
     assert_no_debug(&log);
+
+    // In JSON the counts are numbers, as `bytes` is: a field keeps its type in every line.
+    let output = accelfed()
+        .args(["provide", "--log-format", "json", "--config"])
+        .arg(&example)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let line = stderr(&output)
+        .lines()
+        .find(|line| line.contains("\"published\""))
+        .map(str::to_owned)
+        .unwrap_or_else(|| panic!("no published line in {}", stderr(&output)));
+    let event: serde_json::Value = serde_json::from_str(&line).unwrap();
+    let fields = &event["fields"];
+    assert_eq!(fields["gpus"].as_f64(), Some(88.0), "{line}");
+    assert_eq!(fields["gpu_slots"].as_f64(), Some(136.0), "{line}");
+    assert!(fields["bytes"].is_u64(), "{line}");
 }
 
 /// central.toml for SITE-A and SITE-B with the registry's HTTPS listener too.

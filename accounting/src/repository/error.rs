@@ -14,6 +14,10 @@ pub enum RepositoryError {
         #[source]
         source: rusqlite::Error,
     },
+    /// The file cannot or should not be written by this process (owner, mode, read-only or full
+    /// file system): the owner, the mode, the OS error and the fix (`crate::access`).
+    #[error("SQLite repository {path}: {message}")]
+    Access { path: String, message: String },
     /// The server's message, SQLSTATE code and detail are in the text
     /// ([`super::postgres_message::describe`]): tokio-postgres's own `Display` says only "db
     /// error". The error is kept (not as `source()`, which would repeat it) for its code.
@@ -62,6 +66,7 @@ impl RepositoryError {
             ),
             Self::Postgres { error, .. } => error.is_closed() || error.code().is_none(),
             Self::Url(_)
+            | Self::Access { .. }
             | Self::NotARepository { .. }
             | Self::SchemaTooNew { .. }
             | Self::Corrupt { .. } => false,

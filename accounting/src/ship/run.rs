@@ -70,6 +70,9 @@ pub struct ShipReport {
     pub oversized: Vec<RecordId>,
     /// Calls that failed and were tried again.
     pub retries: u32,
+    /// No batch was sent, so the run called the repository with an empty one (a heartbeat
+    /// carrying the spool's depth): the token, endpoint and CA are checked on every run.
+    pub heartbeat: bool,
 }
 
 /// A batch on the wire: the call that answers for it, which hands the batch's records back with
@@ -151,6 +154,12 @@ pub async fn ship(
                 Ok(None) => break,
                 Err(err) => return finish(Err(err), in_flight, acker, spool, report),
             };
+            tracing::debug!(
+                records = records.len(),
+                bytes = records.iter().map(PendingRecord::bytes).sum::<usize>(),
+                spool_depth = depth,
+                "sending a batch"
+            );
             in_flight.push_back(tokio::spawn(submit(
                 client.clone(),
                 records,
@@ -159,6 +168,10 @@ pub async fn ship(
             )));
         }
         let Some(call) = in_flight.pop_front() else {
+            if report.batches == 0 {
+                // Nothing was answered: an empty spool (or only records too large to send).
+                break heartbeat(spool, client, options.backoff, &mut report).await;
+            }
             break Ok(());
         };
         let (records, (response, retries)) = match call.await {
@@ -176,6 +189,13 @@ pub async fn ship(
             Ok(acks) => acks,
             Err(err) => break Err(err),
         };
+        tracing::debug!(
+            records = records.len(),
+            acknowledged = acks.len(),
+            refused = records.len() - acks.len(),
+            retries,
+            "the repository answered a batch"
+        );
         report.acknowledged += acks.len();
         depth = depth.saturating_sub(acks.len() as u64);
         report.batches += 1;
@@ -185,6 +205,36 @@ pub async fn ship(
         }
     };
     finish(result, in_flight, acker, spool, report)
+}
+
+/// With nothing to send, calls the repository all the same with an empty batch and the spool's
+/// depth, so a wrong token, endpoint or CA fails this run rather than the first one that has
+/// records, and the repository's metrics see the site (its last contact and spool depth). An
+/// empty `Submit` is answered with no outcomes by every repository version, old ones included.
+async fn heartbeat(
+    spool: &Spool,
+    client: &Client,
+    backoff: Backoff,
+    report: &mut ShipReport,
+) -> Result<(), ShipError> {
+    let depth = spool.depth()?;
+    tracing::debug!(
+        spool_depth = depth,
+        "nothing to send; calling the repository with an empty batch"
+    );
+    let (response, retries) = submit_with_retries(client.clone(), &[], depth, backoff).await?;
+    report.retries += retries;
+    if !response.outcomes.is_empty() {
+        return Err(ShipError::Protocol {
+            endpoint: client.endpoint.clone(),
+            message: format!(
+                "answered {} outcomes for an empty batch",
+                response.outcomes.len()
+            ),
+        });
+    }
+    report.heartbeat = true;
+    Ok(())
 }
 
 /// Abandons the calls still on the wire and waits until every acknowledgement received is marked
@@ -241,7 +291,9 @@ fn receipts(
                     kind,
                     reason,
                 };
-                tracing::warn!(
+                // One line per record only at -v: a token that names another site has every
+                // record refused, and `accelfed ship` warns once per kind with a count.
+                tracing::debug!(
                     record = %rejected.id,
                     identity = %rejected.identity,
                     kind = %rejected.kind,

@@ -8,6 +8,7 @@
 
 mod changes;
 mod error;
+mod open;
 mod plan;
 mod reads;
 mod schema;

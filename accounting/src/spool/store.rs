@@ -128,15 +128,9 @@ pub struct Spool {
 }
 
 impl Spool {
-    /// Opens (creating if needed) the spool at `path` and brings its schema up to date.
-    pub fn open(path: impl AsRef<Path>) -> Result<Self, SpoolError> {
-        let path = path.as_ref().to_path_buf();
-        crate::private_file::create_folder(&path);
-        crate::private_file::create_with_mode(&path, crate::private_file::SPOOL_MODE);
-        let conn = Connection::open(&path).map_err(|source| SpoolError::Sqlite {
-            path: path.clone(),
-            source,
-        })?;
+    /// Opens the spool on a connection already made (see `open.rs`) and brings its schema up to
+    /// date.
+    pub(super) fn on(conn: Connection, path: PathBuf) -> Result<Self, SpoolError> {
         let mut spool = Self { conn, path };
         spool.configure()?;
         spool.migrate()?;
@@ -214,6 +208,11 @@ impl Spool {
     /// Stores one meter run atomically (see the module documentation). Refuses the whole run,
     /// storing nothing, when a record fails validation or an id appears twice.
     pub fn write_run(&mut self, records: &[UsageRecord]) -> Result<RunSummary, SpoolError> {
+        let written = self.write_run_unexplained(records);
+        written.map_err(super::open::explained)
+    }
+
+    fn write_run_unexplained(&mut self, records: &[UsageRecord]) -> Result<RunSummary, SpoolError> {
         let mut rows = Vec::with_capacity(records.len());
         let mut seen = HashSet::with_capacity(records.len());
         for record in records {
@@ -358,7 +357,7 @@ impl Spool {
         self.conn
             .pragma_update(None, "synchronous", "FULL")
             .map_err(err)?;
-        marked
+        marked.map_err(super::open::explained)
     }
 
     fn delete_from_outbox(conn: &mut Connection, acks: &[Ack]) -> rusqlite::Result<usize> {

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use accelfed_accounting::config::AccountingConfig;
+use accelfed_accounting::spool::{Spool, SpoolError};
 use accelfed_provider::config::Config;
 
 use crate::exit::Outcome;
@@ -41,4 +42,18 @@ pub fn resolve(config: &Path, path: &Path) -> PathBuf {
 
 pub fn spool_path(config: &Path, accounting: &AccountingConfig) -> PathBuf {
     resolve(config, &accounting.spool)
+}
+
+/// Opens the spool at `path`, creating its folder only where `[accounting] spool_create` asks.
+pub fn open_spool(path: &Path, accounting: &AccountingConfig) -> Result<Spool, SpoolError> {
+    Spool::open_with(path, accounting.spool_create)
+}
+
+/// The exit status for a spool that did not open: 2 (configuration) where the path or the user
+/// running the command is wrong and nothing was done, 1 otherwise.
+pub fn spool_failure(err: &SpoolError) -> Outcome {
+    match err {
+        SpoolError::MissingFolder { .. } | SpoolError::Access { .. } => Outcome::Config,
+        _ => Outcome::Partial,
+    }
 }

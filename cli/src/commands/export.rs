@@ -10,9 +10,8 @@ use accelfed_accounting::apel::{
 };
 use accelfed_accounting::apel::{AmsConfig, ApelConfig};
 use accelfed_accounting::ship::Backoff;
-use accelfed_accounting::spool::Spool;
 
-use super::accounting_site::{load_accounting, resolve, spool_path};
+use super::accounting_site::{load_accounting, open_spool, resolve, spool_failure, spool_path};
 use crate::args::ExportArgs;
 use crate::exit::Outcome;
 
@@ -46,11 +45,11 @@ pub fn run(args: &ExportArgs) -> Outcome {
             return Outcome::Config;
         }
     };
-    let spool = match Spool::open(&spool_file) {
+    let spool = match open_spool(&spool_file, &accounting) {
         Ok(spool) => spool,
         Err(err) => {
             tracing::error!("{err}");
-            return Outcome::Partial;
+            return spool_failure(&err);
         }
     };
     let selection = if args.all {

@@ -26,9 +26,31 @@ pub fn run(args: &GenerateArgs) -> Outcome {
     }
 }
 
-/// `accelfed.1` and one page per visible subcommand (`accelfed-provide.1`, ...).
+/// `accelfed.1` and one page per visible subcommand (`accelfed-provide.1`, ...), as
+/// `clap_mangen::generate_to` names them, each with EXIT STATUS, ENVIRONMENT and FILES
+/// ([`super::man_sections`]).
 fn man_pages(dir: &Path) -> std::io::Result<()> {
-    clap_mangen::generate_to(Args::command(), dir)
+    let mut command = Args::command().disable_help_subcommand(true);
+    command.build();
+    man_page_tree(command, "accelfed", dir)
+}
+
+/// The page of `command` (`name`: the subcommand's own name, for the sections) and those of its
+/// visible subcommands.
+fn man_page_tree(command: clap::Command, name: &str, dir: &Path) -> std::io::Result<()> {
+    for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let sub_name = match name {
+            "accelfed" => sub.get_name().to_owned(),
+            parent => format!("{parent}-{}", sub.get_name()),
+        };
+        man_page_tree(sub.clone(), &sub_name, dir)?;
+    }
+    let sections = super::man_sections::render(&command, name);
+    let man = clap_mangen::Man::new(command);
+    let mut page = Vec::new();
+    man.render(&mut page)?;
+    let page = super::man_sections::insert(&String::from_utf8_lossy(&page), &sections);
+    std::fs::write(dir.join(man.get_filename()), page)
 }
 
 /// One completion script per shell, under the names each shell's packaged folder expects:

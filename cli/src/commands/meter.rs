@@ -19,7 +19,7 @@ use crate::args::MeterArgs;
 use crate::exit::Outcome;
 use crate::progress::Progress;
 
-use super::accounting_site::{load_accounting, resolve, spool_path};
+use super::accounting_site::{load_accounting, open_spool, resolve, spool_path};
 
 /// Where the site feeds APEL, each record is checked before it is spooled against what APEL's
 /// loader and database take ([`accelfed_accounting::apel::safety`]): fixable values are
@@ -206,7 +206,7 @@ impl Run<'_> {
         observed: &Observed,
     ) -> Option<bool> {
         let spool_path = spool_path(self.config_path, self.accounting);
-        let mut spool = match Spool::open(&spool_path) {
+        let mut spool = match open_spool(&spool_path, self.accounting) {
             Ok(spool) => spool,
             Err(err) => {
                 tracing::error!("{err}");

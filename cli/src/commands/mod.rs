@@ -5,6 +5,7 @@ mod export;
 mod generate;
 mod init;
 mod last_good;
+mod man_sections;
 mod meter;
 mod overrides;
 mod provide;

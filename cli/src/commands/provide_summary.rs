@@ -62,8 +62,10 @@ pub fn log(snapshot: &SiteSnapshot, sent: Sent<'_>, bytes: usize, started: Insta
     tracing::info!(
         site = %snapshot.domain.name,
         services = published.services,
-        gpus = %published.gpus,
-        gpu_slots = %published.gpu_slots,
+        // Numbers (a JSON number in every line: 88.0, 0.5), never text: a GPU count may be
+        // fractional, so it is logged as one.
+        gpus = published.gpus.get(),
+        gpu_slots = published.gpu_slots.get(),
         %format,
         to,
         bytes,

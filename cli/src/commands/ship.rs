@@ -1,13 +1,15 @@
 //! `accelfed ship`: the spool's pending records to the central repository, oldest first.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use accelfed_accounting::ship::{
-    Backoff, Client, ClientSettings, ShipConfig, ShipError, ShipOptions, ShipReport, ship, verify,
+    Backoff, Client, ClientSettings, Rejected, ShipConfig, ShipError, ShipOptions, ShipReport,
+    ship, verify,
 };
 use accelfed_accounting::spool::{ShipLimits, Spool};
 
-use super::accounting_site::{load_accounting, resolve, spool_path};
+use super::accounting_site::{load_accounting, open_spool, resolve, spool_failure, spool_path};
 use crate::args::ShipArgs;
 use crate::exit::Outcome;
 
@@ -33,13 +35,21 @@ pub fn run(args: &ShipArgs) -> Outcome {
         Ok(runtime) => runtime,
         Err(outcome) => return outcome,
     };
-    let mut spool = match Spool::open(spool_path(&args.config, &accounting)) {
+    let mut spool = match open_spool(&spool_path(&args.config, &accounting), &accounting) {
         Ok(spool) => spool,
         Err(err) => {
             tracing::error!("{err}");
-            return Outcome::Partial;
+            return spool_failure(&err);
         }
     };
+    tracing::debug!(
+        spool = %spool.path().display(),
+        pending = spool.depth().unwrap_or(0),
+        endpoint = %client_settings.endpoint,
+        batch_size = settings.batch_size,
+        in_flight = settings.in_flight,
+        "shipping"
+    );
     let result = runtime.block_on(async {
         let mut client = Client::new(&client_settings)?;
         if args.verify {
@@ -76,12 +86,14 @@ fn outcome(result: Result<ShipReport, ShipError>, spool: &Spool) -> Outcome {
     match result {
         Ok(report) => {
             let depth = spool.depth().unwrap_or(0);
+            warn_refusals(&report);
             tracing::info!(
                 batches = report.batches,
                 acknowledged = report.acknowledged,
                 rejected = report.rejected.len(),
                 retries = report.retries,
                 pending = depth,
+                heartbeat = report.heartbeat,
                 "shipped"
             );
             for id in &report.oversized {
@@ -101,6 +113,29 @@ fn outcome(result: Result<ShipReport, ShipError>, spool: &Spool) -> Outcome {
             tracing::error!("{err}");
             Outcome::Partial
         }
+    }
+}
+
+/// One warning per reason the repository gave, with how many records it refused for it and the
+/// first of them (a token of another site has every record refused: one line, not thousands;
+/// `-v` lists each record).
+fn warn_refusals(report: &ShipReport) {
+    let mut kinds: BTreeMap<&str, (usize, &Rejected)> = BTreeMap::new();
+    for rejected in &report.rejected {
+        kinds
+            .entry(rejected.kind.as_str())
+            .or_insert((0, rejected))
+            .0 += 1;
+    }
+    for (kind, (count, first)) in kinds {
+        tracing::warn!(
+            kind,
+            records = count,
+            first = %first.id,
+            identity = %first.identity,
+            "the repository refused {count} record(s) as {kind}: {} (they stay in the spool)",
+            first.reason
+        );
     }
 }
 

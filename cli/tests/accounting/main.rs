@@ -135,6 +135,13 @@ fn another_sites_token_and_a_wrong_token_are_refused() {
         log.contains("a site may only send its own records"),
         "{log}"
     );
+    // One warning for the cause, with the count, not one per record.
+    assert_eq!(
+        log.matches(" WARN the repository refused").count(),
+        1,
+        "{log}"
+    );
+    assert!(log.contains("refused 14 record(s) as wrong_site"), "{log}");
     assert_eq!(
         borrowed.spool_depth(),
         RECORDS,

@@ -39,9 +39,19 @@ impl SqliteRepository {
                 reason: e.to_string(),
             })?
             .map_err(|source| match source {
-                OpenError::Sqlite(source) => RepositoryError::Sqlite {
+                OpenError::Access(message) => RepositoryError::Access {
                     path: location.clone(),
-                    source,
+                    message,
+                },
+                OpenError::Sqlite(source) => match crate::access::explain(&path, &source) {
+                    Some(cause) => RepositoryError::Access {
+                        path: location.clone(),
+                        message: format!("{source}: {cause}"),
+                    },
+                    None => RepositoryError::Sqlite {
+                        path: location.clone(),
+                        source,
+                    },
                 },
                 OpenError::TooNew(found) => RepositoryError::SchemaTooNew {
                     location: location.clone(),
@@ -134,11 +144,17 @@ impl SqliteRepository {
 }
 
 enum OpenError {
+    Access(String),
     Sqlite(rusqlite::Error),
     TooNew(i64),
 }
 
 fn open_blocking(path: &Path) -> Result<(Connection, Connection), OpenError> {
+    // Owner and mode first (`crate::access`): root opening the service user's database for
+    // writing would leave it root's `-wal` and `-shm`, and a file `serve` cannot write fails
+    // with SQLite's bare "unable to open database file" otherwise. A missing folder is named
+    // here too (SQLite creates no folders).
+    crate::access::check_writable(path).map_err(OpenError::Access)?;
     crate::private_file::create_with_mode(path, crate::private_file::REPOSITORY_MODE);
     let mut writer = Connection::open(path).map_err(OpenError::Sqlite)?;
     schema::configure(&writer).map_err(OpenError::Sqlite)?;
