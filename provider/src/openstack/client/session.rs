@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use accelfed_net::{ClientSettings, HttpsClient, Trust};
 use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio::sync::{RwLock, Semaphore};
@@ -24,7 +25,7 @@ struct Token {
 /// A session with one cloud; cheap to share behind an `Arc`.
 #[derive(Debug)]
 pub struct Session {
-    http: reqwest::Client,
+    http: HttpsClient,
     creds: Credentials,
     token: RwLock<Token>,
     /// Requests in flight, limited per service (`nova`, `placement`, ...): a slow service (Nova
@@ -84,21 +85,12 @@ impl Session {
         timeout: Duration,
         concurrency: usize,
     ) -> Result<Arc<Self>, OpenstackError> {
-        let mut builder = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout.min(Duration::from_secs(10)))
-            .pool_max_idle_per_host(concurrency);
-        if let Some(path) = &creds.ca_file {
-            let pem = std::fs::read(path).map_err(|err| {
-                OpenstackError::Credentials(format!("CA file {}: {err}", path.display()))
-            })?;
-            let cert = reqwest::Certificate::from_pem(&pem).map_err(|err| {
-                OpenstackError::Credentials(format!("CA file {}: {err}", path.display()))
-            })?;
-            builder = builder.add_root_certificate(cert);
-        }
-        let http = builder
-            .build()
+        // Keystone's `cacert` (clouds.yaml or OS_CACERT): a PEM file or an IGTF folder.
+        let trust = Trust::optional("CA file (cacert)", creds.ca_file.as_deref())
+            .map_err(OpenstackError::Credentials)?;
+        let mut settings = ClientSettings::new(trust, timeout);
+        settings.idle_per_host = Some(concurrency);
+        let http = HttpsClient::new(&settings)
             .map_err(|err| OpenstackError::Credentials(format!("HTTP client: {err}")))?;
         let token = authenticate(&http, &creds).await?;
         Ok(Arc::new(Self {
@@ -199,6 +191,7 @@ impl Session {
             let token = self.token.read().await.value.clone();
             let mut request = self
                 .http
+                .http()
                 .get(url)
                 .header("X-Auth-Token", token.expose())
                 .header("Accept", "application/json");
@@ -261,10 +254,7 @@ impl Session {
 }
 
 /// `POST /v3/auth/tokens`.
-async fn authenticate(
-    http: &reqwest::Client,
-    creds: &Credentials,
-) -> Result<Token, OpenstackError> {
+async fn authenticate(http: &HttpsClient, creds: &Credentials) -> Result<Token, OpenstackError> {
     let url = format!("{}/auth/tokens", creds.auth_url);
     let body = match &creds.method {
         Method::Password {
@@ -296,6 +286,7 @@ async fn authenticate(
     };
     let started = Instant::now();
     let response = http
+        .http()
         .post(&url)
         .header("Content-Type", "application/json")
         .body(body.to_string())
