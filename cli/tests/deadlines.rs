@@ -1,7 +1,8 @@
 //! Every client call has an end: a repository or registry that accepts the connection and then
 //! never answers the TLS ClientHello, or completes the handshake and then stays silent, ends
-//! `accelfed ship` and `accelfed query` within their deadline (`timeout_s` x attempts), with exit
-//! status 1 and a message naming the endpoint and "timed out after N s".
+//! `accelfed ship`, `accelfed query` and `accelfed provide --publish registry` within their
+//! deadline (`timeout_s` x attempts), with exit status 1 and a message naming the endpoint and
+//! "timed out after N s".
 
 #![allow(clippy::unwrap_used)]
 
@@ -70,6 +71,7 @@ fn accelfed() -> Command {
         .env_remove("ACCELFED_CONFIG")
         .env_remove("ACCELFED_REGISTRY_URL")
         .env_remove("ACCELFED_REGISTRY_CA")
+        .env_remove("ACCELFED_REGISTRY_TOKEN_FILE")
         .env_remove("ACCELFED_QUERY_TIMEOUT_S");
     command
 }
@@ -111,6 +113,29 @@ fn site_with_a_record(dir: &Path, pki: &PkiFiles, port: u16) -> std::path::PathB
         "{}",
         String::from_utf8_lossy(&metered.stderr)
     );
+    config
+}
+
+/// The example site's file with `[publish.registry]` pushing to `https://localhost:{port}` within
+/// the deadline.
+fn site_publishing(dir: &Path, pki: &PkiFiles, port: u16) -> std::path::PathBuf {
+    let example = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/site.toml"),
+    )
+    .unwrap();
+    // The site and its services; the example's accounting and publish tables name paths of a
+    // real installation.
+    let services = &example[..example.find("\n[accounting]\n").unwrap()];
+    let config = dir.join("publish.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "{services}\n[publish.registry]\nurl = \"https://localhost:{port}\"\n\
+             token_file = \"token\"\nca = \"{}\"\ntimeout_s = {DEADLINE_S}\n",
+            pki.ca.display()
+        ),
+    )
+    .unwrap();
     config
 }
 
@@ -169,7 +194,7 @@ fn assert_ended(what: &str, output: &Output, took: Duration, calls: u64, endpoin
 }
 
 #[test]
-fn ship_and_query_end_at_their_deadline_whatever_the_peer_withholds() {
+fn ship_query_and_publish_end_at_their_deadline_whatever_the_peer_withholds() {
     let dir = tempfile::tempdir().unwrap();
     let pki = Pki::generate();
     let files = pki.write(dir.path());
@@ -202,5 +227,20 @@ fn ship_and_query_end_at_their_deadline_whatever_the_peer_withholds() {
             bound(1),
         );
         assert_ended(&format!("query, {case}"), &output, took, 1, &endpoint);
+
+        let config = site_publishing(&dir.path().join(port.to_string()), &files, port);
+        let (output, took) = timed(
+            accelfed()
+                .args(["provide", "--publish", "registry", "--config"])
+                .arg(&config),
+            bound(1),
+        );
+        assert_ended(
+            &format!("provide --publish, {case}"),
+            &output,
+            took,
+            1,
+            &endpoint,
+        );
     }
 }
