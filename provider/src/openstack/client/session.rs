@@ -37,24 +37,28 @@ pub struct Session {
 /// A transport failure with its whole chain of causes ("connection refused", "invalid peer
 /// certificate: UnknownIssuer"), and whether a retry can cure it: a certificate the cloud's server
 /// does not pass, or a port that does not speak TLS, never is.
-fn transport(service: &str, url: &str, err: &reqwest::Error) -> OpenstackError {
+fn transport(http: &HttpsClient, service: &str, url: &str, err: &reqwest::Error) -> OpenstackError {
     let message = if err.is_timeout() {
-        "timed out"
-    } else if err.is_connect() {
-        "cannot connect"
+        // The one deadline of the call (`timeout`): "timed out after N s".
+        http.describe(err)
     } else {
-        "request failed"
+        let kind = if err.is_connect() {
+            "cannot connect"
+        } else {
+            "request failed"
+        };
+        // reqwest's own text repeats the URL and stops at "error sending request"; the causes say
+        // what went wrong. Never a header (the token).
+        let cause = std::error::Error::source(err)
+            .map(|source| format!(": {}", accelfed_net::cause::chain(source)))
+            .unwrap_or_default();
+        format!("{kind}{cause}")
     };
-    // reqwest's own text repeats the URL and stops at "error sending request"; the causes say what
-    // went wrong. Never a header (the token).
-    let cause = std::error::Error::source(err)
-        .map(|source| format!(": {}", accelfed_schemas::cause::chain(source)))
-        .unwrap_or_default();
     OpenstackError::Transport {
         service: service.to_owned(),
         url: url.to_owned(),
-        message: format!("{message}{cause}"),
-        retry: !accelfed_schemas::cause::is_permanent(err),
+        message,
+        retry: !accelfed_net::cause::is_permanent(err),
     }
 }
 
@@ -204,7 +208,7 @@ impl Session {
             let response = request
                 .send()
                 .await
-                .map_err(|e| transport(service, url, &e))?;
+                .map_err(|e| transport(&self.http, service, url, &e))?;
             let status = response.status();
             if status.as_u16() == 401 && attempt == 0 {
                 tracing::info!(
@@ -218,7 +222,7 @@ impl Session {
             let body = response
                 .bytes()
                 .await
-                .map_err(|e| transport(service, url, &e))?;
+                .map_err(|e| transport(&self.http, service, url, &e))?;
             // Where a run's time goes, call by call (`RUST_LOG=accelfed_provider=debug`).
             tracing::debug!(
                 service,
@@ -292,7 +296,7 @@ async fn authenticate(http: &HttpsClient, creds: &Credentials) -> Result<Token, 
         .body(body.to_string())
         .send()
         .await
-        .map_err(|err| match transport("keystone", &url, &err) {
+        .map_err(|err| match transport(http, "keystone", &url, &err) {
             OpenstackError::Transport { message, retry, .. } => fail(message, retry),
             other => other,
         })?;
@@ -302,13 +306,14 @@ async fn authenticate(http: &HttpsClient, creds: &Credentials) -> Result<Token, 
         .get("X-Subject-Token")
         .and_then(|v| v.to_str().ok())
         .map(|v| Secret::new(v.to_owned()));
-    let text = response
-        .text()
-        .await
-        .map_err(|err| match transport("keystone", &url, &err) {
-            OpenstackError::Transport { message, retry, .. } => fail(message, retry),
-            other => other,
-        })?;
+    let text =
+        response
+            .text()
+            .await
+            .map_err(|err| match transport(http, "keystone", &url, &err) {
+                OpenstackError::Transport { message, retry, .. } => fail(message, retry),
+                other => other,
+            })?;
     tracing::debug!(
         url,
         status = status.as_u16(),
