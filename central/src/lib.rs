@@ -19,7 +19,6 @@ pub mod listen;
 pub mod metrics;
 pub mod registry;
 pub mod run;
-mod secret;
 pub mod serve;
 
 pub use config::{CentralConfig, CentralConfigError, LoadedCentral};

@@ -91,7 +91,7 @@ pub fn check(loaded: &LoadedCentral) -> Result<(Vec<u8>, Vec<u8>), RunError> {
     };
     let certificate_pem = read("certificate", &config.tls.certificate)?;
     let key_pem = read("key", &config.tls.key)?;
-    crate::secret::warn_if_exposed("tls.key", &loaded.resolve(&config.tls.key));
+    accelfed_net::secret::warn_if_exposed("tls.key", &loaded.resolve(&config.tls.key));
     tls::acceptor(&certificate_pem, &key_pem, b"h2").map_err(|err| {
         RunError::Config(format!(
             "tls ({} and {}): {err}",

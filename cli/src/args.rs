@@ -248,6 +248,11 @@ pub struct QueryArgs {
     /// /etc/grid-security/certificates.
     #[arg(long, env = "ACCELFED_REGISTRY_CA")]
     pub ca: Option<PathBuf>,
+    /// Seconds the query may take, whole: connecting, the TLS handshake, the request and the
+    /// answer (at least 1).
+    #[arg(long, env = "ACCELFED_QUERY_TIMEOUT_S", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout_s: u64,
     /// GPU vendor, case-insensitive (nvidia, amd).
     #[arg(long)]
     pub vendor: Option<String>,
@@ -383,7 +388,7 @@ pub struct SpoolOverride {
 pub struct ShipOverrides {
     /// The repository's gRPC endpoint, https://host:port (overrides accounting.ship.endpoint).
     #[arg(long, env = "ACCELFED_SHIP_ENDPOINT")]
-    pub endpoint: Option<String>,
+    pub endpoint: Option<accelfed_net::HttpsUrl>,
     /// A file holding the site's token (overrides accounting.ship.token_file).
     #[arg(long, value_name = "FILE", env = "ACCELFED_SHIP_TOKEN_FILE")]
     pub token_file: Option<PathBuf>,

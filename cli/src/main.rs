@@ -9,10 +9,8 @@ mod files;
 mod journal;
 mod pki;
 mod progress;
-mod secret;
 mod site_file;
 mod telemetry;
-mod trust;
 
 use clap::Parser;
 

@@ -17,7 +17,6 @@ mod json;
 pub mod kubernetes;
 mod observe;
 pub mod openstack;
-mod secret;
 pub mod slurm;
 pub mod static_site;
 

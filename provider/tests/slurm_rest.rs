@@ -201,3 +201,31 @@ async fn no_common_version_names_both_sides_and_a_configured_one_not_served_says
     assert!(err.contains("openapi/v3") && err.contains("404"), "{err}");
     assert!(err.contains("set rest.api_version"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rest_ca_that_cannot_be_read_is_named_and_not_retried() {
+    let token = token();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("README"), "no certificate here\n").unwrap();
+    for (ca, reason) in [
+        (dir.path().join("missing.pem"), "missing.pem"),
+        (dir.path().to_owned(), "no CA certificate in the folder"),
+    ] {
+        #[derive(Deserialize)]
+        struct File {
+            slurm: Vec<SlurmConfig>,
+        }
+        let source = format!(
+            "[[slurm]]\nid = \"hpc\"\n[slurm.rest]\nurl = \"https://127.0.0.1:1\"\n\
+             user = \"accelfed\"\ntoken_file = {:?}\nca = {ca:?}\napi_version = \"v0.0.40\"\n",
+            token.path()
+        );
+        let config = toml::from_str::<File>(&source).unwrap().slurm.remove(0);
+        config.validate().unwrap();
+        let err = SlurmClient::new(&config).inventory().await.unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("rest.ca"), "{text}");
+        assert!(text.contains(reason), "{text}");
+        assert!(!err.retryable(), "{text}");
+    }
+}

@@ -33,9 +33,17 @@ pub struct RegistryPublishConfig {
     /// A file holding the site's token, from `accelfed token` at the central service
     /// (`--registry-token-file`). The token itself never goes into this file.
     pub token_file: PathBuf,
-    /// PEM file of a CA to trust besides the system's roots (`--registry-ca`).
+    /// A CA to trust besides the system's roots (`--registry-ca`): a PEM file, or a folder of
+    /// them such as `/etc/grid-security/certificates`.
     #[serde(default)]
     pub ca: Option<PathBuf>,
+    /// Seconds one push may take, whole: connecting, the TLS handshake, sending and the answer.
+    #[serde(default = "sixty")]
+    pub timeout_s: Spanned<u64>,
+}
+
+fn sixty() -> Spanned<u64> {
+    Spanned::new(0..0, 60)
 }
 
 /// A value of `[publish]` that cannot be used: where it is in the file, its field path inside the
@@ -56,47 +64,26 @@ impl PublishConfig {
                 field: "registry.url",
                 message,
             })?;
+            if *registry.timeout_s.get_ref() == 0 {
+                return Err(Invalid {
+                    span: registry.timeout_s.span(),
+                    field: "registry.timeout_s",
+                    message: "must be at least 1 second".to_owned(),
+                });
+            }
         }
         Ok(())
     }
 }
 
-/// Whether `url` can be the registry's base URL; the same rule for the file and the flag.
+/// Whether `url` can be the registry's base URL; the same rule for the file and the flag, and
+/// the same as every other endpoint's ([`accelfed_net::HttpsUrl`]).
 ///
 /// Only `https://`: `accelfed serve` serves the registry over TLS alone, and the site's bearer
 /// token must not cross the network in clear. No user or password (the URL appears in messages
 /// and logs), no query or fragment (the API's paths are appended to it).
-pub fn check_registry_url(url: &str) -> Result<(), String> {
-    let parsed = reqwest::Url::parse(url)
-        .map_err(|error| format!("{url:?} is not a URL ({error}); expected https://host[:port]"))?;
-    if parsed.scheme() != "https" {
-        return Err(format!(
-            "{url:?} must be an https:// URL (the registry is served over TLS only, and the site's token must not travel in clear)"
-        ));
-    }
-    if parsed.host_str().is_none_or(str::is_empty) {
-        return Err(format!("{url:?} names no host"));
-    }
-    if !parsed.username().is_empty() || parsed.password().is_some() {
-        return Err(format!(
-            "{:?} must not hold a user or password (the site's token authenticates it)",
-            redact(&parsed)
-        ));
-    }
-    if parsed.query().is_some() || parsed.fragment().is_some() {
-        return Err(format!(
-            "{url:?} must have no query or fragment (the API's paths are appended to it)"
-        ));
-    }
-    Ok(())
-}
-
-/// The URL without its user information, for a message.
-fn redact(url: &reqwest::Url) -> String {
-    let mut url = url.clone();
-    let _ = url.set_username("");
-    let _ = url.set_password(None);
-    url.to_string()
+pub fn check_registry_url(url: &str) -> Result<accelfed_net::HttpsUrl, String> {
+    accelfed_net::HttpsUrl::parse(url)
 }
 
 #[cfg(test)]

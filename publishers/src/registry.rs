@@ -1,12 +1,15 @@
 //! The federation registry over HTTPS: `accelfed provide --publish registry` pushes the site's
 //! GLUE 2.1 JSON with the site's bearer token (`PUT <url>/registry/v1/document`), and
-//! `accelfed query` reads offers back (`GET <url>/registry/v1/offers`). Both trust the system's
-//! roots plus, where given, a CA file (federations often run their own CA).
+//! `accelfed query` reads offers back (`GET <url>/registry/v1/offers`). Both use the one HTTPS
+//! client (`accelfed-net`): the system's roots plus, where given, a CA file or folder (federations
+//! often run their own CA), and one deadline per call.
 
 use std::time::Duration;
 
-/// How long one request may take, connection included.
-const TIMEOUT: Duration = Duration::from_secs(60);
+use accelfed_net::{ClientSettings, HttpsClient, HttpsUrl, TimedOut, Trust};
+
+/// How long one call may take when the configuration does not say (`timeout_s`).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Why talking to the registry failed, and whether trying again can help.
 #[derive(Debug, thiserror::Error)]
@@ -15,7 +18,7 @@ pub enum RegistryError {
     Ca(String),
     #[error(
         "registry {url}: {} ({})",
-        accelfed_schemas::cause::chain(source),
+        accelfed_net::cause::chain(source),
         transport_advice(source)
     )]
     Transport {
@@ -23,6 +26,8 @@ pub enum RegistryError {
         #[source]
         source: reqwest::Error,
     },
+    #[error("registry {0} (a retry may help)")]
+    TimedOut(TimedOut),
     #[error("registry {url}: the answer is larger than {limit} bytes; not read further")]
     TooLarge { url: String, limit: usize },
     #[error("registry {url} refused the request ({status}): {reason}")]
@@ -35,7 +40,7 @@ pub enum RegistryError {
 
 /// Whether a retry can help, and what to do instead when it cannot.
 fn transport_advice(source: &reqwest::Error) -> String {
-    use accelfed_schemas::cause;
+    use accelfed_net::cause;
     if !cause::is_permanent(source) {
         return "a retry may help".to_owned();
     }
@@ -51,7 +56,8 @@ impl RegistryError {
     /// a document or token the registry will refuse again.
     pub fn is_transient(&self) -> bool {
         match self {
-            Self::Transport { source, .. } => !accelfed_schemas::cause::is_permanent(source),
+            Self::Transport { source, .. } => !accelfed_net::cause::is_permanent(source),
+            Self::TimedOut(_) => true,
             Self::Refused { status, .. } => *status >= 500,
             Self::Ca(_) | Self::TooLarge { .. } => false,
         }
@@ -63,10 +69,12 @@ impl RegistryError {
 #[derive(Clone, PartialEq, Eq)]
 pub struct RegistryTarget {
     /// The registry's base URL, `https://host[:port][/path]`.
-    pub url: String,
+    pub url: HttpsUrl,
     pub token: String,
-    /// PEM certificates to trust besides the system's roots.
-    pub ca_pem: Option<Vec<u8>>,
+    /// The system's roots plus the configured CA, if any.
+    pub trust: Trust,
+    /// One call, whole (`publish.registry.timeout_s`).
+    pub timeout: Duration,
 }
 
 /// Never prints the token: a target may end up in a debug log.
@@ -75,61 +83,65 @@ impl std::fmt::Debug for RegistryTarget {
         f.debug_struct("RegistryTarget")
             .field("url", &self.url)
             .field("token", &"<redacted>")
-            .field("ca_pem", &self.ca_pem.as_ref().map(Vec::len))
+            .field("trust", &self.trust)
+            .field("timeout", &self.timeout)
             .finish()
     }
 }
 
-/// [`crate::publish`]'s registry destination: a client for `target`'s CA, then [`push`].
+/// [`crate::publish`]'s registry destination: a client for `target`'s trust, then [`push`].
 pub(crate) async fn publish(
     target: &RegistryTarget,
     document: &[u8],
 ) -> Result<String, RegistryError> {
-    let client = client(target.ca_pem.as_deref())?;
-    push(&client, &target.url, &target.token, document.to_vec()).await
+    let client = client_with(&ClientSettings::new(target.trust.clone(), target.timeout))?;
+    push(
+        &client,
+        target.url.as_str(),
+        &target.token,
+        document.to_vec(),
+    )
+    .await
 }
 
-/// A client that trusts the system roots and `ca_pem`'s certificates.
-pub fn client(ca_pem: Option<&[u8]>) -> Result<reqwest::Client, RegistryError> {
-    let mut builder = reqwest::Client::builder().timeout(TIMEOUT).use_rustls_tls();
-    if let Some(pem) = ca_pem {
-        for certificate in reqwest::Certificate::from_pem_bundle(pem)
-            .map_err(|error| RegistryError::Ca(error.to_string()))?
-        {
-            builder = builder.add_root_certificate(certificate);
-        }
-    }
-    builder
-        .build()
-        .map_err(|error| RegistryError::Ca(error.to_string()))
+/// A client that trusts the system roots and `ca_pem`'s certificates, with the default deadline.
+pub fn client(ca_pem: Option<&[u8]>) -> Result<HttpsClient, RegistryError> {
+    let trust = ca_pem.map_or_else(Trust::system, |pem| Trust::from_pem(pem.to_vec()));
+    client_with(&ClientSettings::new(trust, DEFAULT_TIMEOUT))
+}
+
+/// A client for `settings` (the one HTTPS client builder).
+pub fn client_with(settings: &ClientSettings) -> Result<HttpsClient, RegistryError> {
+    HttpsClient::new(settings).map_err(|error| RegistryError::Ca(error.to_string()))
 }
 
 /// Pushes `document` for the site `token` belongs to. Returns the registry's answer (JSON).
 pub async fn push(
-    client: &reqwest::Client,
+    client: &HttpsClient,
     base_url: &str,
     token: &str,
     document: Vec<u8>,
 ) -> Result<String, RegistryError> {
     let url = format!("{}/registry/v1/document", base_url.trim_end_matches('/'));
     let request = client
+        .http()
         .put(&url)
         .bearer_auth(token.trim())
         .header("content-type", "application/json")
         .body(document);
-    exchange(url, request).await
+    exchange(client, url, request).await
 }
 
 /// `GET <base_url><path>?<query>`; the body on success.
 pub async fn get(
-    client: &reqwest::Client,
+    client: &HttpsClient,
     base_url: &str,
     path: &str,
     query: &[(&str, String)],
 ) -> Result<String, RegistryError> {
     let url = format!("{}{path}", base_url.trim_end_matches('/'));
-    let request = client.get(&url).query(query);
-    exchange(url, request).await
+    let request = client.http().get(&url).query(query);
+    exchange(client, url, request).await
 }
 
 /// The most an answer of the registry may hold: a federation's whole offer list is a few MB.
@@ -138,8 +150,31 @@ const MAX_ANSWER_BYTES: usize = 64 << 20;
 const MAX_REASON_CHARS: usize = 1000;
 
 /// Sends `request` (to `url`) and reads the answer: the body on success, else why the registry
-/// refused. A failure to send or to read the body is a transport error either way.
-async fn exchange(url: String, request: reqwest::RequestBuilder) -> Result<String, RegistryError> {
+/// refused. A failure to send or to read the body is a transport error either way; the whole
+/// exchange ends at the client's deadline.
+async fn exchange(
+    client: &HttpsClient,
+    url: String,
+    request: reqwest::RequestBuilder,
+) -> Result<String, RegistryError> {
+    let timed_out = || {
+        RegistryError::TimedOut(TimedOut {
+            endpoint: url.clone(),
+            after: client.deadline(),
+        })
+    };
+    client
+        .within(&url, read_answer(&url, request))
+        .await
+        .map_err(|_| timed_out())?
+        .map_err(|error| match error {
+            RegistryError::Transport { source, .. } if source.is_timeout() => timed_out(),
+            other => other,
+        })
+}
+
+async fn read_answer(url: &str, request: reqwest::RequestBuilder) -> Result<String, RegistryError> {
+    let url = url.to_owned();
     let transport = |source| RegistryError::Transport {
         url: url.clone(),
         source,
@@ -217,7 +252,7 @@ mod tests {
     #[tokio::test]
     async fn a_huge_refusal_is_quoted_short() {
         let url = answer_once("502 Bad Gateway", 5_000_000, b'x');
-        let client = reqwest::Client::new();
+        let client = client(None).unwrap();
         let err = get(&client, &url, "/registry/v1/offers", &[])
             .await
             .unwrap_err();
@@ -234,7 +269,7 @@ mod tests {
     #[tokio::test]
     async fn an_answer_past_the_limit_is_not_read_whole() {
         let url = answer_once("200 OK", MAX_ANSWER_BYTES + (1 << 20), b'[');
-        let client = reqwest::Client::new();
+        let client = client(None).unwrap();
         let err = get(&client, &url, "/registry/v1/offers", &[])
             .await
             .unwrap_err();

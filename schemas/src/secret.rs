@@ -1,7 +1,8 @@
 //! When a secret file (a token, a password, a TLS key) is exposed: readable by every local user,
-//! who could then act as the site or the service. Pure, so that each reader (the CLI's token files,
-//! Slurm's and Kubernetes' tokens, the central service's key and LDAP password) words it alike and
-//! logs it where it reads the file.
+//! who could then act as the site or the service. Pure, so that every reader words it alike: the
+//! one secret-file reader (`accelfed-net`'s `secret`: the CLI's token files, Slurm's and
+//! Kubernetes' tokens, the central service's key and LDAP password) and central.toml's check of a
+//! password in `database.url`.
 
 /// What to tell the operator about a secret file of permission bits `mode`, or `None` when no
 /// other user may read it (0600, or 0640 for a group of readers).

@@ -30,7 +30,7 @@ pub struct AmsSettings {
     pub token: String,
     /// PEM of a CA to trust besides the system's roots.
     pub ca_pem: Option<Vec<u8>>,
-    /// Seconds one request may take.
+    /// One request, whole: connecting, the TLS handshake, sending and the answer.
     pub timeout: Duration,
     pub backoff: Backoff,
 }
@@ -38,7 +38,7 @@ pub struct AmsSettings {
 /// A publisher for one topic.
 #[derive(Debug, Clone)]
 pub struct AmsClient {
-    http: reqwest::Client,
+    http: accelfed_net::HttpsClient,
     endpoint: String,
     url: String,
     token: String,
@@ -58,9 +58,7 @@ impl AmsClient {
             endpoint: endpoint.clone(),
             message,
         };
-        if !endpoint.starts_with("https://") {
-            return Err(invalid("the endpoint must be an https:// URL".to_owned()));
-        }
+        accelfed_net::HttpsUrl::parse(&endpoint).map_err(&invalid)?;
         for (what, value) in [("project", &settings.project), ("topic", &settings.topic)] {
             let plain = !value.is_empty()
                 && value
@@ -72,17 +70,15 @@ impl AmsClient {
                 )));
             }
         }
-        let mut builder = reqwest::Client::builder().timeout(settings.timeout);
-        if let Some(pem) = &settings.ca_pem {
-            let certificates = reqwest::Certificate::from_pem_bundle(pem)
-                .map_err(|err| invalid(format!("the CA file is not PEM: {err}")))?;
-            for certificate in certificates {
-                builder = builder.add_root_certificate(certificate);
-            }
-        }
-        let http = builder
-            .build()
-            .map_err(|err| invalid(format!("cannot build the HTTPS client: {err}")))?;
+        let trust = settings
+            .ca_pem
+            .clone()
+            .map_or_else(accelfed_net::Trust::system, accelfed_net::Trust::from_pem);
+        let http = accelfed_net::HttpsClient::new(&accelfed_net::ClientSettings::new(
+            trust,
+            settings.timeout,
+        ))
+        .map_err(|err| invalid(err.to_string()))?;
         Ok(Self {
             http,
             url: format!(
@@ -143,17 +139,30 @@ impl AmsClient {
         })
     }
 
+    /// One request, sent and answered within the deadline (a silent AMS is an attempt that
+    /// failed, retried as any other).
     async fn try_publish(&self, body: &serde_json::Value) -> Result<String, Failure> {
-        let response = self
+        let call = async {
+            let response = self
+                .http
+                .http()
+                .post(format!("{}?key={}", self.url, percent_encode(&self.token)))
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body.to_string())
+                .send()
+                .await?;
+            let status = response.status();
+            response.text().await.map(|text| (status, text))
+        };
+        // The URL carries the key: the deadline names the endpoint alone.
+        let (status, text) = self
             .http
-            .post(format!("{}?key={}", self.url, percent_encode(&self.token)))
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body.to_string())
-            .send()
+            .within(&self.endpoint, call)
             .await
-            .map_err(transport)?;
-        let status = response.status();
-        let text = response.text().await.map_err(transport)?;
+            .map_err(|timed_out| {
+                Failure::Retry(accelfed_net::deadline::timed_out(timed_out.after))
+            })?
+            .map_err(|err| transport(&self.http, err))?;
         if !status.is_success() {
             let message = format!("HTTP {status}: {}", error_message(&text));
             return Err(
@@ -190,10 +199,13 @@ enum Failure {
 /// A transport failure with its chain of causes ("connection refused", "invalid peer certificate:
 /// UnknownIssuer"), never its URL (the key travels in the query string), sorted by whether a retry
 /// can cure it.
-fn transport(err: reqwest::Error) -> Failure {
+fn transport(http: &accelfed_net::HttpsClient, err: reqwest::Error) -> Failure {
     let err = err.without_url();
-    let message = accelfed_schemas::cause::chain(&err);
-    if accelfed_schemas::cause::is_permanent(&err) {
+    if err.is_timeout() {
+        return Failure::Retry(http.describe(&err));
+    }
+    let message = accelfed_net::cause::chain(&err);
+    if accelfed_net::cause::is_permanent(&err) {
         Failure::Unusable(message)
     } else {
         Failure::Retry(message)

@@ -69,14 +69,15 @@ pub struct DirqConfig {
 #[serde(deny_unknown_fields)]
 pub struct AmsConfig {
     /// `https://host[:port]` of the AMS service (e.g. `https://msg.argo.grnet.gr`).
-    pub endpoint: String,
+    pub endpoint: accelfed_net::HttpsUrl,
     /// The AMS project (e.g. `accounting`).
     pub project: String,
     /// The topic APEL reads accelerator messages from, as EGI's accounting team gives it.
     pub topic: String,
     /// A file holding the AMS key (one line, readable by the accelfed user only).
     pub token_file: PathBuf,
-    /// PEM file of a CA to trust besides the system's roots.
+    /// A CA to trust besides the system's roots: a PEM file, or a folder of them such as
+    /// `/etc/grid-security/certificates`.
     #[serde(default)]
     pub ca: Option<PathBuf>,
     /// The site's host certificate (PEM), registered in GOCDB: each message is signed with it as
@@ -90,7 +91,7 @@ pub struct AmsConfig {
     /// AMS; EGI's repository rejects them). Excludes `certificate` and `key`.
     #[serde(default)]
     pub unsigned: bool,
-    /// Seconds one request may take.
+    /// Seconds one request may take, whole: connecting, the TLS handshake, sending and the answer.
     #[serde(default = "default_timeout_s")]
     pub timeout_s: u64,
     /// Requests per message before the run gives up (at least 1; retried on no answer, 429, 5xx).

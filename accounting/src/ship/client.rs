@@ -1,12 +1,13 @@
-//! The gRPC channel to the repository: TLS always (rustls; the CA from the configuration or the
-//! system's roots), the site's bearer token on every call (marked sensitive, never logged).
+//! The gRPC channel to the repository: TLS always (the one network layer, `accelfed-net`: the
+//! system's roots plus the configured CA), the site's bearer token on every call (marked
+//! sensitive, never logged), and one deadline per call that covers the TLS handshake too.
 
 use std::time::Duration;
 
 use tonic::Request;
 use tonic::metadata::{Ascii, MetadataValue};
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
+use tonic::transport::Channel;
 
 use super::error::ShipError;
 use crate::wire::AUTHORIZATION;
@@ -18,11 +19,12 @@ use crate::wire::proto::{self, accounting_client::AccountingClient};
 pub struct ClientSettings {
     /// `https://host:port`.
     pub endpoint: String,
-    /// PEM of the CA that signed the repository's certificate; `None`: the system's roots.
+    /// PEM of a CA to trust besides the system's roots (the one that signed the repository's
+    /// certificate).
     pub ca_pem: Option<Vec<u8>>,
     /// The site's token (secret).
     pub token: String,
-    /// Per call, connection included.
+    /// Per call, whole: connecting, the TLS handshake, the request and the answer.
     pub timeout: Duration,
 }
 
@@ -62,6 +64,7 @@ pub struct Client {
     /// already-encoded records).
     raw: tonic::client::Grpc<Authenticated>,
     pub(super) endpoint: String,
+    timeout: Duration,
 }
 
 impl std::fmt::Debug for Client {
@@ -80,23 +83,18 @@ impl Client {
             endpoint: settings.endpoint.clone(),
             message,
         };
-        if !settings.endpoint.starts_with("https://") {
-            return Err(fail(
-                "the endpoint must be https:// (records are only shipped over TLS)".to_owned(),
-            ));
-        }
-        let mut tls = ClientTlsConfig::new();
-        tls = match &settings.ca_pem {
-            Some(pem) => tls.ca_certificate(Certificate::from_pem(pem)),
-            None => tls.with_native_roots(),
-        };
-        let endpoint = Endpoint::from_shared(settings.endpoint.clone())
-            .map_err(|e| fail(format!("not a URL: {e}")))?
-            .tls_config(tls)
-            .map_err(|e| fail(format!("TLS: {e}")))?
-            .connect_timeout(settings.timeout)
-            .timeout(settings.timeout);
-        let channel = endpoint.connect_lazy();
+        let url = accelfed_net::HttpsUrl::parse(&settings.endpoint).map_err(|message| {
+            fail(format!(
+                "the endpoint must be https:// (records are only shipped over TLS): {message}"
+            ))
+        })?;
+        let trust = settings
+            .ca_pem
+            .clone()
+            .map_or_else(accelfed_net::Trust::system, accelfed_net::Trust::from_pem);
+        let channel = accelfed_net::grpc::endpoint(&url, &trust, settings.timeout)
+            .map_err(fail)?
+            .connect_lazy();
         let mut value: MetadataValue<Ascii> =
             format!("Bearer {}", settings.token.trim())
                 .parse()
@@ -114,7 +112,26 @@ impl Client {
             inner,
             raw,
             endpoint: settings.endpoint.clone(),
+            timeout: settings.timeout,
         })
+    }
+
+    /// Runs one call within the deadline. tonic's timeouts bound connecting and the request, not
+    /// the TLS handshake between them: a peer that accepts and never answers the ClientHello would
+    /// hold the call for ever without this.
+    pub(super) async fn within<T>(
+        &self,
+        call: impl std::future::Future<Output = Result<T, tonic::Status>>,
+    ) -> Result<T, tonic::Status> {
+        let started = std::time::Instant::now();
+        let timed_out =
+            || tonic::Status::deadline_exceeded(accelfed_net::deadline::timed_out(self.timeout));
+        match accelfed_net::within(&self.endpoint, self.timeout, call).await {
+            // tonic's own timeout may end the call at the same moment, in its own words.
+            Ok(Err(_)) if started.elapsed() >= self.timeout => Err(timed_out()),
+            Ok(result) => result,
+            Err(_) => Err(timed_out()),
+        }
     }
 
     /// `Submit` with a request of already-encoded records (the same message on the wire).
@@ -122,21 +139,36 @@ impl Client {
         &mut self,
         request: EncodedSubmitRequest,
     ) -> Result<proto::SubmitResponse, tonic::Status> {
-        self.raw.ready().await.map_err(|e| {
-            // Keep the cause (refused, certificate, not TLS) for the message and the retry
-            // decision; the status text alone would say only that the channel failed.
-            let mut status = tonic::Status::unavailable("the channel is not ready");
-            let source: Box<dyn std::error::Error + Send + Sync> = e.into();
-            status.set_source(std::sync::Arc::from(source));
-            status
-        })?;
-        let codec =
-            tonic_prost::ProstCodec::<EncodedSubmitRequest, proto::SubmitResponse>::default();
-        let path = tonic::codegen::http::uri::PathAndQuery::from_static(SUBMIT_PATH);
-        self.raw
-            .unary(Request::new(request), path, codec)
-            .await
-            .map(tonic::Response::into_inner)
+        let mut raw = self.raw.clone();
+        self.within(async move {
+            raw.ready().await.map_err(|e| {
+                // Keep the cause (refused, certificate, not TLS) for the message and the retry
+                // decision; the status text alone would say only that the channel failed.
+                let mut status = tonic::Status::unavailable("the channel is not ready");
+                let source: Box<dyn std::error::Error + Send + Sync> = e.into();
+                status.set_source(std::sync::Arc::from(source));
+                status
+            })?;
+            let codec =
+                tonic_prost::ProstCodec::<EncodedSubmitRequest, proto::SubmitResponse>::default();
+            let path = tonic::codegen::http::uri::PathAndQuery::from_static(SUBMIT_PATH);
+            raw.unary(Request::new(request), path, codec)
+                .await
+                .map(tonic::Response::into_inner)
+        })
+        .await
+    }
+
+    /// `SyncCounts`, within the deadline.
+    pub(super) async fn sync_counts(&mut self) -> Result<proto::SyncResponse, tonic::Status> {
+        let mut inner = self.inner.clone();
+        self.within(async move {
+            inner
+                .sync_counts(proto::SyncRequest {})
+                .await
+                .map(tonic::Response::into_inner)
+        })
+        .await
     }
 
     pub fn endpoint(&self) -> &str {

@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+use accelfed_net::HttpsUrl;
 use serde::{Deserialize, Deserializer};
 
 /// `[accounting.ship]`.
@@ -12,12 +13,12 @@ use serde::{Deserialize, Deserializer};
 #[serde(deny_unknown_fields)]
 pub struct ShipConfig {
     /// The repository's gRPC endpoint, `https://host:port` (TLS only).
-    #[serde(deserialize_with = "https")]
-    pub endpoint: String,
+    pub endpoint: HttpsUrl,
     /// A file holding the site's token (one line; readable by the accelfed user only). The token
     /// itself never goes into this file.
     pub token_file: PathBuf,
-    /// PEM file of the CA that signed the repository's certificate; left out: the system's roots.
+    /// A CA to trust besides the system's roots (the one that signed the repository's
+    /// certificate): a PEM file, or a folder of them such as `/etc/grid-security/certificates`.
     #[serde(default)]
     pub ca: Option<PathBuf>,
     /// Records per batch (1..=50000). Must not exceed the repository's `ingest.max_batch`.
@@ -36,15 +37,16 @@ pub struct ShipConfig {
     /// The longest delay between retries, in milliseconds.
     #[serde(default = "default_backoff_max_ms")]
     pub backoff_max_ms: u64,
-    /// Seconds one call may take, connecting included.
-    #[serde(default = "default_timeout_s")]
+    /// Seconds one call may take, whole: connecting, the TLS handshake, the request and the
+    /// answer. A call that runs out of time is an attempt that failed.
+    #[serde(default = "default_timeout_s", deserialize_with = "timeout_s")]
     pub timeout_s: u64,
 }
 
 impl ShipConfig {
     /// The table with only its two required keys, every other at its default: what `accelfed
     /// ship --endpoint URL --token-file FILE` uses for a file without `[accounting.ship]`.
-    pub fn new(endpoint: String, token_file: PathBuf) -> Self {
+    pub fn new(endpoint: HttpsUrl, token_file: PathBuf) -> Self {
         Self {
             endpoint,
             token_file,
@@ -78,12 +80,10 @@ fn default_timeout_s() -> u64 {
     60
 }
 
-fn https<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
-    let value = String::deserialize(deserializer)?;
-    if !value.starts_with("https://") || value.len() <= "https://".len() {
-        return Err(serde::de::Error::custom(format!(
-            "endpoint must be an https:// URL (records are only shipped over TLS), got {value:?}"
-        )));
+fn timeout_s<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    let value = u64::deserialize(deserializer)?;
+    if value == 0 {
+        return Err(serde::de::Error::custom("timeout_s must be at least 1"));
     }
     Ok(value)
 }
@@ -135,6 +135,16 @@ mod tests {
             format!("{ship:?}"),
             "new() takes the same defaults"
         );
+    }
+
+    #[test]
+    fn an_endpoint_that_is_not_https_is_refused_at_its_line() {
+        let err =
+            toml::from_str::<ShipConfig>("token_file = \"t\"\nendpoint = \"http://r:9443\"\n")
+                .expect_err("plain http")
+                .to_string();
+        assert!(err.contains("line 2"), "{err}");
+        assert!(err.contains("must be an https:// URL"), "{err}");
     }
 
     #[test]

@@ -10,7 +10,6 @@ use super::client::{Client, describe, retryable};
 use super::error::ShipError;
 use super::run::refusal;
 use crate::spool::{MonthCount, Spool};
-use crate::wire::proto;
 
 /// What verification found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -39,8 +38,8 @@ pub fn months_to_resend(
 
 /// Asks the repository for its counts and reopens the months it lacks records of.
 pub async fn verify(spool: &mut Spool, client: &mut Client) -> Result<VerifyReport, ShipError> {
-    let response = match client.inner.sync_counts(proto::SyncRequest {}).await {
-        Ok(response) => response.into_inner(),
+    let response = match client.sync_counts().await {
+        Ok(response) => response,
         Err(status) if retryable(&status) => {
             return Err(ShipError::Unreachable {
                 endpoint: client.endpoint.clone(),

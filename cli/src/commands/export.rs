@@ -141,9 +141,9 @@ async fn destination(args: &ExportArgs, apel: &ApelConfig) -> Result<Destination
 /// The AMS client's settings, its token and CA files read.
 fn ams_settings(args: &ExportArgs, ams: &AmsConfig) -> Result<AmsSettings, String> {
     let token_path = resolve(&args.config, &ams.token_file);
-    let token = crate::secret::read_token("accounting.apel.ams.token_file", &token_path)?;
+    let token = accelfed_net::secret::read_token("accounting.apel.ams.token_file", &token_path)?;
     let ca_pem = match &ams.ca {
-        Some(ca) => Some(crate::trust::read_ca(
+        Some(ca) => Some(accelfed_net::trust::read_ca(
             "accounting.apel.ams.ca",
             &resolve(&args.config, ca),
         )?),
@@ -153,7 +153,7 @@ fn ams_settings(args: &ExportArgs, ams: &AmsConfig) -> Result<AmsSettings, Strin
         return Err("accounting.apel.ams.attempts must be at least 1".to_owned());
     }
     Ok(AmsSettings {
-        endpoint: ams.endpoint.clone(),
+        endpoint: ams.endpoint.to_string(),
         project: ams.project.clone(),
         topic: ams.topic.clone(),
         token,

@@ -67,7 +67,7 @@ mod tests {
 
     fn flags(endpoint: Option<&str>, token_file: Option<&str>) -> ShipOverrides {
         ShipOverrides {
-            endpoint: endpoint.map(str::to_owned),
+            endpoint: endpoint.map(|url| url.parse().unwrap()),
             token_file: token_file.map(PathBuf::from),
             ca: Some(PathBuf::from("ca.pem")),
         }
@@ -81,7 +81,7 @@ mod tests {
         assert!(ship.token_file.is_absolute() && ship.token_file.ends_with("t"));
         assert!(ship.ca.unwrap().ends_with("ca.pem"));
         assert_eq!(ship.batch_size, 500, "the table's defaults");
-        let table = ShipConfig::new("https://old:1".to_owned(), PathBuf::from("/old"));
+        let table = ShipConfig::new("https://old:1".parse().unwrap(), PathBuf::from("/old"));
         let ship = super::ship(&flags(None, None), Some(table), config).unwrap();
         assert_eq!(
             ship.endpoint, "https://old:1",

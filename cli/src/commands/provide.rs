@@ -134,7 +134,7 @@ fn push(
     } else {
         render::render(snapshot, render::Format::Glue21Json)
     };
-    let url = registry.url.clone();
+    let url = registry.url.to_string();
     match runtime.block_on(accelfed_publishers::publish(
         &json,
         &Destination::Registry(registry),
@@ -257,10 +257,10 @@ fn registry_target(
     let url = match (&args.registry_url, table) {
         (Some(url), _) => {
             // The file's URL was checked when the file was read; a flag's by the same rule.
-            check_registry_url(url).map_err(|message| format!("--registry-url: {message}"))?;
-            url.clone()
+            check_registry_url(url).map_err(|message| format!("--registry-url: {message}"))?
         }
-        (None, Some(table)) => table.url.get_ref().clone(),
+        (None, Some(table)) => check_registry_url(table.url.get_ref())
+            .map_err(|message| format!("publish.registry.url: {message}"))?,
         (None, None) => return Err(missing("--registry-url")),
     };
     // Each path with where it came from, for messages.
@@ -272,15 +272,23 @@ fn registry_target(
         ),
         (None, None) => return Err(missing("--registry-token-file")),
     };
-    let token = crate::secret::read_token(token_source, &token_path)?;
+    let token = accelfed_net::secret::read_token(token_source, &token_path)?;
     let ca = match (&args.registry_ca, table.and_then(|table| table.ca.as_ref())) {
         (Some(path), _) => Some((path.clone(), "--registry-ca")),
         (None, Some(path)) => Some((resolve(&args.config, path), "publish.registry.ca")),
         (None, None) => None,
     };
-    let ca_pem = match ca {
-        Some((path, source)) => Some(crate::trust::read_ca(source, &path)?),
-        None => None,
+    let trust = match ca {
+        Some((path, source)) => accelfed_net::Trust::with_ca(source, &path)?,
+        None => accelfed_net::Trust::system(),
     };
-    Ok(RegistryTarget { url, token, ca_pem })
+    let timeout = table.map_or(accelfed_publishers::registry::DEFAULT_TIMEOUT, |table| {
+        std::time::Duration::from_secs(*table.timeout_s.get_ref())
+    });
+    Ok(RegistryTarget {
+        url,
+        token,
+        trust,
+        timeout,
+    })
 }

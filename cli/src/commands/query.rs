@@ -71,26 +71,32 @@ fn parameters(filter: &Filter) -> Vec<(&'static str, String)> {
 
 pub fn run(args: &QueryArgs) -> Outcome {
     let filter = filter(args);
-    let ca = match &args.ca {
-        Some(path) => match crate::trust::read_ca("--ca", path) {
-            Ok(pem) => Some(pem),
-            Err(err) => {
-                tracing::error!("{err}");
-                return Outcome::Config;
-            }
-        },
-        None => None,
+    let trust = match accelfed_net::Trust::optional("--ca", args.ca.as_deref()) {
+        Ok(trust) => trust,
+        Err(err) => {
+            tracing::error!("{err}");
+            return Outcome::Config;
+        }
     };
+    let deadline = std::time::Duration::from_secs(args.timeout_s);
     let runtime = match super::runtime() {
         Ok(runtime) => runtime,
         Err(outcome) => return outcome,
     };
     if let Some(url) = &args.ldap {
-        let query = accelfed_central::registry::ldap::query(url, &args.ldap_base, &filter);
+        let query = accelfed_net::within(
+            url,
+            deadline,
+            accelfed_central::registry::ldap::query(url, &args.ldap_base, &filter),
+        );
         return match runtime.block_on(query) {
-            Ok(offers) => print(&offers, args.format),
-            Err(err) => {
+            Ok(Ok(offers)) => print(&offers, args.format),
+            Ok(Err(err)) => {
                 tracing::error!("{err}");
+                Outcome::Partial
+            }
+            Err(timed_out) => {
+                tracing::error!("LDAP server {timed_out}");
                 Outcome::Partial
             }
         };
@@ -99,11 +105,19 @@ pub fn run(args: &QueryArgs) -> Outcome {
         tracing::error!("give the registry's --url (or ACCELFED_REGISTRY_URL), or --ldap");
         return Outcome::Config;
     }
+    let url = match accelfed_net::HttpsUrl::parse(&args.url) {
+        Ok(url) => url,
+        Err(err) => {
+            tracing::error!("--url: {err}");
+            return Outcome::Config;
+        }
+    };
     let body = runtime.block_on(async {
-        let client = accelfed_publishers::registry::client(ca.as_deref())?;
+        let settings = accelfed_net::ClientSettings::new(trust, deadline);
+        let client = accelfed_publishers::registry::client_with(&settings)?;
         accelfed_publishers::registry::get(
             &client,
-            &args.url,
+            url.as_str(),
             "/registry/v1/offers",
             &parameters(&filter),
         )

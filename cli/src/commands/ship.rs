@@ -147,20 +147,22 @@ fn client_settings(args: &ShipArgs, settings: &ShipConfig) -> Result<ClientSetti
         "--token-file",
         "accounting.ship.token_file",
     );
-    let token =
-        crate::secret::read_token(token_source, &resolve(&args.config, &settings.token_file))?;
+    let token = accelfed_net::secret::read_token(
+        token_source,
+        &resolve(&args.config, &settings.token_file),
+    )?;
     let ca_pem = match &settings.ca {
-        Some(ca) => Some(crate::trust::read_ca(
+        Some(ca) => Some(accelfed_net::trust::read_ca(
             source(flags.ca.is_some(), "--ca", "accounting.ship.ca"),
             &resolve(&args.config, ca),
         )?),
         None => None,
     };
     Ok(ClientSettings {
-        endpoint: settings.endpoint.clone(),
+        endpoint: settings.endpoint.to_string(),
         ca_pem,
         token,
-        timeout: Duration::from_secs(settings.timeout_s.max(1)),
+        timeout: Duration::from_secs(settings.timeout_s),
     })
 }
 

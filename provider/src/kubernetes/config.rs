@@ -93,10 +93,13 @@ pub enum ServiceKind {
 pub struct PrometheusConfig {
     /// Base URL, e.g. `https://prometheus.example.org:9090`.
     pub url: Spanned<Text>,
-    /// Seconds one query may take.
+    /// Seconds one query may take, whole: connecting, the TLS handshake, the query and the answer.
     #[serde(default = "thirty")]
     pub timeout_s: Spanned<u64>,
-    /// A PEM file of CA certificates to trust for an `https://` URL behind a private CA.
+    /// A CA to trust besides the system's roots, for an `https://` URL behind a private CA: a PEM
+    /// file, or a folder of them such as `/etc/grid-security/certificates` (also spelled `ca`,
+    /// as every other client's).
+    #[serde(alias = "ca")]
     pub ca_file: Option<PathBuf>,
     /// A file holding a bearer token for the server.
     pub token_file: Option<PathBuf>,

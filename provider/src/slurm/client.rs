@@ -7,6 +7,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use accelfed_net::{ClientSettings, HttpsClient, Trust};
 use chrono::{DateTime, Utc};
 
 use super::config::{CliConfig, RestConfig, SlurmConfig};
@@ -24,14 +25,23 @@ pub struct SlurmClient {
     cli: CliConfig,
     rest: Option<RestConfig>,
     cluster: Option<String>,
+    /// slurmrestd's HTTPS client, one per run (a handle to one connection pool), or why it could
+    /// not be built (`rest.ca` unreadable), reported by the first request.
+    http: Option<Result<HttpsClient, String>>,
 }
 
 impl SlurmClient {
     pub fn new(config: &SlurmConfig) -> Self {
+        let http = config.rest.as_ref().map(|rest| {
+            let trust = Trust::optional("rest.ca", rest.ca.as_deref())?;
+            let deadline = Duration::from_secs(*rest.timeout_s.get_ref());
+            HttpsClient::new(&ClientSettings::new(trust, deadline)).map_err(|err| err.to_string())
+        });
         Self {
             cli: config.cli.clone(),
             rest: config.rest.clone(),
             cluster: config.cluster.as_ref().map(|c| c.as_str().to_owned()),
+            http,
         }
     }
 
@@ -217,11 +227,12 @@ impl SlurmClient {
 
     async fn get(&self, rest: &RestConfig, path: &str) -> Result<(String, Vec<u8>), SlurmError> {
         let response = self.request(rest, path, &[]).await?;
+        let client = self.https()?;
         let endpoint = response.url().to_string();
         let bytes = response
             .bytes()
             .await
-            .map_err(|err| http_error(&endpoint, &err))?;
+            .map_err(|err| http_error(&endpoint, &err, client))?;
         Ok((format!("GET {endpoint}"), bytes.to_vec()))
     }
 
@@ -235,23 +246,22 @@ impl SlurmClient {
             "{}/{path}",
             rest.url.get_ref().as_str().trim_end_matches('/')
         );
+        let client = self.https()?;
+        // Read on every request: a site may renew the token between them.
         let token = std::fs::read_to_string(&rest.token_file).map_err(|err| SlurmError::Token {
             path: rest.token_file.display().to_string(),
             message: err.to_string(),
         })?;
-        crate::secret::warn_if_exposed("slurmrestd token_file", &rest.token_file);
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_secs(*rest.timeout_s.get_ref()))
-            .build()
-            .map_err(|err| http_error(&endpoint, &err))?;
+        accelfed_net::secret::warn_if_exposed("slurmrestd token_file", &rest.token_file);
         let response = client
+            .http()
             .get(&endpoint)
             .query(query)
             .header("X-SLURM-USER-NAME", rest.user.as_str())
             .header("X-SLURM-USER-TOKEN", token.trim())
             .send()
             .await
-            .map_err(|err| http_error(&endpoint, &err))?;
+            .map_err(|err| http_error(&endpoint, &err, client))?;
         let status = response.status();
         if !status.is_success() {
             let body = response.text().await.unwrap_or_default();
@@ -427,7 +437,11 @@ impl SlurmClient {
                         }
                         Ok(None) => return,
                         Err(err) => {
-                            let _ = sender.send(Err(http_error(&endpoint, &err)));
+                            let error = match this.https() {
+                                Ok(client) => http_error(&endpoint, &err, client),
+                                Err(error) => error,
+                            };
+                            let _ = sender.send(Err(error));
                             return;
                         }
                     }
@@ -456,25 +470,46 @@ impl SlurmClient {
     }
 }
 
+impl SlurmClient {
+    /// The HTTPS client built for this run.
+    fn https(&self) -> Result<&HttpsClient, SlurmError> {
+        match &self.http {
+            Some(Ok(client)) => Ok(client),
+            Some(Err(message)) => Err(SlurmError::Http {
+                endpoint: self
+                    .rest
+                    .as_ref()
+                    .map_or_else(String::new, |rest| rest.url.get_ref().as_str().to_owned()),
+                message: message.clone(),
+                retryable: false,
+            }),
+            None => Err(SlurmError::Worker(
+                "slurmrestd asked without a [slurm.rest] table".to_owned(),
+            )),
+        }
+    }
+}
+
 /// A transport failure with its chain of causes ("connection refused", "invalid peer certificate:
-/// UnknownIssuer"; reqwest's own text repeats the URL and stops at "error sending request"). A
-/// certificate slurmrestd's server does not pass, or a port that does not speak TLS, is never cured
-/// by running again.
-fn http_error(endpoint: &str, err: &reqwest::Error) -> SlurmError {
-    let kind = if err.is_timeout() {
-        "timed out"
-    } else if err.is_connect() {
+/// UnknownIssuer"; reqwest's own text repeats the URL and stops at "error sending request"), or
+/// `timed out after N s` (the one deadline, `rest.timeout_s`). A certificate slurmrestd's server
+/// does not pass, or a port that does not speak TLS, is never cured by running again.
+fn http_error(endpoint: &str, err: &reqwest::Error, client: &HttpsClient) -> SlurmError {
+    let kind = if err.is_connect() {
         "cannot connect"
     } else {
         "request failed"
     };
-    let mut message = match std::error::Error::source(err) {
-        Some(source) => format!("{kind}: {}", accelfed_schemas::cause::chain(source)),
-        None => err.to_string(),
+    let mut message = if err.is_timeout() {
+        client.describe(err)
+    } else if std::error::Error::source(err).is_some() {
+        format!("{kind}: {}", client.describe(err))
+    } else {
+        err.to_string()
     };
-    let permanent = accelfed_schemas::cause::is_permanent(err);
+    let permanent = accelfed_net::cause::is_permanent(err);
     if permanent {
-        message.push_str(" (retry will not help: check rest.url, and that the system's CAs trust the server's certificate)");
+        message.push_str(" (retry will not help: check rest.url, and that the system's CAs or rest.ca trust the server's certificate)");
     }
     SlurmError::Http {
         endpoint: format!("GET {endpoint}"),
@@ -591,9 +626,17 @@ impl Watchdog {
 mod tests {
     use super::*;
 
+    fn client() -> HttpsClient {
+        HttpsClient::new(&ClientSettings::new(
+            Trust::system(),
+            Duration::from_secs(5),
+        ))
+        .unwrap()
+    }
+
     /// The error reqwest gives for a GET of `url`.
     async fn failed_get(url: &str) -> reqwest::Error {
-        reqwest::Client::new().get(url).send().await.unwrap_err()
+        client().http().get(url).send().await.unwrap_err()
     }
 
     #[tokio::test]
@@ -610,7 +653,7 @@ mod tests {
             }
         });
         let url = format!("https://127.0.0.1:{port}/slurm/v0.0.40/jobs");
-        let error = http_error(&url, &failed_get(&url).await);
+        let error = http_error(&url, &failed_get(&url).await, &client());
         let text = error.to_string();
         assert!(
             text.contains("corrupt message") || text.contains("InvalidContentType"),
@@ -628,7 +671,7 @@ mod tests {
             .unwrap()
             .port();
         let url = format!("http://127.0.0.1:{port}/slurm/v0.0.40/jobs");
-        let error = http_error(&url, &failed_get(&url).await);
+        let error = http_error(&url, &failed_get(&url).await, &client());
         let text = error.to_string();
         assert!(text.to_lowercase().contains("connection refused"), "{text}");
         assert!(error.retryable(), "{text}");

@@ -94,7 +94,12 @@ pub struct RestConfig {
     /// (the default): the newest version both slurmrestd (its `/openapi/v3`) and accelfed know.
     #[serde(default)]
     pub api_version: Option<Spanned<Text>>,
-    /// Seconds one request may take.
+    /// A CA to trust besides the system's roots, for an `https://` slurmrestd: a PEM file, or a
+    /// folder of them such as `/etc/grid-security/certificates`.
+    #[serde(default)]
+    pub ca: Option<PathBuf>,
+    /// Seconds one request may take, whole: connecting, the TLS handshake, the request and the
+    /// answer (the jobs of the whole window for `meter`).
     #[serde(default = "sixty")]
     pub timeout_s: Spanned<u64>,
 }

@@ -43,7 +43,17 @@ impl Connection {
     /// Connects to `url`; binds as `bind` (DN, password) when given, else stays anonymous (a BDII
     /// allows anonymous reads).
     pub async fn open(url: &str, bind: Option<(&str, &str)>) -> Result<Self, LdapError> {
-        let settings = LdapConnSettings::new().set_conn_timeout(TIMEOUT);
+        // TLS (`ldaps://`) through the one network layer: the system's roots as every client
+        // of the project reads them.
+        let tls = accelfed_net::tls::client_config(&accelfed_net::Trust::system()).map_err(
+            |message| LdapError::Connect {
+                url: url.to_owned(),
+                source: boxed(ldap3::LdapError::from(std::io::Error::other(message))),
+            },
+        )?;
+        let settings = LdapConnSettings::new()
+            .set_conn_timeout(TIMEOUT)
+            .set_config(tls);
         let (conn, mut ldap) =
             LdapConnAsync::with_settings(settings, url)
                 .await

@@ -56,7 +56,7 @@ impl LdapSync {
             path: path.clone(),
             source,
         })?;
-        crate::secret::warn_if_exposed("ldap.password_file", &path);
+        accelfed_net::secret::warn_if_exposed("ldap.password_file", &path);
         let password = text.trim_end_matches(['\n', '\r']).to_owned();
         if password.is_empty() {
             return Err(LdapError::EmptyPassword { path });

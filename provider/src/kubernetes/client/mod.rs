@@ -98,7 +98,7 @@ impl KubeClient {
             // the token needs no refreshing.
             let token = std::fs::read_to_string(token_file)
                 .map_err(|err| setup(format!("token_file {}: {err}", token_file.display())))?;
-            crate::secret::warn_if_exposed("kubernetes token_file", token_file);
+            accelfed_net::secret::warn_if_exposed("kubernetes token_file", token_file);
             let token = token.trim();
             if token.is_empty() {
                 return Err(setup(format!(

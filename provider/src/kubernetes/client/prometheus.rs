@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use accelfed_net::{ClientSettings, HttpsClient, Trust};
 use chrono::{DateTime, Utc};
 
 use super::super::config::PrometheusConfig;
@@ -30,47 +31,41 @@ pub async fn utilisation(
         message,
         retryable,
     };
-    let mut builder =
-        reqwest::Client::builder().timeout(Duration::from_secs(*config.timeout_s.get_ref()));
-    if let Some(ca_file) = &config.ca_file {
-        let pem = std::fs::read(ca_file)
-            .map_err(|err| failed(format!("ca_file {}: {err}", ca_file.display()), false))?;
-        for cert in reqwest::Certificate::from_pem_bundle(&pem)
-            .map_err(|err| failed(format!("ca_file {}: {err}", ca_file.display()), false))?
-        {
-            builder = builder.add_root_certificate(cert);
-        }
-    }
+    let trust = Trust::optional("ca_file", config.ca_file.as_deref())
+        .map_err(|message| failed(message, false))?;
+    let deadline = Duration::from_secs(*config.timeout_s.get_ref());
+    let client = HttpsClient::new(&ClientSettings::new(trust, deadline))
+        .map_err(|err| failed(err.to_string(), false))?;
     let token = match &config.token_file {
         Some(path) => Some(
-            std::fs::read_to_string(path)
-                .map_err(|err| failed(format!("token_file {}: {err}", path.display()), false))?
-                .trim()
-                .to_owned(),
+            accelfed_net::secret::read_token("token_file", path)
+                .map_err(|message| failed(message, false))?,
         ),
         None => None,
     };
-    let client = builder
-        .build()
-        .map_err(|err| failed(err.to_string(), false))?;
     let mut merged = Utilisation::new();
     for metric in [Metric::GpuUtil, Metric::GrEngineActive] {
         let query = format!("avg_over_time({}{{pod!=\"\"}}[{window_s}s])", metric.name());
         let mut request = client
+            .http()
             .get(format!("{url}/api/v1/query"))
             .query(&[("query", query.as_str()), ("time", at.as_str())]);
         if let Some(token) = &token {
             request = request.bearer_auth(token);
         }
-        let response = request
-            .send()
+        let call = async {
+            let response = request.send().await?;
+            let status = response.status();
+            response.text().await.map(|body| (status, body))
+        };
+        let (status, body) = client
+            .within(&url, call)
             .await
-            .map_err(|err| failed(format!("{query}: {err}"), true))?;
-        let status = response.status();
-        let body = response
-            .text()
-            .await
-            .map_err(|err| failed(format!("{query}: {err}"), true))?;
+            .map_err(|late| {
+                let words = accelfed_net::deadline::timed_out(late.after);
+                failed(format!("{query}: {words}"), true)
+            })?
+            .map_err(|err| failed(format!("{query}: {}", client.describe(&err)), true))?;
         if status.is_server_error() {
             return Err(failed(format!("{query}: HTTP {status}"), true));
         }

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use accelfed_net::{ClientSettings, HttpsClient, Trust};
 use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio::sync::{RwLock, Semaphore};
@@ -24,7 +25,7 @@ struct Token {
 /// A session with one cloud; cheap to share behind an `Arc`.
 #[derive(Debug)]
 pub struct Session {
-    http: reqwest::Client,
+    http: HttpsClient,
     creds: Credentials,
     token: RwLock<Token>,
     /// Requests in flight, limited per service (`nova`, `placement`, ...): a slow service (Nova
@@ -36,24 +37,28 @@ pub struct Session {
 /// A transport failure with its whole chain of causes ("connection refused", "invalid peer
 /// certificate: UnknownIssuer"), and whether a retry can cure it: a certificate the cloud's server
 /// does not pass, or a port that does not speak TLS, never is.
-fn transport(service: &str, url: &str, err: &reqwest::Error) -> OpenstackError {
+fn transport(http: &HttpsClient, service: &str, url: &str, err: &reqwest::Error) -> OpenstackError {
     let message = if err.is_timeout() {
-        "timed out"
-    } else if err.is_connect() {
-        "cannot connect"
+        // The one deadline of the call (`timeout`): "timed out after N s".
+        http.describe(err)
     } else {
-        "request failed"
+        let kind = if err.is_connect() {
+            "cannot connect"
+        } else {
+            "request failed"
+        };
+        // reqwest's own text repeats the URL and stops at "error sending request"; the causes say
+        // what went wrong. Never a header (the token).
+        let cause = std::error::Error::source(err)
+            .map(|source| format!(": {}", accelfed_net::cause::chain(source)))
+            .unwrap_or_default();
+        format!("{kind}{cause}")
     };
-    // reqwest's own text repeats the URL and stops at "error sending request"; the causes say what
-    // went wrong. Never a header (the token).
-    let cause = std::error::Error::source(err)
-        .map(|source| format!(": {}", accelfed_schemas::cause::chain(source)))
-        .unwrap_or_default();
     OpenstackError::Transport {
         service: service.to_owned(),
         url: url.to_owned(),
-        message: format!("{message}{cause}"),
-        retry: !accelfed_schemas::cause::is_permanent(err),
+        message,
+        retry: !accelfed_net::cause::is_permanent(err),
     }
 }
 
@@ -84,21 +89,12 @@ impl Session {
         timeout: Duration,
         concurrency: usize,
     ) -> Result<Arc<Self>, OpenstackError> {
-        let mut builder = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout.min(Duration::from_secs(10)))
-            .pool_max_idle_per_host(concurrency);
-        if let Some(path) = &creds.ca_file {
-            let pem = std::fs::read(path).map_err(|err| {
-                OpenstackError::Credentials(format!("CA file {}: {err}", path.display()))
-            })?;
-            let cert = reqwest::Certificate::from_pem(&pem).map_err(|err| {
-                OpenstackError::Credentials(format!("CA file {}: {err}", path.display()))
-            })?;
-            builder = builder.add_root_certificate(cert);
-        }
-        let http = builder
-            .build()
+        // Keystone's `cacert` (clouds.yaml or OS_CACERT): a PEM file or an IGTF folder.
+        let trust = Trust::optional("CA file (cacert)", creds.ca_file.as_deref())
+            .map_err(OpenstackError::Credentials)?;
+        let mut settings = ClientSettings::new(trust, timeout);
+        settings.idle_per_host = Some(concurrency);
+        let http = HttpsClient::new(&settings)
             .map_err(|err| OpenstackError::Credentials(format!("HTTP client: {err}")))?;
         let token = authenticate(&http, &creds).await?;
         Ok(Arc::new(Self {
@@ -199,6 +195,7 @@ impl Session {
             let token = self.token.read().await.value.clone();
             let mut request = self
                 .http
+                .http()
                 .get(url)
                 .header("X-Auth-Token", token.expose())
                 .header("Accept", "application/json");
@@ -211,7 +208,7 @@ impl Session {
             let response = request
                 .send()
                 .await
-                .map_err(|e| transport(service, url, &e))?;
+                .map_err(|e| transport(&self.http, service, url, &e))?;
             let status = response.status();
             if status.as_u16() == 401 && attempt == 0 {
                 tracing::info!(
@@ -225,7 +222,7 @@ impl Session {
             let body = response
                 .bytes()
                 .await
-                .map_err(|e| transport(service, url, &e))?;
+                .map_err(|e| transport(&self.http, service, url, &e))?;
             // Where a run's time goes, call by call (`RUST_LOG=accelfed_provider=debug`).
             tracing::debug!(
                 service,
@@ -261,10 +258,7 @@ impl Session {
 }
 
 /// `POST /v3/auth/tokens`.
-async fn authenticate(
-    http: &reqwest::Client,
-    creds: &Credentials,
-) -> Result<Token, OpenstackError> {
+async fn authenticate(http: &HttpsClient, creds: &Credentials) -> Result<Token, OpenstackError> {
     let url = format!("{}/auth/tokens", creds.auth_url);
     let body = match &creds.method {
         Method::Password {
@@ -296,12 +290,13 @@ async fn authenticate(
     };
     let started = Instant::now();
     let response = http
+        .http()
         .post(&url)
         .header("Content-Type", "application/json")
         .body(body.to_string())
         .send()
         .await
-        .map_err(|err| match transport("keystone", &url, &err) {
+        .map_err(|err| match transport(http, "keystone", &url, &err) {
             OpenstackError::Transport { message, retry, .. } => fail(message, retry),
             other => other,
         })?;
@@ -311,13 +306,14 @@ async fn authenticate(
         .get("X-Subject-Token")
         .and_then(|v| v.to_str().ok())
         .map(|v| Secret::new(v.to_owned()));
-    let text = response
-        .text()
-        .await
-        .map_err(|err| match transport("keystone", &url, &err) {
-            OpenstackError::Transport { message, retry, .. } => fail(message, retry),
-            other => other,
-        })?;
+    let text =
+        response
+            .text()
+            .await
+            .map_err(|err| match transport(http, "keystone", &url, &err) {
+                OpenstackError::Transport { message, retry, .. } => fail(message, retry),
+                other => other,
+            })?;
     tracing::debug!(
         url,
         status = status.as_u16(),

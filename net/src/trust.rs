@@ -1,6 +1,7 @@
-//! The CA certificates a site trusts (`accounting.ship.ca`, `publish.registry.ca`, `query --ca`,
-//! `accounting.apel.ams.ca`): one PEM file, or a folder of them laid out as IGTF's
-//! `/etc/grid-security/certificates` is (`<hash>.0` files, often links to `<name>.pem`, beside
+//! What every client of the project trusts: the system's roots plus, where a setting names one
+//! (`accounting.ship.ca`, `publish.registry.ca`, `query --ca`, `accounting.apel.ams.ca`,
+//! slurmrestd's `rest.ca`, Prometheus' `ca_file`, Keystone's `cacert`), one PEM file or a folder
+//! of them laid out as IGTF's `/etc/grid-security/certificates` is (`<hash>.0` files, often links to `<name>.pem`, beside
 //! CRLs `<hash>.r0`, `.signing_policy`, `.namespaces` and `.info` files). Every certificate found
 //! is passed on as one PEM bundle, each certificate once; nothing else (keys, CRLs) is.
 
@@ -10,6 +11,56 @@ use std::path::Path;
 use base64::Engine;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
+
+/// The roots a client trusts: the system's, plus the certificates of a CA file or folder. Built
+/// when the configuration is read, so a bad CA file is a configuration error before any call.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Trust {
+    /// The extra certificates, as one PEM bundle (each certificate once).
+    extra: Option<Vec<u8>>,
+}
+
+impl Trust {
+    /// The system's roots alone.
+    pub fn system() -> Self {
+        Self::default()
+    }
+
+    /// The system's roots plus the certificates of `path` (a file or an IGTF folder), which the
+    /// setting `what` names (for messages).
+    pub fn with_ca(what: &str, path: &Path) -> Result<Self, String> {
+        read_ca(what, path).map(Self::from_pem)
+    }
+
+    /// [`Trust::with_ca`] where a CA is configured, else [`Trust::system`].
+    pub fn optional(what: &str, path: Option<&Path>) -> Result<Self, String> {
+        path.map_or_else(|| Ok(Self::system()), |path| Self::with_ca(what, path))
+    }
+
+    /// The system's roots plus the certificates of `pem` (already read).
+    pub fn from_pem(pem: Vec<u8>) -> Self {
+        Self { extra: Some(pem) }
+    }
+
+    /// The certificates trusted besides the system's roots, as PEM.
+    pub fn extra_pem(&self) -> Option<&[u8]> {
+        self.extra.as_deref()
+    }
+}
+
+/// The certificates' count, not their bytes: a trust may end up in a debug log.
+impl std::fmt::Debug for Trust {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let extra = self
+            .extra
+            .as_deref()
+            .map(|pem| CertificateDer::pem_slice_iter(pem).count());
+        f.debug_struct("Trust")
+            .field("system_roots", &true)
+            .field("extra_certificates", &extra)
+            .finish()
+    }
+}
 
 /// The certificates of the file or folder `path`, as PEM; the setting `what` (for messages).
 pub fn read_ca(what: &str, path: &Path) -> Result<Vec<u8>, String> {
