@@ -106,8 +106,11 @@ async fn bad_records_are_refused_one_by_one_and_the_rest_is_stored() {
     negative.available_duration = -3600;
     let mut nan = record_to_proto(&sample::record("vm-nan"));
     nan.count = f64::NAN;
-    let mut future = record_to_proto(&sample::record("vm-future"));
-    future.year = 2999;
+    // In a month of its own (its usage inside it), 2999-01.
+    let future = record_to_proto(&sample::in_month(
+        sample::record("vm-future"),
+        accelfed_schemas::usage::Month::new(2999, 1).unwrap(),
+    ));
     let mut other_site = record_to_proto(&sample::record("vm-other"));
     other_site.site = "SOMEONE-ELSE".into();
     let mut garbage = record_to_proto(&sample::record("vm-garbage"));
