@@ -13,13 +13,14 @@ use std::path::Path;
 use crate::PublishError;
 
 pub fn replace(path: &Path, document: &[u8]) -> Result<(), PublishError> {
-    let error = |source| PublishError::File {
-        path: path.to_owned(),
-        source,
-    };
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
+    };
+    let error = |source: std::io::Error| PublishError::File {
+        path: path.to_owned(),
+        why: crate::file_access::explain(dir, &source),
+        source,
     };
     let mut temp = tempfile::Builder::new()
         .permissions(std::fs::Permissions::from_mode(0o666))

@@ -13,6 +13,7 @@
 
 pub mod config;
 pub mod file;
+mod file_access;
 pub mod registry;
 pub mod stdout;
 
@@ -34,11 +35,13 @@ pub enum Destination {
 pub enum PublishError {
     #[error("cannot write to standard output: {0}")]
     Stdout(#[source] std::io::Error),
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}: {source}{why}")]
     File {
         path: PathBuf,
         #[source]
         source: std::io::Error,
+        /// The folder's owner, mode and the fix, for the errors an owner or a mount causes.
+        why: String,
     },
     #[error(transparent)]
     Registry(#[from] registry::RegistryError),

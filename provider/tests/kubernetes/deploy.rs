@@ -1,15 +1,15 @@
 //! `deploy/kubernetes/`: every manifest (`*.yaml`, and the Secret's `*.yaml.example`) is read into
 //! `k8s-openapi`'s types (a key the type does not know, such as a misspelt field, fails the round
 //! trip), the ClusterRole grants exactly the API requests the backend makes against the fixture
-//! server (no fewer, no more), and the CronJobs, the ConfigMap's `site.toml`, the Secret and the
-//! volume agree on names and paths.
+//! server (no fewer, no more). `deploy_jobs.rs` checks that the CronJobs, the ConfigMap's
+//! `site.toml`, the Secret, the CA and the volume agree on names and paths.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use k8s_openapi::api::batch::v1::CronJob;
 use k8s_openapi::api::core::v1::{
-    ConfigMap, Namespace, PersistentVolumeClaim, PodSpec, Secret, ServiceAccount,
+    ConfigMap, Namespace, PersistentVolumeClaim, Secret, ServiceAccount,
 };
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use serde::Serialize;
@@ -23,22 +23,22 @@ use super::{TOKEN, at, config, setup};
 
 /// Every manifest of `deploy/kubernetes/`, by kind.
 #[derive(Debug, Default)]
-struct Manifests {
-    namespaces: Vec<Namespace>,
-    service_accounts: Vec<ServiceAccount>,
-    cluster_roles: Vec<ClusterRole>,
-    bindings: Vec<ClusterRoleBinding>,
-    config_maps: Vec<ConfigMap>,
-    secrets: Vec<Secret>,
-    claims: Vec<PersistentVolumeClaim>,
-    cron_jobs: Vec<CronJob>,
+pub(crate) struct Manifests {
+    pub(crate) namespaces: Vec<Namespace>,
+    pub(crate) service_accounts: Vec<ServiceAccount>,
+    pub(crate) cluster_roles: Vec<ClusterRole>,
+    pub(crate) bindings: Vec<ClusterRoleBinding>,
+    pub(crate) config_maps: Vec<ConfigMap>,
+    pub(crate) secrets: Vec<Secret>,
+    pub(crate) claims: Vec<PersistentVolumeClaim>,
+    pub(crate) cron_jobs: Vec<CronJob>,
 }
 
 fn folder() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/kubernetes")
 }
 
-fn manifests() -> Manifests {
+pub(crate) fn manifests() -> Manifests {
     let mut files: Vec<PathBuf> = std::fs::read_dir(folder())
         .unwrap()
         .map(|entry| entry.unwrap().path())
@@ -229,181 +229,13 @@ async fn the_site_toml_of_the_config_map_reads_the_cluster_in_cluster() {
     assert!(!inventory.nodes.is_empty());
 }
 
-fn site_toml(manifests: &Manifests) -> String {
-    let [config_map] = manifests.config_maps.as_slice() else {
-        panic!("one ConfigMap expected");
-    };
-    config_map.data.as_ref().unwrap()["site.toml"].clone()
-}
-
-/// The pod spec of a CronJob.
-fn pod(job: &CronJob) -> &PodSpec {
-    let job_spec = job
-        .spec
-        .as_ref()
-        .unwrap()
-        .job_template
-        .spec
-        .as_ref()
-        .unwrap();
-    job_spec.template.spec.as_ref().unwrap()
-}
-
-/// Where the pod mounts the volume backed by `source` (its volume matched by `pick`).
-fn mount_of(
-    pod: &PodSpec,
-    pick: impl Fn(&k8s_openapi::api::core::v1::Volume) -> bool,
-) -> Option<PathBuf> {
-    let volume = pod.volumes.iter().flatten().find(|v| pick(v))?;
-    let container = &pod.containers[0];
-    let mount = container
-        .volume_mounts
+/// The `site.toml` of the one ConfigMap that holds one.
+pub(crate) fn site_toml(manifests: &Manifests) -> String {
+    let mut sites = manifests
+        .config_maps
         .iter()
-        .flatten()
-        .find(|m| m.name == volume.name)?;
-    Some(PathBuf::from(&mount.mount_path))
-}
-
-#[test]
-fn the_cron_jobs_run_accelfed_with_the_config_the_token_and_the_spool() {
-    let manifests = manifests();
-    let text = site_toml(&manifests);
-    Config::parse(Path::new("site.toml"), &text).unwrap();
-    // `[accounting]` and `[publish]` are other crates' tables (the binary reads them with their
-    // types, `cli/src/site_file.rs`); here only their token paths are compared.
-    let file: toml::Table = toml::from_str(&text).unwrap();
-    let path = |value: &toml::Value| PathBuf::from(value.as_str().unwrap());
-    let token_file = path(&file["accounting"]["ship"]["token_file"]);
-    let spool = path(&file["accounting"]["spool"]);
-    assert_eq!(
-        path(&file["publish"]["registry"]["token_file"]),
-        token_file,
-        "one site token for shipping and pushing"
-    );
-
-    let [account] = manifests.service_accounts.as_slice() else {
-        panic!("one ServiceAccount")
-    };
-    let account_name = account.metadata.name.as_deref().unwrap();
-    let namespace = account.metadata.namespace.as_deref().unwrap();
-    let [binding] = manifests.bindings.as_slice() else {
-        panic!("one ClusterRoleBinding")
-    };
-    assert_eq!(binding.role_ref.kind, "ClusterRole");
-    assert_eq!(
-        Some(&binding.role_ref.name),
-        manifests.cluster_roles[0].metadata.name.as_ref()
-    );
-    let subjects = binding.subjects.as_ref().unwrap();
-    assert_eq!(subjects.len(), 1);
-    assert_eq!(
-        (subjects[0].kind.as_str(), subjects[0].name.as_str()),
-        ("ServiceAccount", account_name)
-    );
-    assert_eq!(subjects[0].namespace.as_deref(), Some(namespace));
-    assert_eq!(
-        manifests.namespaces[0].metadata.name.as_deref(),
-        Some(namespace)
-    );
-
-    let [secret] = manifests.secrets.as_slice() else {
-        panic!("one Secret")
-    };
-    let secret_name = secret.metadata.name.clone().unwrap();
-    let token_key = token_file.file_name().unwrap().to_str().unwrap();
-    assert!(secret.string_data.as_ref().unwrap().contains_key(token_key));
-    let claim_name = manifests.claims[0].metadata.name.clone().unwrap();
-    let config_map_name = manifests.config_maps[0].metadata.name.clone().unwrap();
-
-    // The cadences of examples/cron/accelfed.
-    let expected = [
-        ("provide", "*/10 * * * *", true),
-        ("meter", "17 * * * *", true),
-        ("ship", "27 * * * *", false),
-    ];
-    assert_eq!(manifests.cron_jobs.len(), expected.len());
-    for (command, schedule, reads_cluster) in expected {
-        let job = manifests
-            .cron_jobs
-            .iter()
-            .find(|job| job.metadata.name.as_deref() == Some(&format!("accelfed-{command}")))
-            .unwrap_or_else(|| panic!("no CronJob accelfed-{command}"));
-        assert_eq!(job.metadata.namespace.as_deref(), Some(namespace));
-        assert_eq!(job.spec.as_ref().unwrap().schedule, schedule, "{command}");
-        let pod = pod(job);
-        assert_eq!(
-            pod.service_account_name.as_deref(),
-            Some(account_name),
-            "{command}"
-        );
-        assert_eq!(
-            pod.automount_service_account_token,
-            Some(reads_cluster),
-            "{command}"
-        );
-        assert_eq!(pod.containers.len(), 1);
-        let container = &pod.containers[0];
-        assert_eq!(
-            container.image.as_deref(),
-            Some("example.invalid/accelfed:0.1.0"),
-            "{command}"
-        );
-        assert_eq!(
-            container.command.as_deref(),
-            Some(&["/usr/bin/accelfed".to_owned()][..])
-        );
-        let args = container.args.clone().unwrap();
-        assert_eq!(args[0], command);
-        assert!(
-            args.windows(2).any(|w| w == ["--log-format", "json"]),
-            "{command}: {args:?}"
-        );
-        let config_at = args
-            .windows(2)
-            .find(|w| w[0] == "--config")
-            .map(|w| PathBuf::from(&w[1]));
-        let config_dir = mount_of(pod, |v| {
-            v.config_map
-                .as_ref()
-                .is_some_and(|c| c.name == config_map_name)
-        });
-        assert_eq!(
-            config_at,
-            config_dir.map(|dir| dir.join("site.toml")),
-            "{command}: --config"
-        );
-        let token_dir = mount_of(pod, |v| {
-            v.secret
-                .as_ref()
-                .is_some_and(|s| s.secret_name.as_ref() == Some(&secret_name))
-        });
-        assert_eq!(
-            token_dir.as_deref(),
-            token_file.parent(),
-            "{command}: the token"
-        );
-        let spool_dir = mount_of(pod, |v| {
-            v.persistent_volume_claim
-                .as_ref()
-                .is_some_and(|c| c.claim_name == claim_name)
-        });
-        if command == "provide" {
-            assert!(
-                args.windows(2).any(|w| w == ["--publish", "registry"]),
-                "{args:?}"
-            );
-            assert_eq!(spool_dir, None, "provide keeps no spool");
-        } else {
-            assert_eq!(spool_dir.as_deref(), spool.parent(), "{command}: the spool");
-        }
-        let security = container.security_context.as_ref().unwrap();
-        assert_eq!(security.read_only_root_filesystem, Some(true), "{command}");
-        assert_eq!(
-            security.allow_privilege_escalation,
-            Some(false),
-            "{command}"
-        );
-        let pod_security = pod.security_context.as_ref().unwrap();
-        assert_eq!(pod_security.run_as_non_root, Some(true), "{command}");
-    }
+        .filter_map(|map| map.data.as_ref()?.get("site.toml"));
+    let site = sites.next().expect("a ConfigMap with site.toml");
+    assert!(sites.next().is_none(), "one ConfigMap with site.toml");
+    site.clone()
 }

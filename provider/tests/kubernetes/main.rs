@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod deploy;
+mod deploy_jobs;
 mod in_cluster;
 mod sharing;
 mod slots;
