@@ -11,6 +11,7 @@
 
 pub mod apel;
 pub mod config;
+pub mod flow;
 pub mod meter;
 pub mod private_file;
 pub mod report;

@@ -8,6 +8,7 @@
 
 mod changes;
 mod error;
+mod held;
 mod plan;
 mod reads;
 mod schema;
@@ -15,6 +16,7 @@ mod store;
 
 pub use changes::ChangedRecord;
 pub use error::SpoolError;
+pub use held::{HeldRecord, HoldSummary, Holds, Release, Released};
 pub use plan::{ShipLimits, plan};
 pub use reads::MonthCount;
 pub use store::{Ack, PendingRecord, RunSummary, Spool, StoredRecord};

@@ -93,12 +93,13 @@ impl Spool {
     }
 
     /// Makes every record of `month` pending again, so the next ship re-sends it (the repository
-    /// replaces what it has). Returns how many records were reopened.
+    /// replaces what it has); held records stay held. Returns how many records were reopened.
     pub fn reopen_month(&mut self, month: Month) -> Result<usize, SpoolError> {
         self.conn
             .execute(
                 "INSERT OR REPLACE INTO outbox (enqueued, version)
-                 SELECT enqueued, version FROM records WHERE month = ?1",
+                 SELECT enqueued, version FROM records WHERE month = ?1
+                 AND enqueued NOT IN (SELECT enqueued FROM held WHERE released_version IS NULL)",
                 [month.to_string()],
             )
             .map_err(self.sqlite())

@@ -76,14 +76,24 @@ fn outcome(result: Result<ShipReport, ShipError>, spool: &Spool) -> Outcome {
     match result {
         Ok(report) => {
             let depth = spool.depth().unwrap_or(0);
+            let held = spool.held_count().unwrap_or(0);
             tracing::info!(
                 batches = report.batches,
                 acknowledged = report.acknowledged,
                 rejected = report.rejected.len(),
                 retries = report.retries,
                 pending = depth,
+                held,
                 "shipped"
             );
+            if held > 0 {
+                // Not a failure of this run, but never silent: the meter held them back.
+                tracing::warn!(
+                    held,
+                    "records held back above the installed GPUs are not shipped: see `accelfed \
+                     spool held`, then correct the source or `accelfed spool release`"
+                );
+            }
             for id in &report.oversized {
                 tracing::error!(record = %id, "too large for any batch; left in the spool");
             }
