@@ -65,11 +65,16 @@ impl Spool {
         Ok(page)
     }
 
-    /// Records per month, oldest month first.
+    /// Records per month, oldest month first, held records left out (the repository has not been
+    /// sent them, so `ship --verify` would otherwise re-send their month on every run).
     pub fn month_counts(&self) -> Result<Vec<MonthCount>, SpoolError> {
         let mut statement = self
             .conn
-            .prepare_cached("SELECT month, count(*) FROM records GROUP BY month ORDER BY month")
+            .prepare_cached(
+                "SELECT month, count(*) FROM records
+                 WHERE enqueued NOT IN (SELECT enqueued FROM held WHERE released_version IS NULL)
+                 GROUP BY month ORDER BY month",
+            )
             .map_err(self.sqlite())?;
         let rows = statement
             .query_map([], |row| {

@@ -83,6 +83,12 @@ async fn usage_above_capacity_is_held_back_until_an_operator_releases_it() {
         held[0].reason.contains("above installed capacity"),
         "{held:?}"
     );
+    // `ship --verify` neither counts them nor re-sends their month.
+    assert!(spool.month_counts().unwrap().is_empty());
+    spool
+        .reopen_month(accelfed_schemas::usage::Month::new(2026, 4).unwrap())
+        .unwrap();
+    assert_eq!(spool.depth().unwrap(), 0);
 
     // The operator looked and releases them: shipped (and exported) as metered.
     let released = spool.release(&Release::All).unwrap();
