@@ -2,6 +2,9 @@
 
 use std::path::PathBuf;
 
+mod spool;
+pub use spool::{SpoolAction, SpoolArgs};
+
 use accelfed_schemas::render::Format;
 use clap::{Parser, Subcommand};
 
@@ -50,8 +53,9 @@ pub enum Command {
     /// Meter GPU usage: observations from every configured backend (and the manual-usage file)
     /// become monthly usage records, written to the spool in one transaction.
     ///
-    /// Exit status: 0 all metered; 1 a backend failed (the others' records were written); 2 usage
-    /// or configuration error (nothing written).
+    /// Exit status: 0 all metered; 1 a backend failed (the others' records were written) or
+    /// records were held back above the installed GPUs (see `accelfed spool`); 2 usage or
+    /// configuration error (nothing written).
     Meter(MeterArgs),
     /// Ship the spool's pending records to the central repository (gRPC over TLS), oldest first.
     ///
@@ -59,6 +63,12 @@ pub enum Command {
     /// be reached (what was acknowledged stays acknowledged; the rest stays in the spool); 2 usage
     /// or configuration error.
     Ship(ShipArgs),
+    /// The site spool's records that the meter held back (usage above the installed GPUs): list
+    /// them, or release them for shipping.
+    ///
+    /// Exit status: 0 done; 1 the spool could not be read or an id is not held; 2 usage or
+    /// configuration error.
+    Spool(SpoolArgs),
     /// Export the spool's records that changed since the last export as APEL accelerator messages
     /// (`APEL-accelerator-message` v0.1) to ssmsend's outgoing queue or to ARGO AMS.
     ///

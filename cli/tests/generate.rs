@@ -43,6 +43,9 @@ fn man_pages_cover_every_visible_subcommand_with_its_options() {
         "report",
         "serve",
         "ship",
+        "spool",
+        "spool-held",
+        "spool-release",
         "token",
         "validate",
     ]

@@ -208,8 +208,20 @@ fn a_site_of_mig_time_sliced_and_vgpu_gpus_reports_physical_gpu_hours_within_cap
         r#"{"resource": "t4-by-hand", "model": "Tesla T4", "count": 2, "vo": "atlas", "start": "2024-05-01T00:00:00Z", "end": "2024-06-01T00:00:00Z"}"#.to_owned() + "\n",
     )
     .unwrap();
+    // The meter holds the site-month's T4 records back (exit 1), so nothing doubtful is shipped
+    // until the operator releases them; then the repository's check sees the breach too.
     let metered = meter();
     assert_eq!(status(&metered), 1, "{}", stderr(&metered));
+    let shipped = ship();
+    assert_eq!(status(&shipped), 0, "{}", stderr(&shipped));
+    let check = run(&["report", "--database", database, "--check"]);
+    assert_eq!(status(&check), 0, "held back, not shipped: {check:?}");
+    let released = accelfed()
+        .args(["spool", "release", "--all", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(status(&released), 0, "{}", stderr(&released));
     let shipped = ship();
     assert_eq!(status(&shipped), 0, "{}", stderr(&shipped));
     let check = run(&["report", "--database", database, "--check"]);

@@ -12,7 +12,7 @@
 use chrono::{DateTime, Utc};
 use toml::Spanned;
 
-use accelfed_schemas::glue::Service;
+use accelfed_schemas::glue::{AcceleratorCapacity, Service};
 use accelfed_schemas::names::{LocalId, SiteName};
 use accelfed_schemas::usage::Observation;
 
@@ -24,6 +24,39 @@ use crate::config::Problem;
 pub struct Provision {
     pub services: Vec<Service>,
     pub failures: Vec<String>,
+}
+
+/// What one backend's meter read: its usage observations, and the GPUs it has installed as
+/// `provide` publishes them (its manager's accelerators), worked out from the listings the usage
+/// pass read, by the code `provide` uses, so the meter's capacity bound needs no second pass.
+#[derive(Debug, Clone)]
+pub struct Metering {
+    pub observations: Vec<Observation>,
+    /// `Err` (why) where usage was read but the installed GPUs could not be (Placement or the
+    /// nodes did not answer): usage of the backend's models then goes unchecked, never checked
+    /// against too small a figure.
+    pub installed: Result<Vec<AcceleratorCapacity>, String>,
+}
+
+impl Default for Metering {
+    fn default() -> Self {
+        Self {
+            observations: Vec::new(),
+            installed: Ok(Vec::new()),
+        }
+    }
+}
+
+/// The accelerators of the managers of `services` (each in slots of its sharing): what a backend
+/// has installed, as the published document states it.
+pub(crate) fn manager_accelerators(services: &[Service]) -> Vec<AcceleratorCapacity> {
+    services
+        .iter()
+        .flat_map(|service| match service {
+            Service::Computing(service) => service.manager.accelerators.clone(),
+            Service::Cloud(service) => service.manager.accelerators.clone(),
+        })
+        .collect()
 }
 
 /// Logs the warnings of one provider run (skipped objects, unknown GPU types, bad labels), each
@@ -41,6 +74,9 @@ pub(crate) fn log_warnings(provider: &'static str, service: &LocalId, warnings: 
 pub(crate) trait Backend {
     /// The table's name in the configuration file (`[[openstack]]` is `openstack`).
     const TABLE: &'static str;
+
+    /// Whether the backend meters usage (`[static]` does not: manual usage has its own file).
+    const METERS: bool = true;
 
     /// How messages name this backend; `index` is its position in its table. The default is
     /// `<table>[<index>]`.
@@ -61,16 +97,14 @@ pub(crate) trait Backend {
     async fn provide(&self) -> Result<Provision, String>;
 
     /// One observation per VM, pod or job that held GPUs in `[since, now)`, each with its whole
-    /// interval; all or nothing (a half-read cloud never writes records that look complete).
-    /// Backends without a meter observe nothing.
+    /// interval, and the backend's installed GPUs from the same read; all or nothing for the
+    /// observations (a half-read cloud never writes records that look complete).
     async fn observe(
         &self,
-        _site: &SiteName,
-        _since: DateTime<Utc>,
-        _now: DateTime<Utc>,
-    ) -> Result<Vec<Observation>, String> {
-        Ok(Vec::new())
-    }
+        site: &SiteName,
+        since: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<Metering, String>;
 }
 
 /// The closed set of backends, listed once. Each entry is a variant of [`ProviderConfig`] with
@@ -136,6 +170,13 @@ macro_rules! provider_config {
                 }
             }
 
+            /// Whether the backend meters usage.
+            pub fn meters(&self) -> bool {
+                match self {
+                    $(Self::$variant(config) => meters(*config),)*
+                }
+            }
+
             /// Reads the middleware into GLUE2 services.
             pub async fn provide(&self) -> Result<Provision, String> {
                 match self {
@@ -149,7 +190,7 @@ macro_rules! provider_config {
                 site: &SiteName,
                 since: DateTime<Utc>,
                 now: DateTime<Utc>,
-            ) -> Result<Vec<Observation>, String> {
+            ) -> Result<Metering, String> {
                 match self {
                     $(Self::$variant(config) => Backend::observe(*config, site, since, now).await,)*
                 }
@@ -163,6 +204,11 @@ backends!(provider_config);
 /// A table's name, from its type (the trait's constant is crate-private).
 fn table<B: Backend>(_: &B) -> &'static str {
     B::TABLE
+}
+
+/// Whether a backend meters, from its type.
+fn meters<B: Backend>(_: &B) -> bool {
+    B::METERS
 }
 
 #[cfg(test)]

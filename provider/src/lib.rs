@@ -20,5 +20,6 @@ pub mod openstack;
 pub mod slurm;
 pub mod static_site;
 
+pub use backend::Metering;
 pub use gather::{Gathered, ProviderFailure, gather};
-pub use observe::{Observed, observe};
+pub use observe::{Observed, Uncounted, observe};

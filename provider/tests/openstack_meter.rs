@@ -284,12 +284,15 @@ fn without_placement_the_configured_density_counts_and_without_either_a_warning_
     let (found, _) = observations(&site, &usage, window.0, window.1);
     assert_eq!(found[0].count.get(), 0.1);
 
-    // Placement wins over a configuration that disagrees, and says so
+    // Placement wins over a configuration that disagrees, and says so: for the flavor, and (the
+    // meter counting the installed GPUs too) for Placement's own vGPUs, as `provide` does
     let mut listed = cloud.clone();
     listed.providers = providers(4);
     let (usage, warnings) = map_usage(&with_density, &listed);
-    assert_eq!(warnings.len(), 1, "{warnings:?}");
-    assert!(warnings[0].contains("per_gpu = 10"), "{}", warnings[0]);
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    for warning in &warnings {
+        assert!(warning.contains("per_gpu = 10"), "{warning}");
+    }
     assert_eq!(usage[0].gpu.physical_count().get(), 0.25);
 
     // no per_gpu, no Placement: the trait spells NVIDIA's A100-4C, a tenth of a 40 GB A100

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # accelfed side by side with the tools sites run today (issue 6): EGI's cloud-info-provider and
 # cASO, against the same test cloud (scripts/openstack/cloud.sh) with SBS_VOS VO projects, once
-# direct and once through a proxy adding SBS_DELAY_MS to every API call. Not part of CI.
+# direct and once through a proxy adding SBS_DELAY_MS to every API call. scripts/test runs a small
+# round (SBS_VOS=2 SBS_RUNS=1) so it cannot rot; BENCHMARKS.md's figures are SBS_VOS=20.
 #
 #   scripts/sidebyside/run.sh            build, start the cloud, run, print the table, clean up
 #

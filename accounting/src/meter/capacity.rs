@@ -2,9 +2,10 @@
 //! the GPUs installed x the month's hours. Usage above it is not physically possible; it means
 //! overlapping periods, a resource reported twice, or a share counted as a whole GPU.
 //!
-//! The installed figure comes from the site's own inventory ([`Installed::from_snapshot`]: the
-//! same snapshot `accelfed provide` publishes) and travels with each record (`installed`), so the
-//! central repository can check the bound too (`accelfed report --check`).
+//! The installed figure comes from the site's own inventory: the managers' accelerators each
+//! backend reports beside its usage ([`Installed::from_accelerators`]), the ones the snapshot
+//! `accelfed provide` publishes holds ([`Installed::from_snapshot`]). It travels with each record
+//! (`installed`), so the central repository can check the bound too (`accelfed report --check`).
 
 use std::collections::BTreeMap;
 
@@ -34,29 +35,44 @@ impl Installed {
         self.per_model.get(model.as_str()).copied()
     }
 
+    /// Leaves `model` unbounded: its installed GPUs are unknown this run (a backend that metered
+    /// it could not list what it has installed), so no figure is better than too small a one.
+    pub fn unbounded(&mut self, model: &GpuModel) {
+        self.unknown.insert(model.as_str().to_owned());
+    }
+
     /// The site's GPUs per model from its snapshot: the physical totals of every manager
-    /// accelerator (batch systems, Kubernetes clusters and clouds). Slots of a known sharing (a MIG
-    /// profile's slices, replicas, vGPUs per GPU) count as the physical GPUs they are; a model
-    /// published as shared whose share the provider did not state is left out (no bound), since
-    /// its total counts what a scheduler hands out, not GPUs.
+    /// accelerator (batch systems, Kubernetes clusters and clouds), as [`Self::from_accelerators`]
+    /// counts them.
     pub fn from_snapshot(snapshot: &SiteSnapshot) -> Self {
-        let mut installed = Self::default();
-        for service in &snapshot.services {
+        Self::from_accelerators(snapshot.services.iter().flat_map(|service| {
             let accelerators: &[AcceleratorCapacity] = match service {
                 Service::Computing(service) => &service.manager.accelerators,
                 Service::Cloud(service) => &service.manager.accelerators,
             };
-            for accelerator in accelerators {
-                let model = &accelerator.gpu.model;
-                let shared = !matches!(
-                    accelerator.gpu.virtualization,
-                    Virtualization::None | Virtualization::Passthrough
-                );
-                if shared && accelerator.gpu.sharing == Sharing::Whole {
-                    installed.unknown.insert(model.as_str().to_owned());
-                } else {
-                    installed.add(model, accelerator.physical().total.get());
-                }
+            accelerators
+        }))
+    }
+
+    /// The GPUs per model of managers' accelerators (what the meter's backends report beside
+    /// their usage, and what a snapshot publishes). Slots of a known sharing (a MIG profile's
+    /// slices, replicas, vGPUs per GPU) count as the physical GPUs they are; a model published as
+    /// shared whose share the provider did not state is left out (no bound), since its total
+    /// counts what a scheduler hands out, not GPUs.
+    pub fn from_accelerators<'a>(
+        accelerators: impl IntoIterator<Item = &'a AcceleratorCapacity>,
+    ) -> Self {
+        let mut installed = Self::default();
+        for accelerator in accelerators {
+            let model = &accelerator.gpu.model;
+            let shared = !matches!(
+                accelerator.gpu.virtualization,
+                Virtualization::None | Virtualization::Passthrough
+            );
+            if shared && accelerator.gpu.sharing == Sharing::Whole {
+                installed.unknown.insert(model.as_str().to_owned());
+            } else {
+                installed.add(model, accelerator.physical().total.get());
             }
         }
         installed

@@ -19,7 +19,7 @@ pub struct ChangedRecord {
 
 impl Spool {
     /// Up to `limit` records whose stored version is greater than `after` (0: every record),
-    /// lowest version first. A page ends at a version boundary, so the last version of a page is
+    /// lowest version first, held records left out (a release gives one a new version). A page ends at a version boundary, so the last version of a page is
     /// a correct watermark once the page has been delivered.
     pub fn changed_after(
         &self,
@@ -31,6 +31,7 @@ impl Spool {
             .conn
             .prepare_cached(
                 "SELECT record_id, version, body FROM records WHERE version > ?1
+                 AND enqueued NOT IN (SELECT enqueued FROM held WHERE released_version IS NULL)
                  ORDER BY version LIMIT ?2",
             )
             .map_err(self.sqlite())?;

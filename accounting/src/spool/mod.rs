@@ -8,6 +8,7 @@
 
 mod changes;
 mod error;
+mod held;
 mod open;
 mod plan;
 mod reads;
@@ -16,6 +17,7 @@ mod store;
 
 pub use changes::ChangedRecord;
 pub use error::SpoolError;
+pub use held::{HeldRecord, HoldSummary, Holds, Release, Released};
 pub use plan::{ShipLimits, plan};
 pub use reads::MonthCount;
 pub use store::{Ack, PendingRecord, RunSummary, Spool, StoredRecord};

@@ -65,11 +65,16 @@ impl Spool {
         Ok(page)
     }
 
-    /// Records per month, oldest month first.
+    /// Records per month, oldest month first, held records left out (the repository has not been
+    /// sent them, so `ship --verify` would otherwise re-send their month on every run).
     pub fn month_counts(&self) -> Result<Vec<MonthCount>, SpoolError> {
         let mut statement = self
             .conn
-            .prepare_cached("SELECT month, count(*) FROM records GROUP BY month ORDER BY month")
+            .prepare_cached(
+                "SELECT month, count(*) FROM records
+                 WHERE enqueued NOT IN (SELECT enqueued FROM held WHERE released_version IS NULL)
+                 GROUP BY month ORDER BY month",
+            )
             .map_err(self.sqlite())?;
         let rows = statement
             .query_map([], |row| {
@@ -93,12 +98,13 @@ impl Spool {
     }
 
     /// Makes every record of `month` pending again, so the next ship re-sends it (the repository
-    /// replaces what it has). Returns how many records were reopened.
+    /// replaces what it has); held records stay held. Returns how many records were reopened.
     pub fn reopen_month(&mut self, month: Month) -> Result<usize, SpoolError> {
         self.conn
             .execute(
                 "INSERT OR REPLACE INTO outbox (enqueued, version)
-                 SELECT enqueued, version FROM records WHERE month = ?1",
+                 SELECT enqueued, version FROM records WHERE month = ?1
+                 AND enqueued NOT IN (SELECT enqueued FROM held WHERE released_version IS NULL)",
                 [month.to_string()],
             )
             .map_err(self.sqlite())

@@ -21,6 +21,10 @@
 //! row (body and encoding), which was most of the shipper's own work; the pending set is the table
 //! itself, in queue order.
 //!
+//! `held` (since version 4) holds one row per record the meter's capacity check doubted: while
+//! its `released_version` is NULL the record has no outbox row and the APEL export skips it; an
+//! operator's release sets it to the version released (`held.rs`).
+//!
 //! Migrations only ever append to [`MIGRATIONS`]; each runs in the transaction that bumps
 //! `user_version`, so a crash leaves the spool at the old or the new version, never between.
 
@@ -54,6 +58,13 @@ pub(super) const MIGRATIONS: &[&str] = &[
      DROP INDEX records_pending;
      CREATE UNIQUE INDEX records_by_enqueued ON records (enqueued);
      ALTER TABLE records DROP COLUMN acked_version;",
+    // 4: records held back by the capacity check (see `held.rs`).
+    "CREATE TABLE held (
+         enqueued         INTEGER PRIMARY KEY,
+         reason           TEXT    NOT NULL,
+         held_at          TEXT    NOT NULL,
+         released_version INTEGER
+     );",
 ];
 
 /// The schema version this build writes.

@@ -115,6 +115,8 @@ pub struct RunSummary {
     pub reopened: usize,
     /// Records with the same values as stored.
     pub unchanged: usize,
+    /// Records held back and released (see `held.rs`).
+    pub holds: super::held::HoldSummary,
 }
 
 /// How much of the spool file SQLite may map into memory (see `Spool::configure`).
@@ -208,11 +210,25 @@ impl Spool {
     /// Stores one meter run atomically (see the module documentation). Refuses the whole run,
     /// storing nothing, when a record fails validation or an id appears twice.
     pub fn write_run(&mut self, records: &[UsageRecord]) -> Result<RunSummary, SpoolError> {
-        let written = self.write_run_unexplained(records);
+        self.write_run_holding(records, &super::held::Holds::new())
+    }
+
+    /// [`Self::write_run`], holding back the records `holds` names and releasing the run's others
+    /// that an earlier run held, in the same transaction (see `held.rs`).
+    pub fn write_run_holding(
+        &mut self,
+        records: &[UsageRecord],
+        holds: &super::held::Holds,
+    ) -> Result<RunSummary, SpoolError> {
+        let written = self.write_run_unexplained(records, holds);
         written.map_err(super::open::explained)
     }
 
-    fn write_run_unexplained(&mut self, records: &[UsageRecord]) -> Result<RunSummary, SpoolError> {
+    fn write_run_unexplained(
+        &mut self,
+        records: &[UsageRecord],
+        holds: &super::held::Holds,
+    ) -> Result<RunSummary, SpoolError> {
         let mut rows = Vec::with_capacity(records.len());
         let mut seen = HashSet::with_capacity(records.len());
         for record in records {
@@ -309,6 +325,8 @@ impl Spool {
                 }
             }
         }
+        summary.holds = super::held::apply(&tx, rows.iter().map(|row| &row.0), holds, &mut next)
+            .map_err(err)?;
         tx.execute("UPDATE sequence SET next = ?1 WHERE id = 1", [next])
             .map_err(err)?;
         tx.commit().map_err(err)?;

@@ -14,6 +14,7 @@ mod query;
 mod report;
 mod serve;
 mod ship;
+mod spool;
 mod token;
 mod validate;
 mod validate_document;
@@ -28,6 +29,7 @@ pub fn run(command: Command) -> Outcome {
         Command::Report(args) => report::run(&args),
         Command::Meter(args) => meter::run(&args),
         Command::Ship(args) => ship::run(&args),
+        Command::Spool(args) => spool::run(&args),
         Command::Export(args) => export::run(&args),
         Command::Query(args) => query::run(&args),
         Command::Serve(args) => serve::run(&args),

@@ -87,6 +87,7 @@ fn outcome(result: Result<ShipReport, ShipError>, spool: &Spool) -> Outcome {
         Ok(report) => {
             let depth = spool.depth().unwrap_or(0);
             warn_refusals(&report);
+            let held = spool.held_count().unwrap_or(0);
             tracing::info!(
                 batches = report.batches,
                 acknowledged = report.acknowledged,
@@ -94,8 +95,17 @@ fn outcome(result: Result<ShipReport, ShipError>, spool: &Spool) -> Outcome {
                 retries = report.retries,
                 pending = depth,
                 heartbeat = report.heartbeat,
+                held,
                 "shipped"
             );
+            if held > 0 {
+                // Not a failure of this run, but never silent: the meter held them back.
+                tracing::warn!(
+                    held,
+                    "records held back above the installed GPUs are not shipped: see `accelfed \
+                     spool held`, then correct the source or `accelfed spool release`"
+                );
+            }
             for id in &report.oversized {
                 tracing::error!(record = %id, "too large for any batch; left in the spool");
             }

@@ -318,8 +318,9 @@ fn report_check_names_the_site_month_an_overlapping_manual_file_breaks() {
     assert!(passed.stdout.is_empty());
 
     // The same GPU described again as node-2 for all of April: 1,080 GPU-hours on one A100. The
-    // meter says so (error, exit 1) and still writes the records; the repository's check lists the
-    // site-month and exits 1.
+    // meter says so (error, exit 1) and writes the records held back: `ship` does not send them
+    // (and says they are held) until the operator releases them; then the repository's check
+    // lists the site-month and exits 1.
     let overlapping = site(
         &dir.path().join("overlapping"),
         "SITE-A",
@@ -338,6 +339,27 @@ fn report_check_names_the_site_month_an_overlapping_manual_file_breaks() {
             && log.contains("node-2"),
         "{log}"
     );
+    assert_eq!(overlapping.spool_depth(), 0, "held back, not pending");
+    let shipped = overlapping.ship(false);
+    assert_eq!(status(&shipped), 0, "{}", stderr(&shipped));
+    assert!(stderr(&shipped).contains("held"), "{}", stderr(&shipped));
+    assert_eq!(report_by_vo(database).1, 360.0, "nothing held was shipped");
+    let held = accelfed()
+        .args(["spool", "held", "--config"])
+        .arg(&overlapping.config)
+        .output()
+        .unwrap();
+    assert_eq!(status(&held), 0, "{}", stderr(&held));
+    let listed = String::from_utf8(held.stdout.clone()).unwrap();
+    assert_eq!(listed.lines().count(), 2, "{listed}");
+    assert!(listed.contains("above installed capacity"), "{listed}");
+    let released = accelfed()
+        .args(["spool", "release", "--all", "--config"])
+        .arg(&overlapping.config)
+        .output()
+        .unwrap();
+    assert_eq!(status(&released), 0, "{}", stderr(&released));
+    assert_eq!(overlapping.spool_depth(), 2);
     assert_eq!(status(&overlapping.ship(false)), 0);
     assert_eq!(report_by_vo(database).1, 1080.0);
     let failed = check();

@@ -37,6 +37,26 @@ pub struct Mapped {
     pub warnings: Vec<String>,
 }
 
+/// The manager's accelerators, one per GPU kind: the cluster's installed devices as the service
+/// publishes them. The meter takes its capacity bound from here, off the listing it read for the
+/// pods, so the bound is the published figure.
+pub fn installed(inventory: &Inventory) -> Vec<AcceleratorCapacity> {
+    // The VO of a pod changes only the shares' figures, never the manager's.
+    accelerators(&tally(&inventory.nodes, &inventory.pods, |_| None).kinds)
+}
+
+fn accelerators(kinds: &BTreeMap<String, KindTally>) -> Vec<AcceleratorCapacity> {
+    kinds
+        .iter()
+        .map(|(id, kind)| AcceleratorCapacity {
+            local_id: local_id(id),
+            gpu: kind.gpu.clone(),
+            capacity: capacity(kind.total, kind.used, kind.free),
+            max_per_job: None,
+        })
+        .collect()
+}
+
 /// Builds the cluster's service from what the client read.
 pub fn service(config: &KubernetesConfig, inventory: &Inventory) -> Mapped {
     let mut warnings = inventory.warnings.clone();
@@ -71,15 +91,7 @@ pub fn service(config: &KubernetesConfig, inventory: &Inventory) -> Mapped {
         .iter()
         .map(|(id, kind)| (id.clone(), capacity(kind.total, kind.used, kind.free)))
         .collect();
-    let manager_accelerators: Vec<AcceleratorCapacity> = kinds
-        .iter()
-        .map(|(id, kind)| AcceleratorCapacity {
-            local_id: local_id(id),
-            gpu: kind.gpu.clone(),
-            capacity: totals[id],
-            max_per_job: None,
-        })
-        .collect();
+    let manager_accelerators = accelerators(&kinds);
     let environments = environments(&inventory.nodes, &slots);
     let environment_ids: Vec<LocalId> = environments.iter().map(|e| e.local_id.clone()).collect();
 

@@ -25,6 +25,8 @@ use chrono::{DateTime, Utc};
 use accelfed_schemas::names::SiteName;
 use accelfed_schemas::usage::Observation;
 
+use crate::backend::Metering;
+
 use super::client::{self, KubeClient};
 use super::config::KubernetesConfig;
 use super::dcgm::Utilisation;
@@ -54,6 +56,17 @@ pub async fn observe(
     since: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> Result<Vec<Observation>, KubernetesError> {
+    Ok(meter(config, site, since, now).await?.observations)
+}
+
+/// [`observe`], with the cluster's installed GPUs from the same listing ([`super::map::installed`]):
+/// the nodes the pods were read with are the nodes `provide` publishes.
+pub async fn meter(
+    config: &KubernetesConfig,
+    site: &SiteName,
+    since: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<Metering, KubernetesError> {
     let service = config.id.get_ref().as_str();
     let inventory = KubeClient::new(config).await?.inventory().await?;
     let mut warnings = Vec::new();
@@ -80,7 +93,10 @@ pub async fn observe(
         observations = metered.observations.len(),
         "read the GPU pods of {since} to {now}"
     );
-    Ok(metered.observations)
+    Ok(Metering {
+        observations: metered.observations,
+        installed: Ok(super::map::installed(&inventory)),
+    })
 }
 
 /// The pure part of [`observe`]: an inventory (and utilisation) to the observations of the pods

@@ -35,9 +35,8 @@ use toml::Spanned;
 
 use accelfed_schemas::glue::Service;
 use accelfed_schemas::names::{LocalId, SiteName};
-use accelfed_schemas::usage::Observation;
 
-use crate::backend::{Backend, Provision, log_warnings};
+use crate::backend::{Backend, Metering, Provision, log_warnings};
 use crate::config::Problem;
 
 pub use capacity::kind_id;
@@ -47,8 +46,8 @@ pub use cpu::{CpuRequests, PodsRead};
 pub use dcgm::{Metric, Utilisation};
 pub use error::KubernetesError;
 pub use inventory::Inventory;
-pub use map::{Mapped, service};
-pub use meter::{Metered, observe, observe_inventory};
+pub use map::{Mapped, installed, service};
+pub use meter::{Metered, meter, observe, observe_inventory};
 pub use nodes::{NodeGpus, NodeResource, read_node};
 pub use page::read_page;
 pub use pods::{Phase, PodGpus, read_pod};
@@ -98,8 +97,8 @@ impl Backend for KubernetesConfig {
         site: &SiteName,
         since: DateTime<Utc>,
         now: DateTime<Utc>,
-    ) -> Result<Vec<Observation>, String> {
-        observe(self, site, since, now)
+    ) -> Result<Metering, String> {
+        meter(self, site, since, now)
             .await
             .map_err(|err| err.to_string())
     }

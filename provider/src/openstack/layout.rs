@@ -83,15 +83,6 @@ pub fn layout(
     Layout { types, capacities }
 }
 
-/// Only the vGPU types of [`layout`], as the meter needs them.
-pub fn types(
-    providers: &[(ResourceProvider, ProviderState)],
-    devices: &Devices,
-    said: &mut Said,
-) -> Types {
-    resolve_types(&parts(providers, devices), said)
-}
-
 fn resolve_types(parts: &[Part<'_>], said: &mut Said) -> Types {
     let mut types: Types = BTreeMap::new();
     for part in parts {

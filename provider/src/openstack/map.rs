@@ -19,7 +19,7 @@ use super::conventions::FlavorGpu;
 use super::detect::Detector;
 use super::holdings::{Holdings, holdings};
 use super::inventory::CloudState;
-use super::layout::{layout, types};
+use super::layout::layout;
 use super::usage::VmUsage;
 use super::vgpu::{Said, resolve};
 use super::vo::project_vo;
@@ -122,28 +122,42 @@ pub fn map(config: &OpenstackConfig, state: &CloudState) -> Mapped {
     }
 }
 
+/// What the meter makes of its listing: the VMs' GPU usage and the cloud's installed GPUs.
+#[derive(Debug, Clone)]
+pub struct MeterMapped {
+    pub usage: Vec<VmUsage>,
+    /// The manager's accelerators, as [`map`] publishes them (used and free left at none: the
+    /// meter does not read Placement's usages).
+    pub installed: Vec<AcceleratorCapacity>,
+    pub warnings: Vec<String>,
+    /// What was assumed (as [`Mapped::notes`]).
+    pub notes: Vec<String>,
+}
+
 /// Only the VMs' GPU usage, as the meter needs it: the one pass over the servers of [`map`],
 /// without the service (shares, instance types, images, capacity) it has no use for.
 pub fn map_usage(config: &OpenstackConfig, state: &CloudState) -> (Vec<VmUsage>, Vec<String>) {
-    let (usage, warnings, _) = map_usage_noted(config, state);
-    (usage, warnings)
+    let mapped = map_metering(config, state);
+    (mapped.usage, mapped.warnings)
 }
 
-/// [`map_usage`] with what was assumed (as [`Mapped::notes`]).
-pub fn map_usage_noted(
-    config: &OpenstackConfig,
-    state: &CloudState,
-) -> (Vec<VmUsage>, Vec<String>, Vec<String>) {
+/// The meter's pass: [`map_usage`], and the installed GPUs counted from Placement by the code
+/// [`map`] publishes them with (layout, capacity per kind, the manager).
+pub fn map_metering(config: &OpenstackConfig, state: &CloudState) -> MeterMapped {
     let detector = Detector::new(config);
+    let devices = detector.devices();
     let mut said = Said::default();
     let vos = project_vos(config, state, &mut said.warnings);
-    let types = types(&state.providers, detector.devices(), &mut said);
-    let pass = holdings(state, &detector, &vos, types, &mut said);
-    (
-        pass.usage,
-        said.warnings.into_iter().collect(),
-        said.notes.into_iter().collect(),
-    )
+    let layout = layout(&state.providers, devices, &mut said);
+    let kinds = gpu_capacity(&state.providers, devices, &layout, &mut said);
+    let installed = manager(state, &kinds).accelerators;
+    let pass = holdings(state, &detector, &vos, layout.types, &mut said);
+    MeterMapped {
+        usage: pass.usage,
+        installed,
+        warnings: said.warnings.into_iter().collect(),
+        notes: said.notes.into_iter().collect(),
+    }
 }
 
 /// The VO of each enabled project that maps to one, by project id.

@@ -14,6 +14,8 @@ use accelfed_schemas::gpu::GpuModel;
 use accelfed_schemas::names::{Fqan, LocalId, SiteName, Text, VoName};
 use accelfed_schemas::usage::{Observation, RecordType, Source};
 
+use crate::backend::Metering;
+
 use super::config::{Convention, OpenstackConfig};
 use super::conventions::FlavorGpu;
 use super::error::OpenstackError;
@@ -22,14 +24,25 @@ use super::usage::VmUsage;
 /// The GPU observations of the cloud's VMs that held GPUs in `[since, now)`.
 ///
 /// Fails (so nothing of this cloud is written) when Keystone or Nova cannot be read. Only flavors,
-/// projects and servers are listed ([`super::Listing::Usage`]): Placement, Glance and quotas describe the
-/// service, not its usage.
+/// projects, servers and Placement's inventories are listed ([`super::Listing::Usage`]): Glance,
+/// flavor access and quotas describe the service, not its usage.
 pub async fn observe(
     config: &OpenstackConfig,
     site: &SiteName,
     since: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> Result<Vec<Observation>, OpenstackError> {
+    Ok(meter(config, site, since, now).await?.observations)
+}
+
+/// [`observe`], with the cloud's installed GPUs from the same listing (Placement's inventories,
+/// counted as `provide` publishes them).
+pub async fn meter(
+    config: &OpenstackConfig,
+    site: &SiteName,
+    since: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<Metering, OpenstackError> {
     let changes_since = since.to_rfc3339_opts(SecondsFormat::Secs, true);
     let used = super::usage(config, &changes_since).await?;
     let (observations, warnings) = observations(site, &used.usage, since, now);
@@ -44,7 +57,10 @@ pub async fn observe(
         observations = observations.len(),
         "read the GPU servers of {since} to {now}"
     );
-    Ok(observations)
+    Ok(Metering {
+        observations,
+        installed: used.installed,
+    })
 }
 
 /// The record's model, through [`GpuModel::canonical`] (one GPU is one model in every record). For

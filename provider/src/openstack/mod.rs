@@ -41,18 +41,17 @@ pub use conventions::FlavorGpu;
 pub use detect::{Detection, Detector};
 pub use error::OpenstackError;
 pub use inventory::CloudState;
-pub use map::{Mapped, map, map_usage, map_usage_noted};
-pub use meter::{observations, observe};
+pub use map::{Mapped, MeterMapped, map, map_metering, map_usage};
+pub use meter::{meter, observations, observe};
 pub use usage::VmUsage;
 
 use chrono::{DateTime, Utc};
 use toml::Spanned;
 
-use accelfed_schemas::glue::Service;
+use accelfed_schemas::glue::{AcceleratorCapacity, Service};
 use accelfed_schemas::names::{LocalId, SiteName};
-use accelfed_schemas::usage::Observation;
 
-use crate::backend::{Backend, Provision};
+use crate::backend::{Backend, Metering, Provision};
 use crate::config::Problem;
 use client::Fetched;
 
@@ -73,22 +72,33 @@ pub async fn provide(config: &OpenstackConfig) -> Result<Provided, OpenstackErro
     Ok(Provided { mapped, failures })
 }
 
-/// The cloud's VM usage and the failures met while listing it.
+/// The cloud's VM usage, its installed GPUs, and the failures met while listing them.
 #[derive(Debug, Clone)]
 pub struct Used {
     pub usage: Vec<VmUsage>,
+    /// The manager's accelerators as `provide` publishes them, or why Placement could not say.
+    pub installed: Result<Vec<AcceleratorCapacity>, String>,
     pub failures: Vec<String>,
 }
 
 /// The meter's read: what [`Listing::Usage`] lists (servers deleted since `changes_since`, RFC
-/// 3339, included), mapped to VM usage only.
+/// 3339, included), mapped to VM usage and installed GPUs only.
 pub async fn usage(config: &OpenstackConfig, changes_since: &str) -> Result<Used, OpenstackError> {
     let creds = client::credentials(config)?;
     let listing = Listing::Usage { changes_since };
     let Fetched { state, failures } = client::fetch(config, creds, listing).await?;
-    let (usage, warnings, notes) = map_usage_noted(config, &state);
-    log(config, &warnings, &notes, &failures);
-    Ok(Used { usage, failures })
+    let mapped = map_metering(config, &state);
+    log(config, &mapped.warnings, &mapped.notes, &failures);
+    // A cloud whose Placement did not answer has GPUs of unknown number, not none.
+    let installed = match state.degraded.iter().find(|d| d.starts_with("placement:")) {
+        Some(why) => Err(why.clone()),
+        None => Ok(mapped.installed),
+    };
+    Ok(Used {
+        usage: mapped.usage,
+        installed,
+        failures,
+    })
 }
 
 fn log(config: &OpenstackConfig, warnings: &[String], notes: &[String], failures: &[String]) {
@@ -133,8 +143,8 @@ impl Backend for OpenstackConfig {
         site: &SiteName,
         since: DateTime<Utc>,
         now: DateTime<Utc>,
-    ) -> Result<Vec<Observation>, String> {
-        observe(self, site, since, now)
+    ) -> Result<Metering, String> {
+        meter(self, site, since, now)
             .await
             .map_err(|err| err.to_string())
     }

@@ -15,14 +15,18 @@ use accelfed_schemas::gpu::{AcceleratorType, GpuCount, GpuModel, Sharing};
 use accelfed_schemas::names::{LocalId, SiteName, Text};
 use accelfed_schemas::usage::{Observation, RecordType, Source};
 
+use crate::backend::Metering;
+
 use super::client::SlurmClient;
 use super::config::SlurmConfig;
 use super::error::SlurmError;
+use super::inventory::Inventory;
 use super::jobs::{JobProblem, SlurmJob};
 use super::lost_gpus::LostGpus;
 use super::map::mig_profile;
 use super::mig::slice_sharing;
 use super::nodes::untracked_gpus_warnings;
+use super::types::checked_service;
 
 /// The GPU allocations of the jobs that ran in `[since, now)`, one observation per job (its whole
 /// run, not only the part inside the window: records carry absolute values per month, so a job
@@ -42,28 +46,48 @@ pub async fn observe(
     since: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> Result<Vec<Observation>, SlurmError> {
-    let config = config.clone();
-    let site = site.clone();
+    Ok(meter(config, site, since, now).await?.observations)
+}
+
+/// [`observe`], with the cluster's installed GPUs: the nodes (with the partitions the client reads
+/// beside them) are listed while `sacct` runs, and mapped by the code `provide` publishes them with
+/// ([`super::checked_service`]), so the bound is the published figure. A node listing that fails
+/// leaves the installed GPUs unknown, never the usage unread.
+pub async fn meter(
+    config: &SlurmConfig,
+    site: &SiteName,
+    since: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<Metering, SlurmError> {
     let (config_read, site) = (config.clone(), site.clone());
     let read =
         tokio::task::spawn_blocking(move || observe_blocking(&config_read, &site, since, now));
-    let (observations, jobs) = match read.await {
+    let client = SlurmClient::new(config);
+    let (read, inventory) = tokio::join!(read, client.inventory());
+    let (observations, jobs) = match read {
         Ok(result) => result?,
         Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
         Err(err) => return Err(SlurmError::Worker(err.to_string())),
     };
     if observations.is_empty() && jobs > 0 {
-        check_gpu_accounting(&config).await;
+        check_gpu_accounting(config, &inventory);
     }
-    Ok(observations)
+    let installed = inventory
+        .and_then(|inventory| checked_service(config, &inventory))
+        .map(|mapped| mapped.service.manager.accelerators)
+        .map_err(|err| err.to_string());
+    Ok(Metering {
+        observations,
+        installed,
+    })
 }
 
 /// Jobs ran but none held GPUs: either no GPU job ran, or the cluster's accounting does not track
 /// GPUs (`AccountingStorageTRES` without `gres/gpu`) and every GPU job reads as a CPU job. The
 /// nodes tell which; a warning at the default level names the setting.
-async fn check_gpu_accounting(config: &SlurmConfig) {
+fn check_gpu_accounting(config: &SlurmConfig, inventory: &Result<Inventory, SlurmError>) {
     let service = config.id.get_ref().as_str();
-    match SlurmClient::new(config).inventory().await {
+    match inventory {
         Ok(inventory) => {
             for warning in untracked_gpus_warnings(&inventory.nodes) {
                 tracing::warn!(provider = "slurm", service, "{warning}");

@@ -42,7 +42,7 @@ pub use inventory::Inventory;
 pub use jobs::{JobProblem, JobsError, JobsSummary, SlurmJob, read_jobs};
 pub use lost_gpus::{LostGpus, names_gpus};
 pub use map::{Mapped, admitted, service};
-pub use meter::{observation, observe};
+pub use meter::{meter, observation, observe};
 pub use nodes::{NodeGpus, NodeProblem, SlurmNode, untracked_gpus_warnings};
 pub use partitions::{Allow, SlurmPartition, parse_scontrol_text};
 pub use tres::{GpuTres, TresError, parse_tres_string};
@@ -53,9 +53,8 @@ use chrono::{DateTime, Utc};
 
 use accelfed_schemas::glue::Service;
 use accelfed_schemas::names::SiteName;
-use accelfed_schemas::usage::Observation;
 
-use crate::backend::{Backend, Provision, log_warnings};
+use crate::backend::{Backend, Metering, Provision, log_warnings};
 use crate::config::Problem;
 
 /// Reads the cluster and maps it to GLUE2; warnings (unknown GPU types, skipped nodes) are logged.
@@ -89,8 +88,8 @@ impl Backend for SlurmConfig {
         site: &SiteName,
         since: DateTime<Utc>,
         now: DateTime<Utc>,
-    ) -> Result<Vec<Observation>, String> {
-        observe(self, site, since, now)
+    ) -> Result<Metering, String> {
+        meter(self, site, since, now)
             .await
             .map_err(|err| err.to_string())
     }

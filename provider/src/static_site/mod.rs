@@ -13,16 +13,18 @@ pub use config::{
     ImageConfig, NodeTypeConfig, OsConfig, ProjectConfig, StaticConfig, VoConfig,
 };
 
+use chrono::{DateTime, Utc};
 use toml::Spanned;
 
-use accelfed_schemas::names::LocalId;
+use accelfed_schemas::names::{LocalId, SiteName};
 
-use crate::backend::{Backend, Provision};
+use crate::backend::{Backend, Metering, Provision, manager_accelerators};
 use crate::config::Problem;
 
 /// The static backend's contract: no IO, no failures, no meter (manual usage has its own file).
 impl Backend for StaticConfig {
     const TABLE: &'static str = "static";
+    const METERS: bool = false;
 
     /// `[static]` is one table, not a list, so it is named without an index.
     fn label(&self, _index: usize) -> String {
@@ -45,6 +47,19 @@ impl Backend for StaticConfig {
         Ok(Provision {
             services: self.services(),
             failures: Vec::new(),
+        })
+    }
+
+    /// No usage of its own, but its GPUs bound the manual usage metered against them.
+    async fn observe(
+        &self,
+        _site: &SiteName,
+        _since: DateTime<Utc>,
+        _now: DateTime<Utc>,
+    ) -> Result<Metering, String> {
+        Ok(Metering {
+            observations: Vec::new(),
+            installed: Ok(manager_accelerators(&self.services())),
         })
     }
 }

@@ -279,8 +279,9 @@ async fn placement_failing_leaves_capacity_out_and_publishes_the_rest() {
 async fn the_meter_reads_only_flavors_projects_and_servers() {
     // Placement, Glance and quotas all down: they describe the service, not its usage, so the
     // meter neither asks Glance and quotas nor fails because of any of them. Placement it asks
-    // only because this cloud has vGPU flavors (each physical GPU's VGPU inventory says what one
-    // vGPU is of a GPU); down, the vGPUs are metered as whole GPUs with a warning.
+    // for the installed GPUs (the capacity bound) and what one vGPU is of a GPU (each physical
+    // GPU's VGPU inventory); down, the vGPUs are metered as whole GPUs with a warning and the
+    // cloud's usage goes unbounded.
     let down = |path: &str| (path.to_owned(), Fault::Status(503));
     let cloud = fake(Behaviour {
         faults: vec![
@@ -305,10 +306,7 @@ async fn the_meter_reads_only_flavors_projects_and_servers() {
     for service in ["/image", "/limits", "os-flavor-access"] {
         assert_eq!(cloud.count(service), 0, "the meter asked {service}");
     }
-    assert!(
-        cloud.count("/placement") > 0,
-        "vGPU flavors: Placement asked"
-    );
+    assert!(cloud.count("/placement") > 0, "Placement asked");
     assert_eq!(
         cloud.count("changes-since"),
         1,

@@ -254,11 +254,13 @@ pub async fn projects(session: &Session, identity: &str) -> Result<Vec<Project>,
     }
 }
 
-/// Resource providers with their inventories; usages and traits only where GPUs are.
+/// Resource providers with their inventories; traits only where vGPUs are, and usages (with
+/// `usages`) only where GPUs are: the meter reads what is installed, not what is in use.
 pub async fn providers(
     session: &Arc<Session>,
     placement: &str,
     devices: &Devices,
+    usages: bool,
 ) -> Result<Vec<(ResourceProvider, ProviderState)>, OpenstackError> {
     #[derive(Deserialize)]
     struct List {
@@ -292,10 +294,12 @@ pub async fn providers(
                 .keys()
                 .any(|class| devices.is_gpu_class(class))
             {
-                let usages: Usages = session
-                    .get("placement", &format!("{base}/usages"), mv)
-                    .await?;
-                state.usages = usages.usages;
+                if usages {
+                    let usages: Usages = session
+                        .get("placement", &format!("{base}/usages"), mv)
+                        .await?;
+                    state.usages = usages.usages;
+                }
                 if state.inventories.contains_key("VGPU") {
                     let traits: Traits = session
                         .get("placement", &format!("{base}/traits"), mv)

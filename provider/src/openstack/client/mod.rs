@@ -92,27 +92,12 @@ pub enum Listing<'a> {
     /// The whole service, as `accelfed provide` publishes it: flavors with their access lists,
     /// servers, projects, Placement's providers, Glance's images and every project's quota.
     Service,
-    /// What usage records need and no more, as `accelfed meter` reads it: flavors, projects and
-    /// servers, with those deleted since `changes_since` (RFC 3339), and Placement's providers only
-    /// where a flavor requests vGPUs (their share of a physical GPU). Glance, flavor access and
-    /// quotas shape only the published service, and on a busy cloud they are most of the calls.
+    /// What usage records and their capacity bound need and no more, as `accelfed meter` reads
+    /// it: flavors, projects and servers, with those deleted since `changes_since` (RFC 3339), and
+    /// Placement's providers with their inventories (the GPUs installed, and what one vGPU is of
+    /// a physical GPU), without their usages. Glance, flavor access and quotas shape only the
+    /// published service, and on a busy cloud they are most of the calls.
     Usage { changes_since: &'a str },
-}
-
-/// Whether a flavor, listed or embedded in a server, requests `resources[N]:VGPU`.
-fn requests_vgpu(flavors: &[super::api::Flavor], servers: &[super::api::Server]) -> bool {
-    let listed = flavors.iter().any(|flavor| {
-        flavor.extra_specs.as_ref().is_some_and(|specs| {
-            specs
-                .keys()
-                .any(|key| key.starts_with("resources") && key.ends_with(":VGPU"))
-        })
-    });
-    listed
-        || servers
-            .iter()
-            .filter_map(|server| server.flavor_specs())
-            .any(|specs| specs.contains(":VGPU\""))
 }
 
 /// Lists what `listing` names. Fails only when nothing can be published: Keystone refuses, or
@@ -196,10 +181,9 @@ pub async fn fetch_with(
     let ((microversion, flavors, servers), providers, (projects, quotas), images) = tokio::join!(
         nova,
         async {
-            match (&placement_url, service) {
-                (Ok(url), true) => listing::providers(session, url, detector.devices()).await,
-                (Err(err), true) => Err(err.clone()),
-                (_, false) => Ok(Vec::new()),
+            match &placement_url {
+                Ok(url) => listing::providers(session, url, detector.devices(), service).await,
+                Err(err) => Err(err.clone()),
             }
         },
         keystone,
@@ -213,16 +197,6 @@ pub async fn fetch_with(
     );
     let (flavors, flavor_access) = flavors?;
     let servers = servers?;
-    // The meter lists Placement only where a flavor asks for vGPUs: how many of them one physical
-    // GPU holds (each GPU's VGPU inventory) is what a vGPU counts as (openstack/vgpu.rs).
-    let providers = if !service && requests_vgpu(&flavors, &servers) {
-        match &placement_url {
-            Ok(url) => listing::providers(session, url, detector.devices()).await,
-            Err(err) => Err(err.clone()),
-        }
-    } else {
-        providers
-    };
     let mut optional = |what: &str, err: OpenstackError| {
         degraded.push(format!("{what}: {err}"));
         failures.push(err.to_string());
