@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod faults;
+mod project_faults;
 
 use accelfed_testkit::fake_openstack as server;
 
