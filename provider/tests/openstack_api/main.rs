@@ -7,6 +7,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod ca;
 mod faults;
 mod project_faults;
 

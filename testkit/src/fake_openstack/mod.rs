@@ -35,6 +35,7 @@ use hyper::body::{Bytes, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
 
 mod answer;
 mod routes;
@@ -84,7 +85,7 @@ pub struct Seen {
 /// A running fake cloud.
 #[derive(Debug)]
 pub struct FakeCloud {
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT`, or `https://` when started with [`FakeCloud::start_tls`].
     pub base: String,
     pub seen: Arc<Mutex<Seen>>,
     task: tokio::task::JoinHandle<()>,
@@ -112,11 +113,30 @@ fn fixture(name: &str) -> Value {
 impl FakeCloud {
     /// Starts the cloud on a free port of 127.0.0.1.
     pub async fn start(behaviour: Behaviour) -> FakeCloud {
+        Self::serve(behaviour, None).await
+    }
+
+    /// Starts the cloud over TLS with `pki`'s certificate (`https://127.0.0.1:PORT`), for tests of
+    /// the CA a client trusts: only a client that trusts `pki`'s CA gets an answer.
+    pub async fn start_tls(behaviour: Behaviour, pki: &crate::pki::Pki) -> FakeCloud {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let tls = rustls::ServerConfig::builder()
+            .with_no_client_auth()
+            .with_single_cert(
+                vec![pki.cert_der.clone().into()],
+                rustls::pki_types::PrivateKeyDer::Pkcs8(pki.key_der.clone().into()),
+            )
+            .expect("the test certificate and key");
+        Self::serve(behaviour, Some(TlsAcceptor::from(Arc::new(tls)))).await
+    }
+
+    async fn serve(behaviour: Behaviour, tls: Option<TlsAcceptor>) -> FakeCloud {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind 127.0.0.1:0");
         let addr: SocketAddr = listener.local_addr().expect("local address");
-        let base = format!("http://{addr}");
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let base = format!("{scheme}://{addr}");
         let seen = Arc::new(Mutex::new(Seen::default()));
         let state = Arc::new(State {
             base: base.clone(),
@@ -126,7 +146,7 @@ impl FakeCloud {
             accepted: Mutex::new(0),
             rp_files: provider_files(),
         });
-        let task = crate::fake_http::serve(listener, None, state, |state, request| async move {
+        let task = crate::fake_http::serve(listener, tls, state, |state, request| async move {
             state.answer(request).await
         });
         FakeCloud { base, seen, task }

@@ -89,8 +89,9 @@ impl Session {
         timeout: Duration,
         concurrency: usize,
     ) -> Result<Arc<Self>, OpenstackError> {
-        // Keystone's `cacert` (clouds.yaml or OS_CACERT): a PEM file or an IGTF folder.
-        let trust = Trust::optional("CA file (cacert)", creds.ca_file.as_deref())
+        // `ca` of `[[openstack]]`, else `cacert` (clouds.yaml or OS_CACERT): a PEM file or an
+        // IGTF folder.
+        let trust = Trust::optional("CA file (ca or cacert)", creds.ca_file.as_deref())
             .map_err(OpenstackError::Credentials)?;
         let mut settings = ClientSettings::new(trust, timeout);
         settings.idle_per_host = Some(concurrency);
