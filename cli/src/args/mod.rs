@@ -250,8 +250,8 @@ pub struct QueryArgs {
     /// The search base for --ldap.
     #[arg(long, default_value = accelfed_central::registry::ldap::query::DEFAULT_BASE, requires = "ldap")]
     pub ldap_base: String,
-    /// A CA to trust besides the system's roots: a PEM file or a folder of them such as
-    /// /etc/grid-security/certificates.
+    /// A CA to trust besides the system's roots, for the registry or an ldaps:// --ldap server: a
+    /// PEM file or a folder of them such as /etc/grid-security/certificates.
     #[arg(long, env = "ACCELFED_REGISTRY_CA")]
     pub ca: Option<PathBuf>,
     /// Seconds the query may take, whole: connecting, the TLS handshake, the request and the
