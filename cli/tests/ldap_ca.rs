@@ -1,6 +1,7 @@
 //! The LDAP clients' CA: `[ldap] ca` for the registry's sync and `--ca` for `query --ldap`. A real
 //! slapd is reached over `ldaps://` through a TLS front with the test PKI's certificate; each
-//! client reads it when its setting names the test CA and is refused without it.
+//! client (and `accelfed query --ldap`) reads it when its setting names the test CA and is refused
+//! without it.
 
 // A failing call here is the test failing; its error (slapd's log included) is the message.
 #![allow(clippy::unwrap_used)]
@@ -124,4 +125,31 @@ async fn trusted_only_through_the_ca(backend: std::net::SocketAddr) {
         .await
         .unwrap_err();
     assert!(matches!(err, LdapError::Connect { .. }), "{err:?}");
+
+    // The binary: `accelfed query --ldap URL --ca FILE` prints the offers, exit 0; without --ca
+    // it names the server and exits 1.
+    let run = |ca: Option<std::path::PathBuf>| {
+        let url = url.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_accelfed"));
+            command
+                .args(["query", "--ldap", &url, "--format", "json"])
+                .env_remove("ACCELFED_REGISTRY_URL")
+                .env_remove("ACCELFED_REGISTRY_CA");
+            if let Some(ca) = ca {
+                command.arg("--ca").arg(ca);
+            }
+            command.output().unwrap()
+        })
+    };
+    let trusted = run(Some(files.ca.clone())).await.unwrap();
+    assert!(trusted.status.success(), "{trusted:?}");
+    let printed: Vec<serde_json::Value> = serde_json::from_slice(&trusted.stdout).unwrap();
+    assert_eq!(printed.len(), offers.len());
+    let refused = run(None).await.unwrap();
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains(&url),
+        "{refused:?}"
+    );
 }

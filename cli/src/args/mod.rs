@@ -244,8 +244,8 @@ pub struct QueryArgs {
     #[arg(long, env = "ACCELFED_REGISTRY_URL", default_value = "")]
     pub url: String,
     /// Ask a BDII-like LDAP server instead of the registry, e.g. ldap://bdii.example.org:2170
-    /// (anonymous; GLUE 2.0 layout).
-    #[arg(long, conflicts_with = "ca")]
+    /// (anonymous; GLUE 2.0 layout); --ca applies to an ldaps:// server.
+    #[arg(long)]
     pub ldap: Option<String>,
     /// The search base for --ldap.
     #[arg(long, default_value = accelfed_central::registry::ldap::query::DEFAULT_BASE, requires = "ldap")]
