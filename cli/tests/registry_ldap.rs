@@ -14,6 +14,7 @@ use accelfed_central::registry::ldap::config::{
     DEFAULT_BASE, GroupBase, LdapSyncConfig, LdapUrl, ModeName,
 };
 use accelfed_central::registry::ldap::{LdapSync, PlanCounts, query};
+use accelfed_net::Trust;
 use accelfed_schemas::glue::SiteSnapshot;
 use accelfed_schemas::glue::from_json::{ParsedDocument, parse};
 use accelfed_schemas::glue::sample::snapshot;
@@ -44,6 +45,7 @@ fn config(slapd: &Slapd, password_file: &str) -> LdapSyncConfig {
         base: GroupBase::try_from(DEFAULT_BASE.to_owned()).unwrap(),
         mode: ModeName::default(),
         interval_s: 0,
+        ca: None,
     }
 }
 
@@ -301,7 +303,9 @@ fn query_ldap_answers_like_the_registry_for_the_same_filter() {
             ..Filter::default()
         },
     ] {
-        let from_ldap = rt.block_on(query(slapd.url(), "o=glue", &filter)).unwrap();
+        let from_ldap = rt
+            .block_on(query(slapd.url(), "o=glue", &filter, &Trust::system()))
+            .unwrap();
         let expected: Vec<Offer> = documents
             .iter()
             .flat_map(|doc| offers(&doc.entities, &doc.stamps))
@@ -317,7 +321,12 @@ fn query_parameters_cannot_inject_ldap_filter_terms() {
     let (slapd, _) = loaded_federation();
     let rt = runtime();
     let everything = rt
-        .block_on(query(slapd.url(), "o=glue", &Filter::default()))
+        .block_on(query(
+            slapd.url(),
+            "o=glue",
+            &Filter::default(),
+            &Trust::system(),
+        ))
         .unwrap();
     assert!(!everything.is_empty());
     for attempt in [
@@ -349,7 +358,7 @@ fn query_parameters_cannot_inject_ldap_filter_terms() {
         // The server takes every filter (no syntax error from a stray parenthesis) and nothing
         // matches a value nobody published.
         let found = rt
-            .block_on(query(slapd.url(), "o=glue", &attempt))
+            .block_on(query(slapd.url(), "o=glue", &attempt, &Trust::system()))
             .unwrap_or_else(|err| panic!("{attempt:?}: {err}"));
         assert!(found.is_empty(), "{attempt:?} matched {found:?}");
     }
@@ -361,7 +370,7 @@ fn query_ldap_names_the_server_it_cannot_reach() {
     let url = format!("ldap://127.0.0.1:{}", listener.local_addr().unwrap().port());
     drop(listener);
     let err = runtime()
-        .block_on(query(&url, "o=glue", &Filter::default()))
+        .block_on(query(&url, "o=glue", &Filter::default(), &Trust::system()))
         .unwrap_err();
     assert!(err.to_string().contains(&url), "{err}");
 }

@@ -87,7 +87,7 @@ pub fn run(args: &QueryArgs) -> Outcome {
         let query = accelfed_net::within(
             url,
             deadline,
-            accelfed_central::registry::ldap::query(url, &args.ldap_base, &filter),
+            accelfed_central::registry::ldap::query(url, &args.ldap_base, &filter, &trust),
         );
         return match runtime.block_on(query) {
             Ok(Ok(offers)) => print(&offers, args.format),

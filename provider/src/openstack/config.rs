@@ -32,6 +32,11 @@ pub struct OpenstackConfig {
     /// A `clouds.yaml` to read instead of the standard search path (`./clouds.yaml`,
     /// `~/.config/openstack/`, `/etc/openstack/`); a `secure.yaml` beside it is merged in.
     pub clouds_file: Option<PathBuf>,
+    /// A CA to trust besides the system's roots, for Keystone and the services of its catalog: a
+    /// PEM file, or a folder of them such as `/etc/grid-security/certificates`. Wins over the
+    /// `clouds.yaml` entry's `cacert` (and `OS_CACERT`), which are used where this is absent.
+    #[serde(default)]
+    pub ca: Option<PathBuf>,
     /// Overrides the region of the `clouds.yaml` entry.
     pub region: Option<String>,
     /// Overrides the catalog interface (`public`, `internal`, `admin`).

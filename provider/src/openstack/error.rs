@@ -47,7 +47,7 @@ fn transport_retry_text(retry: bool) -> &'static str {
     if retry {
         "retry may help"
     } else {
-        "retry will not help: check the URL and the CA (cacert in clouds.yaml, OS_CACERT)"
+        "retry will not help: check the URL and the CA (ca of [[openstack]], else cacert in clouds.yaml or OS_CACERT)"
     }
 }
 

@@ -1,4 +1,4 @@
-//! What one read of a cluster found: its data format, nodes and partitions. `client.rs` fills it
+//! What one read of a cluster found: its data format, nodes and partitions. `client/` fills it
 //! (from the CLI or slurmrestd) and `map.rs` turns it into GLUE2; a file of its own because both,
 //! and the fixture tests, build it.
 

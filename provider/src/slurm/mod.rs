@@ -1,7 +1,7 @@
 //! The Slurm provider: GPUs per node, partition and type from Slurm's JSON (CLI or slurmrestd), and
 //! the jobs the GPU-hours meter reads from its accounting.
 //!
-//! `config.rs` is `[[slurm]]`; `client.rs` is the only IO; `inventory.rs` is what it read; the rest
+//! `config.rs` is `[[slurm]]`; `client/` is the only IO; `inventory.rs` is what it read; the rest
 //! is pure: `version.rs` picks the data format from each response's `meta`, `negotiate.rs` the one
 //! to ask slurmrestd for, `json.rs` reads the shapes that changed between formats (streamed with
 //! `crate::json`'s framer), `gres.rs` and `tres.rs` read GPU strings, `nodes.rs`,

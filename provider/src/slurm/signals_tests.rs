@@ -83,7 +83,7 @@ fn slurm_web_gpu_jobs_the_accounting_lost_are_named_in_one_warning() {
 fn recorded_jobs_with_gpu_tres_are_not_named() {
     let mut lost = LostGpus::default();
     let mut gpu_jobs = 0;
-    // Job 109's unreadable TRES is skipped (slurm_fixtures.rs); the rest are read.
+    // Job 109's unreadable TRES is skipped (tests/slurm_fixtures/); the rest are read.
     read_jobs(&fixture("v0.0.40/sacct.json")[..], &mut |job| {
         if let Ok(mut job) = job {
             gpu_jobs += u64::from(job.gpus > 0);

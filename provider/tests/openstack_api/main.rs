@@ -7,7 +7,9 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod ca;
 mod faults;
+mod project_faults;
 
 use accelfed_testkit::fake_openstack as server;
 

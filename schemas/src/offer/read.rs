@@ -6,10 +6,14 @@ use chrono::{DateTime, Utc};
 
 use crate::glue::entity::{Class, Entity, Value};
 use crate::glue::from_json::Stamp;
-use crate::gpu::{CountError, GpuCount};
+use crate::gpu::GpuCount;
 
 use super::unit::{Facts, Unit};
 use super::{InvalidCount, Offer, ServiceKind};
+
+mod attributes;
+
+use attributes::{count, int, invalid, local_part, text};
 
 /// The offers of one site's entities. `stamps` are at the entities' positions (an empty slice means
 /// the information never goes stale, for callers that have none). Offers with an invalid count are
@@ -354,50 +358,6 @@ fn physical(
         .map(|slots| unit.physical(slots))
         .transpose()
         .map_err(|source| invalid(gpu, &format!("{name} in physical GPUs"), source))
-}
-
-/// The last segment of an accelfed ID (`urn:accelfed:S:ee:hpc/a100` -> `a100`).
-fn local_part(id: &str) -> String {
-    id.rsplit(['/', ':']).next().unwrap_or(id).to_owned()
-}
-
-fn text(entity: &Entity, name: &str) -> Option<String> {
-    match entity.attribute(name)? {
-        Value::Text(text) => Some(text.to_string()),
-        _ => None,
-    }
-}
-
-fn int(entity: &Entity, name: &str) -> Option<u64> {
-    match entity.attribute(name)? {
-        Value::Int(value) => Some(*value),
-        Value::Count(count) => count.as_whole(),
-        _ => None,
-    }
-}
-
-/// The GPU count `name` of `entity`: `None` where it is not published, an error where what is
-/// published is no count. A parsed document's counts are already [`GpuCount`]s; integers and
-/// floats come from entities built by hand, and may be negative, not a number or too large.
-fn count(entity: &Entity, name: &str) -> Result<Option<GpuCount>, InvalidCount> {
-    let value = match entity.attribute(name) {
-        Some(Value::Count(count)) => return Ok(Some(*count)),
-        // Past 2^53 the conversion rounds, but such a value is refused as too large anyway.
-        Some(Value::Int(value)) => *value as f64,
-        Some(Value::Float(value)) => *value,
-        _ => return Ok(None),
-    };
-    GpuCount::new(value)
-        .map(Some)
-        .map_err(|source| invalid(entity, name, source))
-}
-
-fn invalid(entity: &Entity, attribute: &str, source: CountError) -> InvalidCount {
-    InvalidCount {
-        entity: format!("{} {}", entity.class.name(), entity.id),
-        attribute: attribute.to_owned(),
-        source,
-    }
 }
 
 #[cfg(test)]

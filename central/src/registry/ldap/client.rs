@@ -40,17 +40,20 @@ fn boxed(source: ldap3::LdapError) -> Box<ldap3::LdapError> {
 }
 
 impl Connection {
-    /// Connects to `url`; binds as `bind` (DN, password) when given, else stays anonymous (a BDII
-    /// allows anonymous reads).
-    pub async fn open(url: &str, bind: Option<(&str, &str)>) -> Result<Self, LdapError> {
+    /// Connects to `url`, trusting `trust` for `ldaps://`; binds as `bind` (DN, password) when
+    /// given, else stays anonymous (a BDII allows anonymous reads).
+    pub async fn open(
+        url: &str,
+        bind: Option<(&str, &str)>,
+        trust: &accelfed_net::Trust,
+    ) -> Result<Self, LdapError> {
         // TLS (`ldaps://`) through the one network layer: the system's roots as every client
-        // of the project reads them.
-        let tls = accelfed_net::tls::client_config(&accelfed_net::Trust::system()).map_err(
-            |message| LdapError::Connect {
+        // of the project reads them, plus the configured CA.
+        let tls =
+            accelfed_net::tls::client_config(trust).map_err(|message| LdapError::Connect {
                 url: url.to_owned(),
                 source: boxed(ldap3::LdapError::from(std::io::Error::other(message))),
-            },
-        )?;
+            })?;
         let settings = LdapConnSettings::new()
             .set_conn_timeout(TIMEOUT)
             .set_config(tls);

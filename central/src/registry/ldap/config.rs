@@ -5,6 +5,7 @@
 //! [ldap]
 //! url = "ldap://127.0.0.1:2170"
 //! bind_dn = "cn=admin,o=glue"
+//! # ca = "/etc/grid-security/certificates"   # for ldaps://, besides the system's roots
 //! password_file = "ldap.password"
 //! base = "GLUE2GroupID=grid,o=glue"   # default
 //! mode = "glue20"                     # default; "glue21" needs accelfed-glue21.schema on the server
@@ -25,6 +26,11 @@ use accelfed_schemas::render::ldif::dn::rdns;
 pub struct LdapSyncConfig {
     /// The server: `ldap://host:port` or `ldaps://host:port` (a BDII listens on 2170).
     pub url: LdapUrl,
+    /// A CA to trust besides the system's roots for an `ldaps://` server: a PEM file, or a folder
+    /// of them such as `/etc/grid-security/certificates`. Relative paths are relative to the
+    /// configuration file.
+    #[serde(default)]
+    pub ca: Option<PathBuf>,
     /// Who the sync binds as; it needs write access under `base`.
     pub bind_dn: String,
     /// A file holding the bind password (one line; a trailing newline is ignored). Relative paths

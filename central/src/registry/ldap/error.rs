@@ -32,4 +32,7 @@ pub enum LdapError {
     },
     #[error("the LDAP password file {} is empty", path.display())]
     EmptyPassword { path: PathBuf },
+    /// `[ldap] ca` cannot be read or holds no certificate.
+    #[error("{0}")]
+    Ca(String),
 }

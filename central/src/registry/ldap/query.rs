@@ -10,11 +10,16 @@ use accelfed_schemas::offer::{Filter, Offer};
 /// The base a top-level BDII publishes under.
 pub const DEFAULT_BASE: &str = "o=glue";
 
-/// Searches `url` anonymously under `base` and answers with the offers that pass `filter`, marked
+/// Searches `url` anonymously (trusting `trust` for `ldaps://`) under `base` and answers with the offers that pass `filter`, marked
 /// fresh or stale now. The search narrows on the server (escaped values only); the registry's own
 /// [`Filter::matches`] decides.
-pub async fn query(url: &str, base: &str, filter: &Filter) -> Result<Vec<Offer>, LdapError> {
-    let mut connection = Connection::open(url, None).await?;
+pub async fn query(
+    url: &str,
+    base: &str,
+    filter: &Filter,
+    trust: &accelfed_net::Trust,
+) -> Result<Vec<Offer>, LdapError> {
+    let mut connection = Connection::open(url, None, trust).await?;
     let environments = connection
         .search(base, &filter::environments(filter), &["*"])
         .await?;

@@ -20,6 +20,8 @@ pub struct LdapSync {
     base: String,
     mode: LdifMode,
     interval_s: u64,
+    /// The system's roots plus `[ldap] ca`, read once when the service starts.
+    trust: accelfed_net::Trust,
 }
 
 impl std::fmt::Debug for LdapSync {
@@ -46,7 +48,8 @@ pub struct SyncReport {
 }
 
 impl LdapSync {
-    /// Reads the password file (`resolve` makes a relative path relative to the configuration).
+    /// Reads the password file and the CA (`resolve` makes a relative path relative to the
+    /// configuration).
     pub fn new(
         config: &LdapSyncConfig,
         resolve: impl Fn(&Path) -> PathBuf,
@@ -61,6 +64,9 @@ impl LdapSync {
         if password.is_empty() {
             return Err(LdapError::EmptyPassword { path });
         }
+        let ca = config.ca.as_deref().map(&resolve);
+        let trust =
+            accelfed_net::Trust::optional("ldap.ca", ca.as_deref()).map_err(LdapError::Ca)?;
         Ok(Self {
             url: config.url.as_str().to_owned(),
             bind_dn: config.bind_dn.clone(),
@@ -68,6 +74,7 @@ impl LdapSync {
             base: config.base.as_str().to_owned(),
             mode: config.mode.into(),
             interval_s: config.interval_s,
+            trust,
         })
     }
 
@@ -87,8 +94,12 @@ impl LdapSync {
     ) -> Result<SyncReport, LdapError> {
         let sites: Vec<SiteEntities<'_>> = documents.into_iter().map(site_entities).collect();
         let desired = federation_entries(&self.base, self.mode, &sites);
-        let mut connection =
-            Connection::open(&self.url, Some((&self.bind_dn, &self.password))).await?;
+        let mut connection = Connection::open(
+            &self.url,
+            Some((&self.bind_dn, &self.password)),
+            &self.trust,
+        )
+        .await?;
         let current = connection
             .search(&self.base, "(objectClass=*)", &["*"])
             .await?;

@@ -36,7 +36,7 @@ pub struct Fetched {
 }
 
 /// Finds the credentials: the named or `OS_CLOUD` entry of `clouds.yaml` (with `secure.yaml`),
-/// else `OS_*`; then applies the configuration's region and interface.
+/// else `OS_*`; then applies the configuration's region, interface and CA.
 pub fn credentials(config: &OpenstackConfig) -> Result<Credentials, OpenstackError> {
     let env: BTreeMap<String, String> = std::env::vars()
         .filter(|(k, _)| k.starts_with("OS_"))
@@ -82,6 +82,11 @@ pub fn credentials(config: &OpenstackConfig) -> Result<Credentials, OpenstackErr
     }
     if let Some(interface) = &config.interface {
         creds.interface = interface.clone();
+    }
+    // The site's `ca` wins over `cacert`: a clouds.yaml is often shared with other tools, and the
+    // site may trust the cloud through an IGTF folder it names here alone.
+    if let Some(ca) = &config.ca {
+        creds.ca_file = Some(ca.clone());
     }
     Ok(creds)
 }

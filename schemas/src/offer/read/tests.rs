@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::glue::sample;
+use crate::gpu::CountError;
 
 /// The sample's entities with `name` of the first `class` entity set to `value`.
 fn sample_with(class: Class, name: &'static str, value: Value<'static>) -> Vec<Entity<'static>> {

@@ -8,6 +8,12 @@ pub use spool::{SpoolAction, SpoolArgs};
 use accelfed_schemas::render::Format;
 use clap::{Parser, Subcommand};
 
+mod init;
+mod report;
+
+pub use init::{InitArgs, InitCentralArgs, InitTarget};
+pub use report::{DEFAULT_DATABASE, ReportArgs};
+
 /// accelfed: which GPUs a research site offers to which VO, published as GLUE2, and their use
 /// accounted per VO.
 #[derive(Debug, Parser)]
@@ -248,14 +254,14 @@ pub struct QueryArgs {
     #[arg(long, env = "ACCELFED_REGISTRY_URL", default_value = "")]
     pub url: String,
     /// Ask a BDII-like LDAP server instead of the registry, e.g. ldap://bdii.example.org:2170
-    /// (anonymous; GLUE 2.0 layout).
-    #[arg(long, conflicts_with = "ca")]
+    /// (anonymous; GLUE 2.0 layout); --ca applies to an ldaps:// server.
+    #[arg(long)]
     pub ldap: Option<String>,
     /// The search base for --ldap.
     #[arg(long, default_value = accelfed_central::registry::ldap::query::DEFAULT_BASE, requires = "ldap")]
     pub ldap_base: String,
-    /// A CA to trust besides the system's roots: a PEM file or a folder of them such as
-    /// /etc/grid-security/certificates.
+    /// A CA to trust besides the system's roots, for the registry or an ldaps:// --ldap server: a
+    /// PEM file or a folder of them such as /etc/grid-security/certificates.
     #[arg(long, env = "ACCELFED_REGISTRY_CA")]
     pub ca: Option<PathBuf>,
     /// Seconds the query may take, whole: connecting, the TLS handshake, the request and the
@@ -329,59 +335,12 @@ pub struct ValidateArgs {
     pub central: Option<PathBuf>,
 }
 
-/// The default repository: the SQLite file `accelfed serve` keeps unless configured otherwise.
-pub const DEFAULT_DATABASE: &str = "/var/lib/accelfed/accounting.sqlite";
-
-#[derive(Debug, clap::Args)]
-pub struct ReportArgs {
-    /// The repository: a SQLite file path or a postgres:// URL.
-    #[arg(long, env = "ACCELFED_DATABASE", default_value = DEFAULT_DATABASE)]
-    pub database: String,
-    /// Group by: vo, site, model or month.
-    #[arg(long, default_value = "vo")]
-    pub by: accelfed_accounting::repository::Dimension,
-    /// First month to include (YYYY-MM).
-    #[arg(long)]
-    pub from: Option<accelfed_accounting::repository::Period>,
-    /// Last month to include (YYYY-MM).
-    #[arg(long)]
-    pub to: Option<accelfed_accounting::repository::Period>,
-    /// Only this VO.
-    #[arg(long)]
-    pub vo: Option<String>,
-    /// Only this site.
-    #[arg(long)]
-    pub site: Option<String>,
-    /// Only this GPU model, matched by words as `query --model` does (`A100` finds
-    /// `NVIDIA A100-SXM4-40GB`).
-    #[arg(long)]
-    pub model: Option<String>,
-    /// Instead of a report, check that no site's GPU-hours per model and month exceed its
-    /// installed GPUs x the month's hours: lists every site-month-model that does, exit 1 if any.
-    #[arg(long)]
-    pub check: bool,
-    /// Output format: table, csv, json or svg (GPU-hours per group per month, stacked bars).
-    #[arg(short, long, default_value = "table", value_parser = report_format_parser())]
-    pub format: accelfed_accounting::report::ReportFormat,
-    /// Write to this file (replaced atomically) instead of standard output.
-    #[arg(short, long)]
-    pub output: Option<PathBuf>,
-}
-
 /// `provide --format`: the names as possible values, so help, man pages and shell completion
 /// offer them (a parser function alone would leave completion offering file names).
 fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
     use clap::builder::TypedValueParser as _;
     clap::builder::PossibleValuesParser::new(Format::ALL.map(Format::as_str))
         .try_map(|name| name.parse::<Format>())
-}
-
-/// `report --format`, as [`format_parser`].
-fn report_format_parser()
--> impl clap::builder::TypedValueParser<Value = accelfed_accounting::report::ReportFormat> {
-    use clap::builder::TypedValueParser as _;
-    clap::builder::PossibleValuesParser::new(["table", "csv", "json", "svg"])
-        .try_map(|name| name.parse::<accelfed_accounting::report::ReportFormat>())
 }
 
 /// `--spool` of the accounting commands: the site's spool instead of accounting.spool.
@@ -406,72 +365,4 @@ pub struct ShipOverrides {
     /// (overrides accounting.ship.ca).
     #[arg(long, value_name = "FILE_OR_DIR", env = "ACCELFED_SHIP_CA")]
     pub ca: Option<PathBuf>,
-}
-
-#[derive(Debug, clap::Args)]
-pub struct InitArgs {
-    #[command(subcommand)]
-    pub what: InitTarget,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum InitTarget {
-    /// central.toml for `accelfed serve`, with the service's TLS identity: a private CA made here
-    /// (--private-ca) or an existing certificate such as an IGTF host certificate. The file passes
-    /// `accelfed validate --central`; add sites with `accelfed token --site NAME --add-to FILE`.
-    Central(InitCentralArgs),
-}
-
-#[derive(Debug, clap::Args)]
-pub struct InitCentralArgs {
-    /// The central.toml to write (refused if it exists); --private-ca puts the service's
-    /// certificate and key in tls/ beside it.
-    #[arg(
-        short,
-        long,
-        env = "ACCELFED_CENTRAL_CONFIG",
-        default_value = "/etc/accelfed/central.toml"
-    )]
-    pub config: PathBuf,
-    /// Make a private CA in this folder (ca.pem for the sites, ca.key 0600) and a certificate for
-    /// the service signed by it. Refused if the folder already holds ca.pem or ca.key.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["certificate", "key"])]
-    pub private_ca: Option<PathBuf>,
-    /// A name the sites reach the service by (DNS name or IP address), for its certificate;
-    /// repeat for more. Default: this host's name, localhost, 127.0.0.1 and ::1.
-    #[arg(long = "name", value_name = "NAME", requires = "private_ca")]
-    pub names: Vec<String>,
-    /// Without --private-ca: the service's certificate chain (PEM, leaf first), checked now.
-    #[arg(
-        long,
-        value_name = "FILE",
-        default_value = "/etc/grid-security/hostcert.pem"
-    )]
-    pub certificate: PathBuf,
-    /// Without --private-ca: the certificate's private key (PEM), checked now.
-    #[arg(
-        long,
-        value_name = "FILE",
-        default_value = "/etc/grid-security/hostkey.pem"
-    )]
-    pub key: PathBuf,
-    /// The repository: an SQLite file (relative to the current folder) or a postgres:// URL.
-    #[arg(long, default_value = DEFAULT_DATABASE)]
-    pub database: String,
-    /// The address the gRPC and registry ports listen on.
-    #[arg(long, value_name = "IP", default_value = "0.0.0.0")]
-    pub listen: std::net::IpAddr,
-    /// The gRPC port sites ship to.
-    #[arg(long, default_value_t = 9443)]
-    pub grpc_port: u16,
-    /// The registry's HTTPS port (push and query).
-    #[arg(long, default_value_t = 8443)]
-    pub https_port: u16,
-    /// Where GET /metrics is served (plain HTTP: keep it private).
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9464")]
-    pub metrics: std::net::SocketAddr,
-    /// A first site: its token goes to NAME.token in the current folder (0600, for the site) and
-    /// its hash into central.toml, as `accelfed token --site NAME --add-to` does. Repeatable.
-    #[arg(long = "site", value_name = "NAME")]
-    pub sites: Vec<String>,
 }
