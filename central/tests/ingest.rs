@@ -253,6 +253,7 @@ async fn calls_without_a_known_token_are_refused() {
 async fn a_site_past_its_distinct_vos_a_month_is_refused_record_by_record() {
     let caps = accelfed_central::distinct_caps::DistinctCaps {
         vos: 2,
+        users: 10_000,
         models: 100,
     };
     let running = start(BatchLimits::uniform(100).with_distinct_caps(caps)).await;
