@@ -14,7 +14,7 @@ use tonic::transport::{Certificate, Channel, ClientTlsConfig};
 use accelfed_accounting::wire::convert::record_to_proto;
 use accelfed_accounting::wire::encoded::EncodedSubmitRequest;
 use accelfed_accounting::wire::proto::{self, accounting_client::AccountingClient};
-use accelfed_central::auth::TokenHash;
+use accelfed_central::TokenHash;
 use accelfed_schemas::usage::{Month, sample};
 use accelfed_tests::central::Server;
 use accelfed_tests::pki::Pki;

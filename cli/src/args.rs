@@ -242,7 +242,7 @@ pub struct QueryArgs {
     #[arg(long, conflicts_with = "ca")]
     pub ldap: Option<String>,
     /// The search base for --ldap.
-    #[arg(long, default_value = accelfed_central::registry::ldap::query::DEFAULT_BASE, requires = "ldap")]
+    #[arg(long, default_value = accelfed_central::DEFAULT_LDAP_BASE, requires = "ldap")]
     pub ldap_base: String,
     /// A CA to trust besides the system's roots: a PEM file or a folder of them such as
     /// /etc/grid-security/certificates.

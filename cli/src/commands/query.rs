@@ -87,7 +87,7 @@ pub fn run(args: &QueryArgs) -> Outcome {
         Err(outcome) => return outcome,
     };
     if let Some(url) = &args.ldap {
-        let query = accelfed_central::registry::ldap::query(url, &args.ldap_base, &filter);
+        let query = accelfed_central::ldap_query(url, &args.ldap_base, &filter);
         return match runtime.block_on(query) {
             Ok(offers) => print(&offers, args.format),
             Err(err) => {
