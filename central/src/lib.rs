@@ -21,9 +21,9 @@ pub use registry::ldap::query::{DEFAULT_BASE as DEFAULT_LDAP_BASE, query as ldap
 pub use registry::paging::{MAX_PAGE, MAX_PER_PAGE};
 pub use run::{Addresses, Listeners, RunError, check, run, run_checked};
 
-// Still public for the registry's tests and benchmark in `cli` (`registry_web`, `registry_ldap`,
-// `registry_latency`), which assemble the registry's router and LDAP sync by hand; hidden from the
-// documentation, and to be closed when they move to the harness.
+// Still public for one user: the registry latency benchmark (`cli/benches/registry_latency`), which
+// loads the index directly and times its selections in-process beside the HTTPS figures; hidden
+// from the documentation, and to be closed when it moves to the harness.
 #[doc(hidden)]
 pub mod auth;
 mod batch_limits;
