@@ -1,11 +1,13 @@
-//! Caps on how many distinct VOs and GPU models one site may report in one month. Every distinct
-//! VO is a summary row, a chart series and a line in every report; a site (or a stolen token)
-//! that sent 70,000 invented VO names in two calls made the public page 47.8 MB (issue #30). A
+//! Caps on how many distinct VOs, users and GPU models one site may report in one month. Every
+//! distinct VO is a summary row, a chart series and a line in every report; a site (or a stolen
+//! token) that sent 70,000 invented VO names in two calls made the public page 47.8 MB (issue
+//! #30); invented user names grow the repository's user index and every per-user report. A
 //! record that would bring its site's month past a cap is refused alone (`bad_field`, naming the
 //! value, the month and the setting), the rest of its batch stored; values the site has already
 //! reported that month always pass. What a site reported is read from the repository's summaries
-//! (one query per month and dimension a call touches), so every `serve` instance on one database
-//! counts the same.
+//! (one query per month and dimension a call touches), users from the records' user index (they are
+//! not in the summaries), so every `serve` instance on one database counts the same. A record
+//! without a user is not counted against the users cap.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -18,13 +20,17 @@ use accelfed_schemas::usage::UsageRecord;
 
 /// Distinct VOs one site may report in one month, unless configured.
 pub const DEFAULT_MAX_VOS_PER_MONTH: usize = 1_000;
+/// Distinct users (GlobalUserName) one site may report in one month, unless configured: a large
+/// HPC site has a few thousand active users.
+pub const DEFAULT_MAX_USERS_PER_MONTH: usize = 10_000;
 /// Distinct GPU models one site may report in one month, unless configured.
 pub const DEFAULT_MAX_MODELS_PER_MONTH: usize = 100;
 
-/// `[ingest] max_vos_per_month` and `max_models_per_month`.
+/// `[ingest] max_vos_per_month`, `max_users_per_month` and `max_models_per_month`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DistinctCaps {
     pub vos: usize,
+    pub users: usize,
     pub models: usize,
 }
 
@@ -32,6 +38,7 @@ impl Default for DistinctCaps {
     fn default() -> Self {
         Self {
             vos: DEFAULT_MAX_VOS_PER_MONTH,
+            users: DEFAULT_MAX_USERS_PER_MONTH,
             models: DEFAULT_MAX_MODELS_PER_MONTH,
         }
     }
@@ -41,6 +48,7 @@ impl Default for DistinctCaps {
 #[derive(Debug, Default)]
 struct Known {
     vos: HashSet<String>,
+    users: HashSet<String>,
     models: HashSet<String>,
 }
 
@@ -59,6 +67,11 @@ pub async fn screen(
         {
             let known = Known {
                 vos: reported(repository, site, period, Dimension::Vo).await?,
+                users: repository
+                    .users(site.as_str(), period)
+                    .await?
+                    .into_iter()
+                    .collect(),
                 models: reported(repository, site, period, Dimension::Model).await?,
             };
             months.insert(period, known);
@@ -80,6 +93,17 @@ pub async fn screen(
             "max_vos_per_month",
             record,
         )
+        .or_else(|| {
+            let user = record.global_user_name.as_ref()?;
+            admit(
+                &mut known.users,
+                user.as_str(),
+                caps.users,
+                "user",
+                "max_users_per_month",
+                record,
+            )
+        })
         .or_else(|| {
             admit(
                 &mut known.models,

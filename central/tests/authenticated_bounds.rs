@@ -16,7 +16,7 @@ use tokio_rustls::TlsConnector;
 
 use accelfed_accounting::ship::{Backoff, Client, ClientSettings, ShipOptions, ship};
 use accelfed_accounting::spool::{ShipLimits, Spool};
-use accelfed_central::auth::TokenHash;
+use accelfed_central::TokenHash;
 use accelfed_schemas::glue::sample as glue_sample;
 use accelfed_schemas::render::json;
 use accelfed_schemas::usage::sample;

@@ -23,7 +23,7 @@ use tokio_rustls::TlsConnector;
 
 use accelfed_accounting::wire::proto::SyncRequest;
 use accelfed_accounting::wire::proto::accounting_client::AccountingClient;
-use accelfed_central::auth::TokenHash;
+use accelfed_central::TokenHash;
 use accelfed_tests::central::Server;
 use accelfed_tests::pki::Pki;
 

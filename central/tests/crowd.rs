@@ -19,7 +19,7 @@ use tokio::task::JoinHandle;
 
 use accelfed_accounting::ship::{Backoff, Client, ClientSettings, ShipOptions, ship};
 use accelfed_accounting::spool::{ShipLimits, Spool};
-use accelfed_central::auth::TokenHash;
+use accelfed_central::TokenHash;
 use accelfed_schemas::usage::sample;
 use accelfed_tests::central::Server;
 use accelfed_tests::pki::Pki;

@@ -1,4 +1,4 @@
-//! The gRPC ingest in process on port 0, over TLS, with the protocol's own client: bad records are
+//! The gRPC ingest of the whole service started in-process on port 0, over TLS, with the protocol's own client: bad records are
 //! refused one by one with a reason naming the field while the rest of the batch is stored; records
 //! past the batch limit are refused as such; a call without a known token is refused whole.
 
@@ -6,7 +6,6 @@
 
 use std::time::Duration;
 
-use tokio::net::TcpListener;
 use tonic::Request;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig};
 
@@ -14,53 +13,48 @@ use accelfed_accounting::repository::{Dimension, Repository, SummaryFilter, Summ
 use accelfed_accounting::wire::convert::record_to_proto;
 use accelfed_accounting::wire::encoded::EncodedSubmitRequest;
 use accelfed_accounting::wire::proto::{self, Status, accounting_client::AccountingClient};
-use accelfed_central::auth::{TokenHash, Tokens};
-use accelfed_central::batch_limits::BatchLimits;
-use accelfed_central::{ServeSettings, serve};
-use accelfed_schemas::names::SiteName;
-use accelfed_schemas::usage::sample;
+use accelfed_central::TokenHash;
+use accelfed_schemas::usage::{Month, sample};
+use accelfed_tests::central::Server;
 use accelfed_tests::pki::Pki;
 
 // Of `accelfed token`'s form (64 hex digits): other tokens are refused before hashing.
 const TOKEN: &str = "5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e";
 
+/// The tests run on a multi-threaded runtime: stopping the service blocks the test's thread while
+/// it waits for the client's connection to close, which another worker closes.
 struct Running {
     channel: Channel,
     repository: Repository,
+    _server: Server,
     _dir: tempfile::TempDir,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
-impl Drop for Running {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-    }
-}
-
-async fn start(batches: BatchLimits) -> Running {
+/// The whole service, started in-process from a central.toml (through `run`, as `accelfed serve`
+/// assembles it) with `ingest` as its `[ingest]` table and `site` added to the site's table.
+async fn start(ingest: &str, site: &str) -> Running {
     let dir = tempfile::tempdir().unwrap();
     let pki = Pki::generate();
-
-    let repository = Repository::open(dir.path().join("r.sqlite").to_str().unwrap())
-        .await
-        .unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let settings = ServeSettings {
-        repository: repository.clone(),
-        tokens: Tokens::new([(SiteName::new("CESNET-MCC").unwrap(), TokenHash::of(TOKEN))]),
-        certificate_pem: pki.cert_pem.into_bytes(),
-        key_pem: pki.key_pem.into_bytes(),
-        batches,
-        limits: Default::default(),
-    };
-    tokio::spawn(serve(settings, listener, None, async {
-        let _ = stopped.await;
-    }));
-    let channel = Channel::from_shared(format!("https://localhost:{port}"))
+    std::fs::write(dir.path().join("cert.pem"), &pki.cert_pem).unwrap();
+    std::fs::write(dir.path().join("key.pem"), &pki.key_pem).unwrap();
+    let database = dir.path().join("accounting.sqlite");
+    let config = dir.path().join("central.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[listen]\ngrpc = \"127.0.0.1:0\"\n\
+             [tls]\ncertificate = \"cert.pem\"\nkey = \"key.pem\"\n\
+             [database]\npath = \"{}\"\n\
+             [ingest]\n{ingest}\n\
+             [sites.CESNET-MCC]\ntoken_sha256 = \"{}\"\n{site}\n",
+            database.display(),
+            TokenHash::of(TOKEN).to_hex()
+        ),
+    )
+    .unwrap();
+    let server = Server::start(&config);
+    let repository = Repository::open(database.to_str().unwrap()).await.unwrap();
+    let channel = Channel::from_shared(format!("https://localhost:{}", server.grpc.port()))
         .unwrap()
         .tls_config(ClientTlsConfig::new().ca_certificate(Certificate::from_pem(&pki.ca_pem)))
         .unwrap()
@@ -69,8 +63,8 @@ async fn start(batches: BatchLimits) -> Running {
     Running {
         channel,
         repository,
+        _server: server,
         _dir: dir,
-        stop: Some(stop),
     }
 }
 
@@ -95,9 +89,9 @@ async fn gpu_hours(repository: &Repository) -> f64 {
         .sum()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_records_are_refused_one_by_one_and_the_rest_is_stored() {
-    let running = start(BatchLimits::uniform(100)).await;
+    let running = start("max_batch = 100", "").await;
     let mut client = AccountingClient::new(running.channel.clone());
     let good = record_to_proto(&sample::record("vm-good"));
     let mut month = record_to_proto(&sample::record("vm-month"));
@@ -106,11 +100,10 @@ async fn bad_records_are_refused_one_by_one_and_the_rest_is_stored() {
     negative.available_duration = -3600;
     let mut nan = record_to_proto(&sample::record("vm-nan"));
     nan.count = f64::NAN;
-    // In a month of its own (its usage inside it), 2999-01.
-    let future = record_to_proto(&sample::in_month(
-        sample::record("vm-future"),
-        accelfed_schemas::usage::Month::new(2999, 1).unwrap(),
-    ));
+    // Seen times and all in 2999: a record that only named that month would be refused for its
+    // seen times leaving it, before its date is looked at.
+    let future = sample::in_month(sample::record("vm-future"), Month::new(2999, 1).unwrap());
+    let future = record_to_proto(&future);
     let mut other_site = record_to_proto(&sample::record("vm-other"));
     other_site.site = "SOMEONE-ELSE".into();
     let mut garbage = record_to_proto(&sample::record("vm-garbage"));
@@ -155,9 +148,9 @@ async fn bad_records_are_refused_one_by_one_and_the_rest_is_stored() {
     assert_eq!(gpu_hours(&running.repository).await, 480.0);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_record_that_does_not_decode_is_refused_alone() {
-    let running = start(BatchLimits::uniform(10)).await;
+    let running = start("max_batch = 10", "").await;
     let mut client = AccountingClient::new(running.channel.clone());
     let mut request = EncodedSubmitRequest::of(
         &[
@@ -193,11 +186,10 @@ async fn a_record_that_does_not_decode_is_refused_alone() {
     assert_eq!(gpu_hours(&running.repository).await, 480.0);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn records_past_the_batch_limit_are_refused_as_such() {
     // The site's own limit (3), not the service's (100).
-    let site = SiteName::new("CESNET-MCC").unwrap();
-    let running = start(BatchLimits::new(100, [(site, 3)])).await;
+    let running = start("max_batch = 100", "max_batch = 3").await;
     let mut client = AccountingClient::new(running.channel.clone());
     let records: Vec<_> = (0..4)
         .map(|i| record_to_proto(&sample::record(&format!("vm-{i}"))))
@@ -223,9 +215,9 @@ async fn records_past_the_batch_limit_are_refused_as_such() {
     assert_eq!(gpu_hours(&running.repository).await, 720.0);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_without_a_known_token_are_refused() {
-    let running = start(BatchLimits::uniform(10)).await;
+    let running = start("max_batch = 10", "").await;
     let mut client = AccountingClient::new(running.channel.clone());
     let request = || EncodedSubmitRequest::of(&[record_to_proto(&sample::record("vm-1"))], None);
     for token in ["wrong", "", TOKEN.to_uppercase().as_str()] {
@@ -252,13 +244,14 @@ async fn calls_without_a_known_token_are_refused() {
     assert!(counts.months.is_empty());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_site_past_its_distinct_vos_a_month_is_refused_record_by_record() {
-    let caps = accelfed_central::distinct_caps::DistinctCaps {
-        vos: 2,
-        models: 100,
-    };
-    let running = start(BatchLimits::uniform(100).with_distinct_caps(caps)).await;
+    let running = start(
+        "max_batch = 100
+max_vos_per_month = 2",
+        "",
+    )
+    .await;
     let client = AccountingClient::new(running.channel.clone());
     let of_vo = |id: &str, vo: &str| {
         let mut record = record_to_proto(&sample::record(id));

@@ -41,7 +41,7 @@ fn memory_filter_is_a_u64() {
 
 #[test]
 fn offers_paging_is_bounded_as_the_server_bounds_it() {
-    use accelfed_central::registry::paging::{MAX_PAGE, MAX_PER_PAGE};
+    use accelfed_central::{MAX_PAGE, MAX_PER_PAGE};
     let limit = parameter("limit");
     assert!(limit.contains("minimum: 1"), "{limit}");
     assert!(

@@ -10,7 +10,7 @@
 use std::io::{Read, Write};
 use std::time::Duration;
 
-use accelfed_central::auth::TokenHash;
+use accelfed_central::TokenHash;
 use accelfed_schemas::glue::sample;
 use accelfed_schemas::render::json;
 use accelfed_tests::central::Server;

@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::path::Path;
 
-use accelfed_central::auth::TokenHash;
+use accelfed_central::TokenHash;
 
 /// What `init central` puts in the file.
 #[derive(Debug)]

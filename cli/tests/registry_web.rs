@@ -17,23 +17,22 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::sync::Arc;
 
 use accelfed_accounting::repository::{IngestOptions, Repository};
 use accelfed_accounting::wire::{Outcome, Submission};
-use accelfed_central::auth::Tokens;
-use accelfed_central::registry::Registry;
-use accelfed_central::registry::check::Checker;
-use accelfed_central::registry::http::{ApiState, router};
-use accelfed_central::registry::store::DocumentStore;
-use accelfed_central::registry::web::{WebState, routes};
+use accelfed_central::TokenHash;
+use accelfed_publishers::registry;
 use accelfed_schemas::glue::sample::snapshot;
 use accelfed_schemas::names::{SiteName, VoName};
 use accelfed_schemas::render::json;
 use accelfed_schemas::usage::{Month, sample};
+use accelfed_tests::central::Server;
 use chrono::{TimeZone, Utc};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
+// Of `accelfed token`'s form (64 hex digits).
+const A100_TOKEN: &str = "a100a100a100a100a100a100a100a100a100a100a100a100a100a100a100a100";
+const H100_TOKEN: &str = "4100410041004100410041004100410041004100410041004100410041004100";
 
 /// Makes sure chromium is there (see the module comment).
 fn ensure_chromium() {
@@ -136,65 +135,44 @@ fn h100_document() -> Vec<u8> {
 async fn filtering_for_a100_in_chromium_shows_the_a100_site_only() {
     ensure_chromium();
     let dir = tempfile::tempdir().unwrap();
-    let store = DocumentStore::open(dir.path().join("registry.sqlite").to_str().unwrap())
-        .await
-        .unwrap();
-    let registry = Arc::new(
-        Registry::open(store, Checker::new(16 * 1024 * 1024).unwrap(), 10)
-            .await
-            .unwrap(),
-    );
-    // The A100 site pushes what it gathered just now; the H100 site's document is the sample's,
-    // gathered long ago, so it is stale.
-    let now = Utc::now();
-    let mut fresh_a100 = snapshot("A100-SITE");
-    fresh_a100.creation_time = now;
-    registry
-        .push("A100-SITE", &json::render(&fresh_a100), now)
-        .await
-        .unwrap();
-    registry
-        .push("H100-SITE", &h100_document(), now)
-        .await
-        .unwrap();
-    let repository = repository(&dir.path().join("accounting.sqlite")).await;
+    // The accounting chart's GPU-hours are in the repository before the service opens it.
+    let database = dir.path().join("accounting.sqlite");
+    drop(repository(&database).await);
 
+    // The whole service as `accelfed serve` assembles it (through `run`: its listeners, limits
+    // and token checks), the documents pushed as sites push them.
     let pki = accelfed_tests::pki::Pki::generate();
-    let acceptor = accelfed_central::listen::tls::acceptor(
-        pki.cert_pem.as_bytes(),
-        pki.key_pem.as_bytes(),
-        b"http/1.1",
+    std::fs::write(dir.path().join("cert.pem"), &pki.cert_pem).unwrap();
+    std::fs::write(dir.path().join("key.pem"), &pki.key_pem).unwrap();
+    let config = dir.path().join("central.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[listen]\ngrpc = \"127.0.0.1:0\"\nhttps = \"127.0.0.1:0\"\n\
+             [tls]\ncertificate = \"cert.pem\"\nkey = \"key.pem\"\n\
+             [database]\npath = \"{}\"\n\
+             [sites.A100-SITE]\ntoken_sha256 = \"{}\"\n\
+             [sites.H100-SITE]\ntoken_sha256 = \"{}\"\n",
+            database.display(),
+            TokenHash::of(A100_TOKEN).to_hex(),
+            TokenHash::of(H100_TOKEN).to_hex()
+        ),
     )
     .unwrap();
-    let app = router(ApiState {
-        registry: registry.clone(),
-        tokens: Arc::new(Tokens::new([])),
-        max_body: 1024,
-        body_rate: Default::default(),
-        site_max_body: Default::default(),
-    })
-    .merge(routes(WebState {
-        registry,
-        repository: Some(repository),
-    }));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!(
-        "https://127.0.0.1:{}/",
-        listener.local_addr().unwrap().port()
-    );
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let connections = accelfed_central::listen::incoming(
-        "https",
-        listener,
-        acceptor,
-        accelfed_central::listen::Gate::new(Default::default()),
-        stop_rx,
-    );
-    let server = tokio::spawn(accelfed_central::registry::https::serve(
-        connections,
-        app,
-        std::time::Duration::from_secs(10),
-    ));
+    let server = Server::start(&config);
+    let client = registry::client(Some(pki.ca_pem.as_bytes())).unwrap();
+    // The A100 site pushes what it gathered just now; the H100 site's document is the sample's,
+    // gathered long ago, so it is stale.
+    let mut fresh_a100 = snapshot("A100-SITE");
+    fresh_a100.creation_time = Utc::now();
+    let url = server.url();
+    registry::push(&client, &url, A100_TOKEN, json::render(&fresh_a100))
+        .await
+        .unwrap();
+    registry::push(&client, &url, H100_TOKEN, h100_document())
+        .await
+        .unwrap();
+    let base = format!("{}/", url.trim_end_matches('/'));
 
     let everything = {
         let url = base.clone();
@@ -246,6 +224,5 @@ async fn filtering_for_a100_in_chromium_shows_the_a100_site_only() {
     };
     assert!(bad.contains("class=\"problem\">minimum GPUs: \"four\" is not a number"));
 
-    stop_tx.send(true).unwrap();
-    server.await.unwrap();
+    server.stop().unwrap();
 }

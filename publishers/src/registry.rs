@@ -30,6 +30,8 @@ pub enum RegistryError {
     TimedOut(TimedOut),
     #[error("registry {url}: the answer is larger than {limit} bytes; not read further")]
     TooLarge { url: String, limit: usize },
+    #[error("registry {url}: {problem}")]
+    BadUrl { url: String, problem: String },
     #[error("registry {url} refused the request ({status}): {reason}")]
     Refused {
         url: String,
@@ -59,7 +61,7 @@ impl RegistryError {
             Self::Transport { source, .. } => !accelfed_net::cause::is_permanent(source),
             Self::TimedOut(_) => true,
             Self::Refused { status, .. } => *status >= 500,
-            Self::Ca(_) | Self::TooLarge { .. } => false,
+            Self::Ca(_) | Self::TooLarge { .. } | Self::BadUrl { .. } => false,
         }
     }
 }
@@ -144,6 +146,73 @@ pub async fn get(
     exchange(client, url, request).await
 }
 
+/// One page of a paged list: `GET url` (a whole URL, query included); the body on success and
+/// the next page's URL when the answer's `Link` header names one (`rel="next"`, RFC 8288),
+/// resolved against `url`. A next page on another scheme, host or port is refused: the list's
+/// pages come from the registry that was asked.
+pub async fn get_page(
+    client: &HttpsClient,
+    url: &str,
+) -> Result<(String, Option<String>), RegistryError> {
+    let request = client.http().get(url);
+    let (body, link) = exchange_with_link(client, url.to_owned(), request).await?;
+    let Some(link) = link else {
+        return Ok((body, None));
+    };
+    let next = next_link(url, &link).ok_or_else(|| RegistryError::BadUrl {
+        url: url.to_owned(),
+        problem: format!(
+            "the answer's Link header names a next page that is not on this registry: {:?}",
+            accelfed_schemas::excerpt::excerpt(&link)
+        ),
+    })?;
+    Ok((body, next))
+}
+
+/// `<base_url><path>?<query>` as one URL, for [`get_page`].
+pub fn page_url(
+    base_url: &str,
+    path: &str,
+    query: &[(&str, String)],
+) -> Result<String, RegistryError> {
+    let url = format!("{}{path}", base_url.trim_end_matches('/'));
+    let parsed = if query.is_empty() {
+        reqwest::Url::parse(&url)
+    } else {
+        reqwest::Url::parse_with_params(&url, query)
+    };
+    parsed
+        .map(|parsed| parsed.to_string())
+        .map_err(|error| RegistryError::BadUrl {
+            url,
+            problem: format!("not a URL: {error}"),
+        })
+}
+
+/// The `rel="next"` target of a `Link` header, resolved against `base`: `Some(None)` when the
+/// header names no next page, `None` when the next page is elsewhere or not a URL.
+fn next_link(base: &str, link: &str) -> Option<Option<String>> {
+    let base = reqwest::Url::parse(base).ok()?;
+    for value in link.split(',') {
+        let mut parts = value.split(';');
+        let target = parts.next()?.trim();
+        let is_next = parts.any(|param| {
+            let param = param.trim().to_ascii_lowercase();
+            param == "rel=\"next\"" || param == "rel=next"
+        });
+        if !is_next {
+            continue;
+        }
+        let target = target.strip_prefix('<')?.strip_suffix('>')?;
+        let next = base.join(target).ok()?;
+        if next.origin() != base.origin() {
+            return None;
+        }
+        return Some(Some(next.to_string()));
+    }
+    Some(None)
+}
+
 /// The most an answer of the registry may hold: a federation's whole offer list is a few MB.
 const MAX_ANSWER_BYTES: usize = 64 << 20;
 /// The most of a refusal's reason shown: the registry's reasons are a sentence or two.
@@ -157,6 +226,17 @@ async fn exchange(
     url: String,
     request: reqwest::RequestBuilder,
 ) -> Result<String, RegistryError> {
+    exchange_with_link(client, url, request)
+        .await
+        .map(|(body, _)| body)
+}
+
+/// [`exchange`], with the answer's `Link` header when it has one.
+async fn exchange_with_link(
+    client: &HttpsClient,
+    url: String,
+    request: reqwest::RequestBuilder,
+) -> Result<(String, Option<String>), RegistryError> {
     let timed_out = || {
         RegistryError::TimedOut(TimedOut {
             endpoint: url.clone(),
@@ -173,7 +253,10 @@ async fn exchange(
         })
 }
 
-async fn read_answer(url: &str, request: reqwest::RequestBuilder) -> Result<String, RegistryError> {
+async fn read_answer(
+    url: &str,
+    request: reqwest::RequestBuilder,
+) -> Result<(String, Option<String>), RegistryError> {
     let url = url.to_owned();
     let transport = |source| RegistryError::Transport {
         url: url.clone(),
@@ -181,6 +264,10 @@ async fn read_answer(url: &str, request: reqwest::RequestBuilder) -> Result<Stri
     };
     let mut response = request.send().await.map_err(transport)?;
     let status = response.status();
+    let link = response
+        .headers()
+        .get(reqwest::header::LINK)
+        .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
     let mut body = Vec::new();
     while let Some(chunk) = response.chunk().await.map_err(transport)? {
         if body.len() + chunk.len() > MAX_ANSWER_BYTES {
@@ -193,7 +280,7 @@ async fn read_answer(url: &str, request: reqwest::RequestBuilder) -> Result<Stri
     }
     let body = String::from_utf8_lossy(&body).into_owned();
     if status.is_success() {
-        return Ok(body);
+        return Ok((body, link));
     }
     // The registry answers `{"error": "<reason>"}`; anything else is passed on as it came, cut to
     // a few lines (a proxy's error page must not fill the log).
@@ -278,5 +365,32 @@ mod tests {
             "{err}"
         );
         assert!(!err.is_transient());
+    }
+
+    #[test]
+    fn the_next_link_is_resolved_on_the_same_registry_only() {
+        let base = "https://registry.example.org:8443/registry/v1/offers?vo=atlas";
+        assert_eq!(
+            next_link(
+                base,
+                "</registry/v1/offers?vo=atlas&limit=2&page=2>; rel=\"next\""
+            ),
+            Some(Some(
+                "https://registry.example.org:8443/registry/v1/offers?vo=atlas&limit=2&page=2"
+                    .to_owned()
+            ))
+        );
+        // Other relations are not followed; none at all ends the list.
+        assert_eq!(next_link(base, "</x>; rel=\"prev\""), Some(None));
+        // Another host or port, or a target that is no URL reference, is refused.
+        assert_eq!(
+            next_link(base, "<https://elsewhere.example.org/offers>; rel=\"next\""),
+            None
+        );
+        assert_eq!(
+            next_link(base, "<https://registry.example.org:9443/x>; rel=next"),
+            None
+        );
+        assert_eq!(next_link(base, "/x; rel=next"), None);
     }
 }

@@ -198,6 +198,19 @@ impl Repository {
         }
     }
 
+    /// The distinct users (GlobalUserName) `site` reported in `period`, for central's per-site
+    /// cap on them.
+    pub async fn users(
+        &self,
+        site: &str,
+        period: super::period::Period,
+    ) -> Result<Vec<String>, RepositoryError> {
+        match self {
+            Self::Sqlite(r) => r.users(site.to_owned(), period).await,
+            Self::Postgres(r) => r.users(site.to_owned(), period).await,
+        }
+    }
+
     /// Stores checked rows, all of `site`, with unique ids.
     async fn ingest_rows(
         &self,

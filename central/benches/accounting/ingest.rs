@@ -5,9 +5,9 @@
 //!   the repository's partitioned `records`), see `accelfed_accounting::repository::floor`;
 //! * ingest: each site's records in its own spool (filled before timing), then `accelfed ship`'s
 //!   code (`accelfed_accounting::ship::ship`, its TLS client and bearer token, its batch planning)
-//!   sending them to `accelfed serve`'s code (`accelfed_central::serve`: tonic over TLS on
-//!   127.0.0.1, the real `IngestService` and token check) in front of the repository, summaries
-//!   kept on ingest. Timed from the first call to the last acknowledgement.
+//!   sending them to `accelfed serve` started in-process through `accelfed_central::run` (the
+//!   harness's `Server`: tonic over TLS on 127.0.0.1, the production accept path, limits and token
+//!   check) in front of the repository, summaries kept on ingest. Timed from the first call to the last acknowledgement.
 //!
 //! Each site ships from its own thread with its own runtime, as separate `accelfed ship`
 //! processes would; the records of site `s` are its share of the same numbered records the floor
@@ -20,10 +20,9 @@ use accelfed_accounting::repository::{DEFAULT_MAX_BATCH, Repository};
 use accelfed_accounting::ship::{Client, ClientSettings, ShipOptions, ship};
 use accelfed_accounting::spool::{ShipLimits, Spool, plan};
 use accelfed_accounting::wire::Submission;
-use accelfed_central::auth::{TokenHash, Tokens};
-use accelfed_central::{ServeSettings, serve};
+use accelfed_central::TokenHash;
 use accelfed_schemas::usage::UsageRecord;
-use tokio::net::TcpListener;
+use accelfed_tests::central::Server;
 
 use crate::records::{record, site};
 use crate::{Backend, Settings, rate, total_records};
@@ -161,43 +160,53 @@ fn ship_all(settings: &Settings, spools: Vec<Spool>, ca_pem: &[u8], port: u16) -
     spent
 }
 
-/// Ships into a fresh repository behind `accelfed serve`; returns the shipping time.
+/// Ships into a fresh repository (at `location`) behind the whole service as `accelfed serve`
+/// assembles it (`accelfed_central::run` from a central.toml written in `dir`, through the test
+/// harness: its listeners, limits and token checks); returns the shipping time.
 async fn ingest(
     settings: &Settings,
-    repository: Repository,
+    (repository, location): (Repository, String),
+    dir: &std::path::Path,
     certificates: &Certificates,
     spools: Vec<Spool>,
 ) -> Duration {
-    let listener = TcpListener::bind("127.0.0.1:0")
+    std::fs::write(dir.join("cert.pem"), &certificates.cert_pem).expect("writing the certificate");
+    std::fs::write(dir.join("key.pem"), &certificates.key_pem).expect("writing the key");
+    let mut config = format!(
+        "[listen]\ngrpc = \"127.0.0.1:0\"\n\
+         [tls]\ncertificate = \"cert.pem\"\nkey = \"key.pem\"\n\
+         [database]\n{} = {:?}\n\
+         [ingest]\nmax_batch = {DEFAULT_MAX_BATCH}\n",
+        if location.contains("://") {
+            "url"
+        } else {
+            "path"
+        },
+        location
+    );
+    for s in 0..settings.sites {
+        config.push_str(&format!(
+            "[sites.{}]\ntoken_sha256 = \"{}\"\n",
+            site(s).as_str(),
+            TokenHash::of(&token(s)).to_hex()
+        ));
+    }
+    let path = dir.join("central.toml");
+    std::fs::write(&path, config).expect("writing central.toml");
+    // The harness starts and stops the service on a runtime of its own, blocking while it does.
+    let server = tokio::task::spawn_blocking(move || Server::start(&path))
         .await
-        .expect("a loopback port");
-    let port = listener.local_addr().expect("the bound address").port();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let service = tokio::spawn(serve(
-        ServeSettings {
-            repository: repository.clone(),
-            tokens: Tokens::new((0..settings.sites).map(|s| (site(s), TokenHash::of(&token(s))))),
-            certificate_pem: certificates.cert_pem.clone().into_bytes(),
-            key_pem: certificates.key_pem.clone().into_bytes(),
-            batches: accelfed_central::batch_limits::BatchLimits::uniform(DEFAULT_MAX_BATCH),
-            limits: Default::default(),
-        },
-        listener,
-        None,
-        async {
-            let _ = stopped.await;
-        },
-    ));
+        .expect("the service started");
+    let port = server.grpc.port();
     let ca_pem = certificates.ca_pem.clone().into_bytes();
     let shippers = {
         let settings = settings.clone();
         tokio::task::spawn_blocking(move || ship_all(&settings, spools, &ca_pem, port))
     };
     let spent = shippers.await.expect("the shippers");
-    let _ = stop.send(());
-    service
+    tokio::task::spawn_blocking(move || server.stop())
         .await
-        .expect("the service task")
+        .expect("the service's thread")
         .expect("the service stopped cleanly");
     let expected = (settings.records / settings.sites * settings.sites) as i64;
     assert_eq!(
@@ -264,15 +273,13 @@ async fn fresh_repository(
     backend: Backend,
     dir: &std::path::Path,
     name: &str,
-) -> (Repository, Option<BenchDatabase>) {
+) -> ((Repository, String), Option<BenchDatabase>) {
     match backend {
         Backend::Sqlite => {
             let path = dir.join(format!("{name}.sqlite"));
             let location = path.to_str().expect("a UTF-8 path");
-            (
-                Repository::open(location).await.expect("the repository"),
-                None,
-            )
+            let repository = Repository::open(location).await.expect("the repository");
+            ((repository, location.to_owned()), None)
         }
         Backend::Postgres => {
             let server = BenchServer::from_env();
@@ -281,7 +288,8 @@ async fn fresh_repository(
                 .await
                 .expect("the repository");
             server.checkpoint().await;
-            (repository, Some(database))
+            let location = database.url.clone();
+            ((repository, location), Some(database))
         }
     }
 }
@@ -305,7 +313,7 @@ pub async fn run(settings: &Settings, backend: Backend, certificates: &Certifica
         let spools = spools(settings, dir.path());
         let (repository, database) = fresh_repository(backend, dir.path(), "ingest").await;
         let cpu_before = process_cpu();
-        let spent = ingest(settings, repository, certificates, spools).await;
+        let spent = ingest(settings, repository, dir.path(), certificates, spools).await;
         let cpu = process_cpu() - cpu_before;
         drop_database(database).await;
         let ratio = floor_time.as_secs_f64() / spent.as_secs_f64();
@@ -352,7 +360,7 @@ async fn breakdown(settings: &Settings, backend: Backend) {
     let n = settings.records / settings.sites * settings.sites;
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("a temporary folder");
     let floor_time = floor(settings, backend, dir.path()).await;
-    let (repository, database) = fresh_repository(backend, dir.path(), "direct").await;
+    let ((repository, _), database) = fresh_repository(backend, dir.path(), "direct").await;
     let direct_time = direct(settings, &repository).await;
     drop(repository);
     drop_database(database).await;

@@ -1,6 +1,7 @@
 use std::path::Path;
 
 use super::*;
+use accelfed_accounting::repository::DEFAULT_MAX_BATCH;
 
 /// The SHA-256 of "not guessed" (`printf "not guessed" | sha256sum`), not one of the trivial tokens
 /// `auth` refuses.

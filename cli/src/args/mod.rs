@@ -258,7 +258,7 @@ pub struct QueryArgs {
     #[arg(long)]
     pub ldap: Option<String>,
     /// The search base for --ldap.
-    #[arg(long, default_value = accelfed_central::registry::ldap::query::DEFAULT_BASE, requires = "ldap")]
+    #[arg(long, default_value = accelfed_central::DEFAULT_LDAP_BASE, requires = "ldap")]
     pub ldap_base: String,
     /// A CA to trust besides the system's roots, for the registry or an ldaps:// --ldap server: a
     /// PEM file or a folder of them such as /etc/grid-security/certificates.

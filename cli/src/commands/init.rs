@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use accelfed_central::CentralConfig;
-use accelfed_central::auth::{TokenHash, new_token};
+use accelfed_central::{TokenHash, new_token};
 use accelfed_schemas::names::SiteName;
 
 use crate::args::{InitArgs, InitCentralArgs, InitTarget};
@@ -92,7 +92,7 @@ fn central(args: &InitCentralArgs) -> Result<(), Failure> {
             config: parsed,
         })
         .map_err(|err| usage(err.to_string()))?;
-    accelfed_central::run::check(&loaded).map_err(|err| {
+    accelfed_central::check(&loaded).map_err(|err| {
         usage(format!(
             "{err}; give the service's certificate and key with --certificate and --key, or make \
              a private CA with --private-ca DIR"

@@ -87,7 +87,7 @@ pub fn run(args: &QueryArgs) -> Outcome {
         let query = accelfed_net::within(
             url,
             deadline,
-            accelfed_central::registry::ldap::query(url, &args.ldap_base, &filter, &trust),
+            accelfed_central::ldap_query(url, &args.ldap_base, &filter, &trust),
         );
         return match runtime.block_on(query) {
             Ok(Ok(offers)) => print(&offers, args.format),
@@ -112,32 +112,65 @@ pub fn run(args: &QueryArgs) -> Outcome {
             return Outcome::Config;
         }
     };
-    let body = runtime.block_on(async {
+    let offers = runtime.block_on(async {
         let settings = accelfed_net::ClientSettings::new(trust, deadline);
-        let client = accelfed_publishers::registry::client_with(&settings)?;
-        accelfed_publishers::registry::get(
-            &client,
-            url.as_str(),
-            "/registry/v1/offers",
-            &parameters(&filter),
-        )
-        .await
+        all_pages(&settings, url.as_str(), &parameters(&filter)).await
     });
-    let body = match body {
-        Ok(body) => body,
+    let offers = match offers {
+        Ok(offers) => offers,
         Err(err) => {
             tracing::error!("{err}");
             return Outcome::Partial;
         }
     };
-    let offers = match serde_json::from_str::<Answer>(&body) {
-        Ok(answer) => answer.offers,
-        Err(err) => {
-            tracing::error!("the registry's answer is not an offer list: {err}");
-            return Outcome::Partial;
-        }
-    };
     print(&offers, args.format)
+}
+
+/// The most pages followed: the registry's pages hold up to 10,000 offers, so this is far past
+/// any federation; a registry whose `next` links never end is stopped here, as by the deadline.
+const MAX_PAGES: usize = 1_000;
+
+/// The offers of every page of `/offers`, from the first to the last one (`Link: rel="next"`),
+/// within the settings' deadline in all (`--timeout-s`): a long list is no way to keep the
+/// command waiting without end.
+async fn all_pages(
+    settings: &accelfed_net::ClientSettings,
+    base_url: &str,
+    parameters: &[(&'static str, String)],
+) -> Result<Vec<Offer>, String> {
+    use accelfed_publishers::registry::{client_with, get_page, page_url};
+    let started = tokio::time::Instant::now();
+    let deadline = settings.deadline;
+    let client = client_with(settings).map_err(|err| err.to_string())?;
+    let first = page_url(base_url, "/registry/v1/offers", parameters);
+    let mut next = Some(first.map_err(|err| err.to_string())?);
+    let mut offers = Vec::new();
+    let mut pages = 0;
+    while let Some(url) = next {
+        if pages == MAX_PAGES {
+            return Err(format!(
+                "registry {base_url}: the offer list goes past {MAX_PAGES} pages ({} offers \
+                 read); stopped",
+                offers.len()
+            ));
+        }
+        let page = tokio::time::timeout_at(started + deadline, get_page(&client, &url)).await;
+        let Ok(page) = page else {
+            return Err(format!(
+                "registry {base_url}: the offer list was not read within {} s ({pages} pages, \
+                 {} offers read); stopped",
+                deadline.as_secs(),
+                offers.len()
+            ));
+        };
+        let (body, link) = page.map_err(|err| err.to_string())?;
+        let answer = serde_json::from_str::<Answer>(&body)
+            .map_err(|err| format!("registry {url}: the answer is not an offer list: {err}"))?;
+        offers.extend(answer.offers);
+        pages += 1;
+        next = link;
+    }
+    Ok(offers)
 }
 
 /// Writes `offers` to stdout in `format`.
@@ -227,4 +260,95 @@ pub fn table(offers: &[Offer]) -> String {
         line(row);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::time::Duration;
+
+    use super::*;
+
+    /// An offer's JSON, named `name`.
+    fn offer(name: &str) -> String {
+        format!(
+            r#"{{"site":"SITE-A","service_id":"s","service_kind":"cloud","resource_id":"{name}",
+            "resource_name":"{name}","gpus_each":1,"vendor":"NVIDIA","model":"A100",
+            "memory_mb":null,"compute_capability":null,"sharing":"none","mig_profile":null,
+            "cpus":null,"ram_mb":null,"free":1,"total":2,"vos":["atlas"],
+            "expires":"2026-01-01T00:00:00Z","fresh":true}}"#
+        )
+    }
+
+    /// A plain-HTTP registry on 127.0.0.1 whose `/registry/v1/offers` has `pages` pages of one
+    /// offer each, linked by `Link: rel="next"` (relative, as the registry writes them), each
+    /// answered after `delay`; its base URL.
+    fn paged_registry(pages: usize, delay: Duration) -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let mut request = Vec::new();
+                let mut byte = [0u8; 1];
+                while !request.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+                    request.push(byte[0]);
+                }
+                let request = String::from_utf8_lossy(&request);
+                let page: usize = request
+                    .split_once("page=")
+                    .and_then(|(_, rest)| rest.split(|c: char| !c.is_ascii_digit()).next())
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(1);
+                std::thread::sleep(delay);
+                let body = format!(r#"{{"offers":[{}]}}"#, offer(&format!("flavor-{page}")));
+                let link = if page < pages {
+                    format!(
+                        "link: </registry/v1/offers?vo=atlas&limit=1&page={}>; rel=\"next\"\r\n",
+                        page + 1
+                    )
+                } else {
+                    String::new()
+                };
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-type: application/json\r\n{link}\
+                     content-length: {}\r\n\r\n",
+                    body.len()
+                );
+                let _ = stream.write_all(head.as_bytes());
+                let _ = stream.write_all(body.as_bytes());
+            }
+        });
+        format!("http://{address}")
+    }
+
+    fn settings(deadline: Duration) -> accelfed_net::ClientSettings {
+        accelfed_net::ClientSettings::new(accelfed_net::Trust::system(), deadline)
+    }
+
+    #[tokio::test]
+    async fn every_page_is_read_to_the_last() {
+        let url = paged_registry(5, Duration::ZERO);
+        let parameters = [("vo", "atlas".to_owned())];
+        let offers = all_pages(&settings(Duration::from_secs(30)), &url, &parameters)
+            .await
+            .unwrap();
+        let names: Vec<&str> = offers.iter().map(|o| o.resource_name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["flavor-1", "flavor-2", "flavor-3", "flavor-4", "flavor-5"]
+        );
+    }
+
+    #[tokio::test]
+    async fn pages_past_the_deadline_stop_the_query_with_what_was_read() {
+        let url = paged_registry(1_000, Duration::from_millis(200));
+        let started = std::time::Instant::now();
+        let err = all_pages(&settings(Duration::from_secs(1)), &url, &[])
+            .await
+            .unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(3), "{err}");
+        assert!(err.contains("not read within 1 s"), "{err}");
+        assert!(err.contains("offers read"), "{err}");
+    }
 }

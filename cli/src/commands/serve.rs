@@ -16,7 +16,7 @@ pub fn run(args: &ServeArgs) -> Outcome {
     };
     // The certificate, key and settings first: nothing is bound, and no "listening" printed, for
     // a service that would then refuse to start.
-    let checked = match accelfed_central::run::check(&loaded) {
+    let checked = match accelfed_central::check(&loaded) {
         Ok(checked) => checked,
         Err(err) => {
             tracing::error!("{err}");
@@ -25,7 +25,7 @@ pub fn run(args: &ServeArgs) -> Outcome {
     };
     // Every connection the limits allow is a descriptor: a limit that cannot hold them is a
     // configuration error (exit 2) now, not EMFILE in the middle of a flood.
-    if let Err(err) = accelfed_central::descriptors::ensure(&loaded.config.listen) {
+    if let Err(err) = accelfed_central::ensure_descriptors(&loaded.config.listen) {
         tracing::error!("{err}");
         return Outcome::Config;
     }
@@ -53,9 +53,7 @@ pub fn run(args: &ServeArgs) -> Outcome {
                 tracing::info!("listening {name} {address}");
             }
         }
-        match accelfed_central::run::run_checked(&loaded, checked, listeners, shutdown_signal())
-            .await
-        {
+        match accelfed_central::run_checked(&loaded, checked, listeners, shutdown_signal()).await {
             Ok(()) => Outcome::Ok,
             Err(RunError::Config(err)) => {
                 tracing::error!("{err}");

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use accelfed_central::auth::{TokenHash, new_token};
+use accelfed_central::{TokenHash, new_token};
 use accelfed_schemas::names::SiteName;
 
 use crate::args::TokenArgs;

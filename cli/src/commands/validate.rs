@@ -49,7 +49,7 @@ fn validate_central(path: &std::path::Path) -> Outcome {
             return Outcome::Config;
         }
     };
-    if let Err(err) = accelfed_central::run::check(&loaded) {
+    if let Err(err) = accelfed_central::check(&loaded) {
         tracing::error!("{}: {err}", path.display());
         return Outcome::Config;
     }

@@ -4,8 +4,8 @@
 //! JSON Schema, the site, consistency and LDAP lengths). A configuration that parses but whose
 //! document the registry would refuse is a configuration error found before any cron run.
 
-use accelfed_central::registry::check::Checker;
-use accelfed_central::registry::config::RegistryConfig;
+use accelfed_central::Checker;
+use accelfed_central::RegistryConfig;
 use accelfed_provider::config::Config;
 use accelfed_schemas::render::json;
 

@@ -26,7 +26,7 @@ fn init_with_a_first_site_writes_its_token_and_hash() {
     assert_eq!(token.trim().len(), 64, "{token}");
     assert_eq!(mode(&dir.join("SITE_A.token")), 0o600);
     let text = std::fs::read_to_string(dir.join("one.toml")).unwrap();
-    let hash = accelfed_central::auth::TokenHash::of(token.trim()).to_hex();
+    let hash = accelfed_central::TokenHash::of(token.trim()).to_hex();
     assert!(text.contains(&hash), "{text}");
     assert!(
         !stderr(&first).contains(token.trim()),

@@ -129,7 +129,7 @@ impl std::ops::Deref for ServeProcess {
     }
 }
 
-fn load_listen(config: &Path) -> accelfed_central::config::ListenConfig {
+fn load_listen(config: &Path) -> accelfed_central::ListenConfig {
     accelfed_central::CentralConfig::load(config)
         .unwrap_or_else(|err| panic!("{}: {err}", config.display()))
         .config

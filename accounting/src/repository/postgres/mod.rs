@@ -159,6 +159,17 @@ impl PostgresRepository {
             .map_err(|e| self.fail(e))
     }
 
+    /// The distinct users `site` reported in `period`.
+    pub async fn users(
+        &self,
+        site: String,
+        period: Period,
+    ) -> Result<Vec<String>, RepositoryError> {
+        read::users(self.reader.as_ref(), &site, period)
+            .await
+            .map_err(|e| self.fail(e))
+    }
+
     fn fail(&self, failure: PgFailure) -> RepositoryError {
         match failure {
             PgFailure::Postgres(error) => RepositoryError::Postgres {

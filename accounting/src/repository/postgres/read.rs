@@ -80,6 +80,24 @@ pub(super) async fn sync_counts(
         .collect()
 }
 
+/// The distinct users `site` reported in `period` (index `records_by_site_user`).
+pub(super) async fn users(
+    client: &impl GenericClient,
+    site: &str,
+    period: Period,
+) -> Result<Vec<String>, PgFailure> {
+    let rows = client
+        .query(
+            "SELECT DISTINCT global_user_name FROM records
+             WHERE site = $1 AND period = $2 AND global_user_name IS NOT NULL",
+            &[&site, &period.index()],
+        )
+        .await?;
+    rows.iter()
+        .map(|row| row.try_get(0).map_err(PgFailure::from))
+        .collect()
+}
+
 /// Decodes a row selected with [`super::super::row::COLUMNS`].
 pub(super) fn row_from_sql(row: &Row) -> Result<RecordRow, PgFailure> {
     let id: Vec<u8> = row.try_get(0)?;

@@ -13,6 +13,7 @@ use rusqlite::Connection;
 
 use super::capacity::Installed;
 use super::error::RepositoryError;
+use super::period::Period;
 use super::query::{SummaryQuery, SummaryRow};
 use super::row::RecordRow;
 use super::sync_count::SyncCount;
@@ -115,6 +116,16 @@ impl SqliteRepository {
     /// Records held per month for one site.
     pub async fn sync_counts(&self, site: String) -> Result<Vec<SyncCount>, RepositoryError> {
         self.run(&self.reader, move |conn| read::sync_counts(conn, &site))
+            .await
+    }
+
+    /// The distinct users `site` reported in `period`.
+    pub async fn users(
+        &self,
+        site: String,
+        period: Period,
+    ) -> Result<Vec<String>, RepositoryError> {
+        self.run(&self.reader, move |conn| read::users(conn, &site, period))
             .await
     }
 

@@ -64,6 +64,20 @@ pub(super) fn sync_counts(conn: &mut Connection, site: &str) -> rusqlite::Result
     rows.collect()
 }
 
+/// The distinct users `site` reported in `period` (index `records_by_site_user` only).
+pub(super) fn users(
+    conn: &mut Connection,
+    site: &str,
+    period: Period,
+) -> rusqlite::Result<Vec<String>> {
+    let mut statement = conn.prepare_cached(
+        "SELECT DISTINCT global_user_name FROM records INDEXED BY records_by_site_user
+         WHERE site = ?1 AND period = ?2 AND global_user_name IS NOT NULL",
+    )?;
+    let rows = statement.query_map(rusqlite::params![site, period.index()], |row| row.get(0))?;
+    rows.collect()
+}
+
 /// Decodes a row selected with [`super::super::row::COLUMNS`].
 pub(super) fn row_from_sql(row: &rusqlite::Row<'_>) -> rusqlite::Result<RecordRow> {
     let id: Vec<u8> = row.get(0)?;

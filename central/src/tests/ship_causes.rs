@@ -2,8 +2,6 @@
 //! named (connection refused, a certificate signed by an unknown CA, a port that does not speak
 //! TLS), and a certificate problem is reported at once instead of retried: no wait cures it.
 
-#![allow(clippy::unwrap_used)]
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -11,15 +9,15 @@ use tokio::net::TcpListener;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
 
+use crate::auth::Tokens;
+use crate::ingest::IngestService;
+use crate::metrics::Metrics;
 use accelfed_accounting::repository::Repository;
 use accelfed_accounting::ship::{Backoff, Client, ClientSettings, ShipError, ShipOptions, ship};
 use accelfed_accounting::spool::Spool;
 use accelfed_accounting::wire::proto::accounting_server::AccountingServer;
-use accelfed_central::auth::Tokens;
-use accelfed_central::ingest::IngestService;
-use accelfed_central::metrics::Metrics;
 use accelfed_schemas::usage::sample;
-use accelfed_tests::pki::Pki;
+use accelfed_testkit::pki::Pki;
 
 const TOKEN: &str = "3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c";
 
@@ -57,7 +55,7 @@ async fn tls_server(pki: &Pki, dir: &std::path::Path) -> u16 {
         repository,
         tokens: Arc::new(Tokens::default()),
         metrics: Arc::new(Metrics::default()),
-        batches: std::sync::Arc::new(accelfed_central::batch_limits::BatchLimits::uniform(10)),
+        batches: std::sync::Arc::new(crate::batch_limits::BatchLimits::uniform(10)),
     };
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();

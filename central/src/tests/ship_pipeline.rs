@@ -4,8 +4,6 @@
 //! next run delivers the rest, and records the repository had already stored from the abandoned
 //! batches come back "unchanged": the totals are exact, nothing lost, nothing counted twice.
 
-#![allow(clippy::unwrap_used)]
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -15,6 +13,9 @@ use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
 use tonic::{Request, Response, Status};
 
+use crate::auth::{TokenHash, Tokens};
+use crate::ingest::IngestService;
+use crate::metrics::Metrics;
 use accelfed_accounting::repository::{Dimension, Repository, SummaryFilter, SummaryQuery};
 use accelfed_accounting::ship::{
     Backoff, Client, ClientSettings, ShipError, ShipOptions, ShipReport, ship,
@@ -23,13 +24,10 @@ use accelfed_accounting::spool::{ShipLimits, Spool};
 use accelfed_accounting::wire::encoded::EncodedSubmitRequest;
 use accelfed_accounting::wire::proto::accounting_server::{Accounting, AccountingServer};
 use accelfed_accounting::wire::proto::{SubmitResponse, SyncRequest, SyncResponse};
-use accelfed_central::auth::{TokenHash, Tokens};
-use accelfed_central::ingest::IngestService;
-use accelfed_central::metrics::Metrics;
 use accelfed_schemas::gpu::GpuCount;
 use accelfed_schemas::names::{LocalId, SiteName};
 use accelfed_schemas::usage::{UsageRecord, sample};
-use accelfed_tests::pki::Pki;
+use accelfed_testkit::pki::Pki;
 
 // Of `accelfed token`'s form (64 hex digits): other tokens are refused before hashing.
 const TOKEN: &str = "7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a";
@@ -122,9 +120,7 @@ async fn a_failed_batch_stops_the_run_in_order_and_the_next_run_counts_everythin
                 TokenHash::of(TOKEN),
             )])),
             metrics: Arc::new(Metrics::default()),
-            batches: std::sync::Arc::new(accelfed_central::batch_limits::BatchLimits::uniform(
-                1_000,
-            )),
+            batches: std::sync::Arc::new(crate::batch_limits::BatchLimits::uniform(1_000)),
         },
         calls: AtomicUsize::new(0),
         fail_at: AtomicUsize::new(4),

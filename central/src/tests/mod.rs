@@ -1,0 +1,8 @@
+//! Checks of the ingest service's parts that need more than `run` offers: `ship` against the
+//! real ingest behind a gate that fails one call, and against TLS servers it must not trust.
+//! They live inside the crate because the parts they assemble are crate-private (issue #29: tests
+//! outside it get the whole service, through `run`).
+
+mod ldap_sync;
+mod ship_causes;
+mod ship_pipeline;
