@@ -16,6 +16,7 @@ use accelfed_schemas::glue::{AcceleratorCapacity, Service};
 use accelfed_schemas::names::{LocalId, SiteName};
 use accelfed_schemas::usage::Observation;
 
+use crate::backend_error::BackendError;
 use crate::config::Problem;
 
 /// What one backend delivered for the snapshot: its services, and the failures that degraded
@@ -23,7 +24,7 @@ use crate::config::Problem;
 #[derive(Debug, Clone, Default)]
 pub struct Provision {
     pub services: Vec<Service>,
-    pub failures: Vec<String>,
+    pub failures: Vec<BackendError>,
 }
 
 /// What one backend's meter read: its usage observations, and the GPUs it has installed as
@@ -94,7 +95,7 @@ pub(crate) trait Backend {
     }
 
     /// Reads the middleware and maps it to GLUE2 services. An error means nothing was delivered.
-    async fn provide(&self) -> Result<Provision, String>;
+    async fn provide(&self) -> Result<Provision, BackendError>;
 
     /// One observation per VM, pod or job that held GPUs in `[since, now)`, each with its whole
     /// interval, and the backend's installed GPUs from the same read; all or nothing for the
@@ -104,7 +105,7 @@ pub(crate) trait Backend {
         site: &SiteName,
         since: DateTime<Utc>,
         now: DateTime<Utc>,
-    ) -> Result<Metering, String>;
+    ) -> Result<Metering, BackendError>;
 }
 
 /// The closed set of backends, listed once. Each entry is a variant of [`ProviderConfig`] with
@@ -178,7 +179,7 @@ macro_rules! provider_config {
             }
 
             /// Reads the middleware into GLUE2 services.
-            pub async fn provide(&self) -> Result<Provision, String> {
+            pub async fn provide(&self) -> Result<Provision, BackendError> {
                 match self {
                     $(Self::$variant(config) => Backend::provide(*config).await,)*
                 }
@@ -190,7 +191,7 @@ macro_rules! provider_config {
                 site: &SiteName,
                 since: DateTime<Utc>,
                 now: DateTime<Utc>,
-            ) -> Result<Metering, String> {
+            ) -> Result<Metering, BackendError> {
                 match self {
                     $(Self::$variant(config) => Backend::observe(*config, site, since, now).await,)*
                 }

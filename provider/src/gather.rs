@@ -6,6 +6,7 @@ use accelfed_schemas::glue::{
     AdminDomain, Contact, Location, Service, SiteSnapshot, SnapshotError,
 };
 
+use crate::backend_error::Retry;
 use crate::config::{Config, SiteConfig};
 
 /// A provider that could not deliver; what the others delivered is still published.
@@ -15,6 +16,8 @@ pub struct ProviderFailure {
     /// `kubernetes[1]`, `openstack "cloud"`.
     pub provider: String,
     pub message: String,
+    /// Whether the next run may succeed as things stand (an outage) or not (a misconfiguration).
+    pub retry: Retry,
 }
 
 /// The outcome of one run of the providers.
@@ -42,15 +45,17 @@ pub async fn gather(config: &Config, now: DateTime<Utc>) -> Result<Gathered, Sna
                     provision
                         .failures
                         .into_iter()
-                        .map(|message| ProviderFailure {
+                        .map(|failure| ProviderFailure {
                             provider: name.clone(),
-                            message,
+                            message: failure.message,
+                            retry: failure.retry,
                         }),
                 );
             }
-            Err(message) => failures.push(ProviderFailure {
+            Err(failure) => failures.push(ProviderFailure {
                 provider: name,
-                message,
+                message: failure.message,
+                retry: failure.retry,
             }),
         }
     }

@@ -11,6 +11,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 mod backend;
+mod backend_error;
 pub mod config;
 mod gather;
 mod json;
@@ -21,5 +22,6 @@ pub mod slurm;
 pub mod static_site;
 
 pub use backend::Metering;
+pub use backend_error::{BackendError, Retry};
 pub use gather::{Gathered, ProviderFailure, gather};
 pub use observe::{Observed, Uncounted, observe};

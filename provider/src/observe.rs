@@ -73,9 +73,10 @@ pub async fn observe(config: &Config, since: DateTime<Utc>, now: DateTime<Utc>) 
                 }
                 observed.observations.extend(metering.observations);
             }
-            Err(message) => observed.failures.push(ProviderFailure {
+            Err(failure) => observed.failures.push(ProviderFailure {
                 provider: provider.label(index),
-                message,
+                message: failure.message,
+                retry: failure.retry,
             }),
         }
     }

@@ -113,6 +113,31 @@ fn a_failing_command_gives_its_status_and_stderr_and_the_other_providers_still_p
         "{}",
         failure.message
     );
+    // Typed, not read out of the message: a controller out of reach may answer the next run.
+    assert_eq!(failure.retry, accelfed_provider::Retry::MayHelp);
+}
+
+#[test]
+fn a_command_that_fails_for_good_is_typed_so() {
+    // The site's sinfo refuses the JSON flag (a Slurm without the data parser plugin): nothing
+    // changes until the site does, and the failure says so in its type.
+    let bin = bin_dir(
+        "refusing",
+        &[(
+            "sinfo",
+            "echo 'sinfo: unrecognized option --json' >&2\nexit 1",
+        )],
+    );
+    let config = Config::parse(Path::new("t.toml"), &config_text(&bin, 5)).unwrap();
+    let gathered = block_on(gather(&config, chrono::Utc::now())).unwrap();
+    assert_eq!(gathered.failures.len(), 1);
+    let failure = &gathered.failures[0];
+    assert_eq!(
+        failure.retry,
+        accelfed_provider::Retry::WillNotHelp,
+        "{}",
+        failure.message
+    );
 }
 
 #[test]

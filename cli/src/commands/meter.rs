@@ -68,7 +68,8 @@ fn log(report: &MeterReport) {
         );
     }
     for failure in &report.failures {
-        tracing::error!(provider = %failure.provider, "meter failed: {}", failure.message);
+        let retry = failure.retry.may_help();
+        tracing::error!(provider = %failure.provider, retry, "meter failed: {}", failure.message);
     }
     for uncounted in &report.uncounted {
         tracing::warn!(

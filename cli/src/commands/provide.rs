@@ -93,7 +93,8 @@ fn gather(
 ) -> Result<accelfed_provider::Gathered, accelfed_schemas::glue::SnapshotError> {
     let gathered = runtime.block_on(accelfed_provider::gather(config, chrono::Utc::now()))?;
     for failure in &gathered.failures {
-        tracing::error!(provider = %failure.provider, "{}", failure.message);
+        let retry = failure.retry.may_help();
+        tracing::error!(provider = %failure.provider, retry, "{}", failure.message);
     }
     Ok(gathered)
 }

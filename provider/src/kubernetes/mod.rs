@@ -37,6 +37,7 @@ use accelfed_schemas::glue::Service;
 use accelfed_schemas::names::{LocalId, SiteName};
 
 use crate::backend::{Backend, Metering, Provision, log_warnings};
+use crate::backend_error::BackendError;
 use crate::config::Problem;
 
 pub use capacity::kind_id;
@@ -84,8 +85,8 @@ impl Backend for KubernetesConfig {
         }
     }
 
-    async fn provide(&self) -> Result<Provision, String> {
-        let service = provide(self).await.map_err(|err| err.to_string())?;
+    async fn provide(&self) -> Result<Provision, BackendError> {
+        let service = provide(self).await?;
         Ok(Provision {
             services: vec![service],
             failures: Vec::new(),
@@ -97,9 +98,7 @@ impl Backend for KubernetesConfig {
         site: &SiteName,
         since: DateTime<Utc>,
         now: DateTime<Utc>,
-    ) -> Result<Metering, String> {
-        meter(self, site, since, now)
-            .await
-            .map_err(|err| err.to_string())
+    ) -> Result<Metering, BackendError> {
+        Ok(meter(self, site, since, now).await?)
     }
 }

@@ -52,6 +52,7 @@ use accelfed_schemas::glue::{AcceleratorCapacity, Service};
 use accelfed_schemas::names::{LocalId, SiteName};
 
 use crate::backend::{Backend, Metering, Provision};
+use crate::backend_error::BackendError;
 use crate::config::Problem;
 use client::Fetched;
 
@@ -59,7 +60,7 @@ use client::Fetched;
 #[derive(Debug, Clone)]
 pub struct Provided {
     pub mapped: Mapped,
-    pub failures: Vec<String>,
+    pub failures: Vec<BackendError>,
 }
 
 /// Reads the whole service of the cloud ([`Listing::Service`]) and maps it; the meter reads less
@@ -78,7 +79,7 @@ pub struct Used {
     pub usage: Vec<VmUsage>,
     /// The manager's accelerators as `provide` publishes them, or why Placement could not say.
     pub installed: Result<Vec<AcceleratorCapacity>, String>,
-    pub failures: Vec<String>,
+    pub failures: Vec<BackendError>,
 }
 
 /// The meter's read: what [`Listing::Usage`] lists (servers deleted since `changes_since`, RFC
@@ -101,7 +102,7 @@ pub async fn usage(config: &OpenstackConfig, changes_since: &str) -> Result<Used
     })
 }
 
-fn log(config: &OpenstackConfig, warnings: &[String], notes: &[String], failures: &[String]) {
+fn log(config: &OpenstackConfig, warnings: &[String], notes: &[String], failures: &[BackendError]) {
     for note in notes {
         tracing::info!(cloud = %config.id.get_ref(), "{note}");
     }
@@ -109,7 +110,8 @@ fn log(config: &OpenstackConfig, warnings: &[String], notes: &[String], failures
         tracing::warn!(cloud = %config.id.get_ref(), "{warning}");
     }
     for failure in failures {
-        tracing::error!(cloud = %config.id.get_ref(), "{failure}");
+        let retry = failure.retry.may_help();
+        tracing::error!(cloud = %config.id.get_ref(), retry, "{failure}");
     }
 }
 
@@ -130,8 +132,8 @@ impl Backend for OpenstackConfig {
         vec![(format!("{}[{index}]", Self::TABLE), &self.id)]
     }
 
-    async fn provide(&self) -> Result<Provision, String> {
-        let provided = provide(self).await.map_err(|err| err.to_string())?;
+    async fn provide(&self) -> Result<Provision, BackendError> {
+        let provided = provide(self).await?;
         Ok(Provision {
             services: vec![Service::Cloud(provided.mapped.service)],
             failures: provided.failures,
@@ -143,9 +145,7 @@ impl Backend for OpenstackConfig {
         site: &SiteName,
         since: DateTime<Utc>,
         now: DateTime<Utc>,
-    ) -> Result<Metering, String> {
-        meter(self, site, since, now)
-            .await
-            .map_err(|err| err.to_string())
+    ) -> Result<Metering, BackendError> {
+        Ok(meter(self, site, since, now).await?)
     }
 }

@@ -55,6 +55,7 @@ use accelfed_schemas::glue::Service;
 use accelfed_schemas::names::SiteName;
 
 use crate::backend::{Backend, Metering, Provision, log_warnings};
+use crate::backend_error::BackendError;
 use crate::config::Problem;
 
 /// Reads the cluster and maps it to GLUE2; warnings (unknown GPU types, skipped nodes) are logged.
@@ -75,8 +76,8 @@ impl Backend for SlurmConfig {
         SlurmConfig::validate(self)
     }
 
-    async fn provide(&self) -> Result<Provision, String> {
-        let service = provide(self).await.map_err(|err| err.to_string())?;
+    async fn provide(&self) -> Result<Provision, BackendError> {
+        let service = provide(self).await?;
         Ok(Provision {
             services: vec![Service::Computing(service)],
             failures: Vec::new(),
@@ -88,9 +89,7 @@ impl Backend for SlurmConfig {
         site: &SiteName,
         since: DateTime<Utc>,
         now: DateTime<Utc>,
-    ) -> Result<Metering, String> {
-        meter(self, site, since, now)
-            .await
-            .map_err(|err| err.to_string())
+    ) -> Result<Metering, BackendError> {
+        Ok(meter(self, site, since, now).await?)
     }
 }

@@ -19,6 +19,7 @@ use toml::Spanned;
 use accelfed_schemas::names::{LocalId, SiteName};
 
 use crate::backend::{Backend, Metering, Provision, manager_accelerators};
+use crate::backend_error::BackendError;
 use crate::config::Problem;
 
 /// The static backend's contract: no IO, no failures, no meter (manual usage has its own file).
@@ -43,7 +44,7 @@ impl Backend for StaticConfig {
             .collect()
     }
 
-    async fn provide(&self) -> Result<Provision, String> {
+    async fn provide(&self) -> Result<Provision, BackendError> {
         Ok(Provision {
             services: self.services(),
             failures: Vec::new(),
@@ -56,7 +57,7 @@ impl Backend for StaticConfig {
         _site: &SiteName,
         _since: DateTime<Utc>,
         _now: DateTime<Utc>,
-    ) -> Result<Metering, String> {
+    ) -> Result<Metering, BackendError> {
         Ok(Metering {
             observations: Vec::new(),
             installed: Ok(manager_accelerators(&self.services())),

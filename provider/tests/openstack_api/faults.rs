@@ -237,10 +237,10 @@ async fn placement_failing_leaves_capacity_out_and_publishes_the_rest() {
     assert_eq!(provided.failures.len(), 1, "{:?}", provided.failures);
     let failure = &provided.failures[0];
     assert!(
-        failure.starts_with(&format!(
+        failure.message.starts_with(&format!(
             "placement {}/placement/resource_providers: HTTP 503",
             cloud.base
-        )) && failure.contains("retry may help"),
+        )) && failure.message.contains("retry may help"),
         "{failure}"
     );
     let service = &provided.mapped.service;
@@ -336,8 +336,10 @@ async fn a_service_that_times_out_is_named_and_the_others_publish() {
     let provided = provide(&setup.config).await.unwrap();
     assert_eq!(provided.failures.len(), 1, "{:?}", provided.failures);
     assert!(
-        provided.failures[0].starts_with(&format!("glance {}/image/v2/images", cloud.base))
-            && provided.failures[0].contains("timed out"),
+        provided.failures[0]
+            .message
+            .starts_with(&format!("glance {}/image/v2/images", cloud.base))
+            && provided.failures[0].message.contains("timed out"),
         "{}",
         provided.failures[0]
     );
@@ -356,7 +358,11 @@ async fn a_service_that_times_out_is_named_and_the_others_publish() {
     .await;
     let provided = provide(&super::setup(&slow, 1).config).await.unwrap();
     assert_eq!(provided.failures.len(), 1, "{:?}", provided.failures);
-    assert!(provided.failures[0].contains("fc26e546-0ddc-4853-8886-71783573879a/inventories"));
+    assert!(
+        provided.failures[0]
+            .message
+            .contains("fc26e546-0ddc-4853-8886-71783573879a/inventories")
+    );
     assert!(provided.mapped.service.manager.accelerators.is_empty());
 }
 

@@ -26,7 +26,11 @@ async fn a_project_whose_listing_fails_has_its_share_marked() {
     let setup = setup(&cloud, 5);
     let provided = provide(&setup.config).await.unwrap();
     assert_eq!(provided.failures.len(), 1, "{:?}", provided.failures);
-    assert!(provided.failures[0].starts_with(&format!("project {ATLAS}: nova ")));
+    assert!(
+        provided.failures[0]
+            .message
+            .starts_with(&format!("project {ATLAS}: nova "))
+    );
     let service = &provided.mapped.service;
     let share = |vo: &str| {
         service
@@ -69,7 +73,7 @@ async fn a_project_whose_listing_fails_has_its_share_marked() {
     let provided = provide(&super::setup(&cloud, 5).config).await.unwrap();
     assert!(provided.mapped.service.shares.is_empty());
     assert!(
-        provided.failures[0].starts_with("keystone "),
+        provided.failures[0].message.starts_with("keystone "),
         "{:?}",
         provided.failures
     );

@@ -349,7 +349,10 @@ pub async fn quotas(
     session: &Arc<Session>,
     compute: &str,
     project_ids: Vec<String>,
-) -> (BTreeMap<String, ProjectQuota>, BTreeMap<String, String>) {
+) -> (
+    BTreeMap<String, ProjectQuota>,
+    BTreeMap<String, OpenstackError>,
+) {
     #[derive(Deserialize)]
     struct Body {
         limits: Limits,
@@ -371,7 +374,7 @@ pub async fn quotas(
                 ok.insert(id, body.limits.absolute);
             }
             Err(err) => {
-                failed.insert(id, err.to_string());
+                failed.insert(id, err);
             }
         }
     }

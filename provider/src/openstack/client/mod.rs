@@ -11,6 +11,7 @@ mod listing;
 mod page;
 mod session;
 
+use crate::backend_error::{BackendError, Retry};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -32,7 +33,7 @@ use super::vo::project_vo;
 pub struct Fetched {
     pub state: CloudState,
     /// Each names the service, URL and whether a retry helps; non-empty means exit status 1.
-    pub failures: Vec<String>,
+    pub failures: Vec<BackendError>,
 }
 
 /// Finds the credentials: the named or `OS_CLOUD` entry of `clouds.yaml` (with `secure.yaml`),
@@ -204,7 +205,7 @@ pub async fn fetch_with(
     let servers = servers?;
     let mut optional = |what: &str, err: OpenstackError| {
         degraded.push(format!("{what}: {err}"));
-        failures.push(err.to_string());
+        failures.push(BackendError::from(err));
     };
     let providers = providers.unwrap_or_else(|err| {
         optional("placement", err);
@@ -228,8 +229,15 @@ pub async fn fetch_with(
     };
     let (quotas, project_errors) = quotas.unwrap_or_default();
     for (project, err) in &project_errors {
-        failures.push(format!("project {project}: {err}"));
+        failures.push(BackendError {
+            message: format!("project {project}: {err}"),
+            retry: Retry::of(err.retryable()),
+        });
     }
+    let project_errors: BTreeMap<String, String> = project_errors
+        .into_iter()
+        .map(|(project, err)| (project, err.to_string()))
+        .collect();
     Ok(Fetched {
         state: CloudState {
             compute_url: compute,
