@@ -175,7 +175,11 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
 /// Creates (and removes) an empty file in `folder`, writing `bytes` zeros to it and waiting for
 /// the disk: the OS error a database write there would meet, if any.
 fn probe(folder: &Path, bytes: usize) -> io::Result<()> {
-    let name = folder.join(format!(".accelfed-probe-{}", std::process::id()));
+    // One name per probe, not per process: a service opens its repository and its registry in
+    // one folder at once, and two probes of one name met as "File exists".
+    static PROBES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let probe = PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = folder.join(format!(".accelfed-probe-{}-{probe}", std::process::id()));
     let result = (|| {
         let mut file = OpenOptions::new()
             .write(true)

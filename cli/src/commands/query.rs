@@ -157,8 +157,8 @@ async fn all_pages(
         let page = tokio::time::timeout_at(started + deadline, get_page(&client, &url)).await;
         let Ok(page) = page else {
             return Err(format!(
-                "registry {base_url}: the offer list was not read within {} s ({pages} pages, \
-                 {} offers read); stopped",
+                "registry {base_url}: timed out after {} s reading the offer list ({pages} \
+                 pages, {} offers read); stopped",
                 deadline.as_secs(),
                 offers.len()
             ));
@@ -348,7 +348,7 @@ mod tests {
             .await
             .unwrap_err();
         assert!(started.elapsed() < Duration::from_secs(3), "{err}");
-        assert!(err.contains("not read within 1 s"), "{err}");
+        assert!(err.contains("timed out after 1 s"), "{err}");
         assert!(err.contains("offers read"), "{err}");
     }
 }

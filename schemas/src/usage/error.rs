@@ -32,7 +32,7 @@ pub enum Problem {
     #[error("Count must be a finite number above zero, got {0}")]
     Count(f64),
     #[error(
-        "Count {0} is below the smallest share a record may carry ({min} GPU: APEL and the repository keep thousandths)",
+        "Count {0} is below the smallest share a record may carry ({min} GPU)",
         min = super::UsageRecord::MIN_COUNT
     )]
     CountBelowShare(f64),

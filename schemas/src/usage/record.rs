@@ -104,10 +104,12 @@ impl UsageRecord {
         self.gpu_seconds() / 3600.0
     }
 
-    /// The smallest Count a record may carry: APEL's Count column and the repository's keep
-    /// thousandths of a GPU, so a count below half of one would be stored as 0 GPUs beside its
-    /// hours (1e-300 was). Real shares are far above it (a 1/32 vGPU is 0.031).
-    pub const MIN_COUNT: f64 = 0.0005;
+    /// The smallest Count a record may carry: a billionth of a GPU. Shares below a thousandth are
+    /// real and kept exactly (a 0.0004 share is rendered `0.0004`, and the APEL message carries
+    /// as many decimals as the GPU-seconds need, twelve at most), but a count below this is no
+    /// share anyone hands out, and past twelve decimals it would be sent and stored as 0 GPUs
+    /// beside its hours (1e-300 was).
+    pub const MIN_COUNT: f64 = 1e-9;
 
     /// Checks what the types cannot: durations against the month and each other, a positive finite
     /// count and benchmark, ordered timestamps, and no month after the one containing `now`.

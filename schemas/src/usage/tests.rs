@@ -237,9 +237,11 @@ fn seen_times_that_leave_the_month_are_refused() {
 #[test]
 fn counts_below_the_smallest_share_are_refused() {
     let mut r = record("vm-1");
-    r.count = GpuCount::new(1.0 / 32.0).unwrap();
-    r.validate(now()).unwrap();
-    for tiny in [1e-300, 1e-6, 0.000_49] {
+    for share in [1.0 / 32.0, 0.0004, 1e-9] {
+        r.count = GpuCount::new(share).unwrap();
+        r.validate(now()).unwrap();
+    }
+    for tiny in [1e-300, 1e-12, 0.999e-9] {
         r.count = GpuCount::new(tiny).unwrap();
         let (text, problem) = problem_of(&r);
         assert!(matches!(problem, Problem::CountBelowShare(_)), "{tiny}");
