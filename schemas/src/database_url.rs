@@ -61,12 +61,15 @@ impl DatabaseUrl {
 
     /// The location with every password replaced by `***`.
     pub fn redacted(&self) -> String {
-        let text = if self.postgres {
-            mask_userinfo(&self.text)
+        // Parameters first: a `password=` value may hold the `?` that would otherwise end the
+        // userinfo's search early, and masking it then exposed the userinfo to a second masking
+        // (the database_url fuzz target: masking twice must change nothing).
+        let text = mask_password_parameters(&self.text);
+        if self.postgres {
+            mask_userinfo(&text)
         } else {
-            self.text.clone()
-        };
-        mask_password_parameters(&text)
+            text
+        }
     }
 }
 
