@@ -14,6 +14,9 @@
 # second cloud (scripts/sidebyside/) can run beside a test's. ACCELFED_OS_V100_PCI (default 4) and
 # ACCELFED_OS_A100_PGPUS (default 2, 8 vGPUs each) size the two computes' fake GPUs.
 set -euo pipefail
+# grep that reads all its input: `grep -q` leaves at the first match, and under pipefail the
+# writer's SIGPIPE then fails the whole pipe (a check that passes or fails by chance).
+has() { grep "$@" >/dev/null; }
 HERE=$(cd "$(dirname "$0")" && pwd)
 PORT=${ACCELFED_OS_PORT:-25000}
 KS=$PORT PL=$((PORT + 1)) NV=$((PORT + 2)) GL=$((PORT + 3)) NE=$((PORT + 4))
@@ -30,7 +33,7 @@ say() { echo "[cloud.sh $(date +%H:%M:%S)] $*" >&2; }
 
 install() {
   # shellcheck disable=SC2086
-  if dpkg-query -W -f='${Status}\n' $PACKAGES 2>/dev/null | grep -qv 'install ok installed' \
+  if dpkg-query -W -f='${Status}\n' $PACKAGES 2>/dev/null | has -v 'install ok installed' \
     || [ "$(dpkg-query -W -f='${Status}\n' $PACKAGES 2>/dev/null | wc -l)" -lt "$(echo $PACKAGES | wc -w)" ]; then
     apt-get -o DPkg::Lock::Timeout=600 update -qq
     debconf-set-selections <<'SELECTIONS'
