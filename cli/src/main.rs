@@ -1,6 +1,7 @@
 //! The `accelfed` binary: parse arguments, set up logging, dispatch. The work happens in the
 //! libraries; this crate only wires them to a command line.
 
+mod allocator;
 mod args;
 mod central_toml;
 mod commands;
@@ -13,11 +14,6 @@ mod site_file;
 mod telemetry;
 
 use clap::Parser;
-
-/// A large site's document is hundreds of thousands of small strings built and dropped in one go;
-/// glibc's allocator spent a third of the entity build freeing them (benches/render.rs).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
     let args = args::Args::parse();

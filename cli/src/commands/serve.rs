@@ -29,6 +29,9 @@ pub fn run(args: &ServeArgs) -> Outcome {
         tracing::error!("{err}");
         return Outcome::Config;
     }
+    // A long-running service that idles between sites' calls: pages freed after a large call go
+    // back to the system then, not on the allocator's next busy moment.
+    crate::allocator::return_freed_pages_at_once();
     let runtime = match super::service_runtime() {
         Ok(runtime) => runtime,
         Err(outcome) => return outcome,
