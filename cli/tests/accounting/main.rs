@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod at_scale;
 mod flood;
 mod manual_usage;
 
