@@ -35,7 +35,7 @@ fn records_of_distinct_vos(from: usize, to: usize) -> EncodedSubmitRequest {
     let records = (from..to)
         .map(|n| {
             let mut record = sample::record(&format!("vm-{n}"));
-            record.vo = Some(VoName::new(&format!("invented-vo-{n:05}")).unwrap());
+            record.vo = Some(VoName::new(format!("invented-vo-{n:05}")).unwrap());
             Bytes::from(encode_record(&record))
         })
         .collect();
@@ -75,7 +75,7 @@ fn document_of_many_flavors(flavors: usize) -> Vec<u8> {
             cloud.instance_types = (0..flavors)
                 .map(|n| {
                     let mut copy = flavor.clone();
-                    copy.local_id = LocalId::new(&format!("g1.a100x2-{n}")).unwrap();
+                    copy.local_id = LocalId::new(format!("g1.a100x2-{n}")).unwrap();
                     copy
                 })
                 .collect();
