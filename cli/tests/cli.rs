@@ -88,7 +88,7 @@ fn usage_errors_exit_2() {
 }
 
 #[test]
-fn output_goes_to_a_file_when_asked_and_a_failed_publish_exits_1() {
+fn output_goes_to_a_file_when_asked_and_one_that_cannot_be_written_exits_2() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("site.json");
     let out = accelfed(&[
