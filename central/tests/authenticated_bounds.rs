@@ -6,30 +6,24 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio_rustls::TlsConnector;
 
-use accelfed_accounting::ship::{Backoff, Client, ClientSettings, ShipOptions, ship};
-use accelfed_accounting::spool::{ShipLimits, Spool};
+use accelfed_accounting::spool::Spool;
 use accelfed_central::TokenHash;
 use accelfed_schemas::glue::sample as glue_sample;
 use accelfed_schemas::render::json;
 use accelfed_schemas::usage::sample;
-use accelfed_tests::central::Server;
+use accelfed_tests::central::{Server, ship_once};
 use accelfed_tests::pki::Pki;
+use accelfed_tests::tls_client::{self, H2_PING, H2_PREFACE};
 
 const TOKEN: &str = "6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b";
 /// A site held to documents of 100 bytes.
 const SMALL_TOKEN: &str = "7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c";
 /// The site of the sample usage records.
 const SITE: &str = "CESNET-MCC";
-const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0";
-const H2_PING: &[u8] = b"\0\0\x08\x06\0\0\0\0\0accelfed";
 
 fn configuration(dir: &std::path::Path, pki: &Pki) -> std::path::PathBuf {
     std::fs::write(dir.join("cert.pem"), &pki.cert_pem).unwrap();
@@ -50,29 +44,12 @@ fn configuration(dir: &std::path::Path, pki: &Pki) -> std::path::PathBuf {
     path
 }
 
-fn tls(pki: &Pki, alpn: &[u8]) -> TlsConnector {
-    let mut roots = rustls::RootCertStore::empty();
-    for certificate in CertificateDer::pem_slice_iter(pki.ca_pem.as_bytes()) {
-        roots.add(certificate.unwrap()).unwrap();
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    config.alpn_protocols = vec![alpn.to_vec()];
-    TlsConnector::from(Arc::new(config))
-}
-
 async fn connect(
     pki: &Pki,
     alpn: &[u8],
     to: std::net::SocketAddr,
 ) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
-    let stream = tokio::net::TcpStream::connect(to).await.unwrap();
-    let name = ServerName::try_from("localhost").unwrap();
-    tls(pki, alpn).connect(name, stream).await.unwrap()
+    tls_client::connect(&pki.ca_pem, alpn, to).await
 }
 
 /// Reads until the service closes the connection or `wait` passes; what was read, and whether it
@@ -105,23 +82,7 @@ async fn ship_records(
         .map(|i| sample::record(&format!("vm-{n}-{i}")))
         .collect();
     spool.write_run(&records).unwrap();
-    let mut client = Client::new(&ClientSettings {
-        endpoint: format!("https://localhost:{}", server.grpc.port()),
-        ca_pem: Some(pki.ca_pem.clone().into_bytes()),
-        token: TOKEN.to_owned(),
-        timeout: Duration::from_secs(10),
-    })
-    .unwrap();
-    let options = ShipOptions {
-        limits: ShipLimits::default(),
-        backoff: Backoff {
-            attempts: 1,
-            initial: Duration::from_millis(1),
-            max: Duration::from_millis(1),
-        },
-        in_flight: 1,
-    };
-    ship(&mut spool, &mut client, &options)
+    ship_once(&mut spool, server.grpc.port(), &pki.ca_pem, TOKEN)
         .await
         .map(|report| report.acknowledged)
         .map_err(|error| error.to_string())

@@ -14,8 +14,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::task::JoinHandle;
@@ -26,6 +25,7 @@ use accelfed_accounting::wire::proto::accounting_client::AccountingClient;
 use accelfed_central::TokenHash;
 use accelfed_tests::central::Server;
 use accelfed_tests::pki::Pki;
+use accelfed_tests::tls_client::{self, H2_PING, H2_PREFACE};
 
 const TOKEN: &str = "9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d9d";
 /// The limits the service runs with: small, so the attack is quick.
@@ -33,10 +33,6 @@ const MAX_CONNECTIONS: usize = 16;
 const MAX_PER_ADDRESS: usize = 4;
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(1);
 const IDLE_TIMEOUT: Duration = Duration::from_secs(2);
-/// An HTTP/2 connection preface and an empty SETTINGS frame (RFC 9113, 3.4 and 6.5).
-const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0";
-/// A PING frame (RFC 9113, 6.7) with 8 bytes of payload.
-const H2_PING: &[u8] = b"\0\0\x08\x06\0\0\0\0\0accelfed";
 
 /// Log lines, as the service writes them.
 #[derive(Clone, Default)]
@@ -68,22 +64,6 @@ async fn silent(source: &str, to: SocketAddr, first: &[u8]) -> Box<dyn Io> {
     let mut stream = connect_from(source, to).await;
     stream.write_all(first).await.unwrap();
     Box::new(stream)
-}
-
-/// A TLS client trusting the test CA, offering `alpn`.
-fn tls_client(pki: &Pki, alpn: &[u8]) -> TlsConnector {
-    let mut roots = rustls::RootCertStore::empty();
-    for certificate in CertificateDer::pem_slice_iter(pki.ca_pem.as_bytes()) {
-        roots.add(certificate.unwrap()).unwrap();
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    config.alpn_protocols = vec![alpn.to_vec()];
-    TlsConnector::from(Arc::new(config))
 }
 
 /// A connection from `source` that completes the TLS handshake, sends `first` and then nothing.
@@ -239,7 +219,10 @@ async fn flood(server: &Server) -> Vec<Box<dyn Io>> {
 /// From a third address, within its limit on each port: connections that finished the TLS
 /// handshake and say nothing, and half-sent request headers.
 async fn quiet_after_connecting(server: &Server, pki: &Pki) -> Vec<Box<dyn Io>> {
-    let (h2, http1) = (tls_client(pki, b"h2"), tls_client(pki, b"http/1.1"));
+    let (h2, http1) = (
+        tls_client::connector(&pki.ca_pem, b"h2"),
+        tls_client::connector(&pki.ca_pem, b"http/1.1"),
+    );
     let https = server.https.unwrap();
     let half_headers = b"GET /registry/v1/sites HTTP/1.1\r\nHost: localhost\r\n";
     vec![
@@ -259,7 +242,7 @@ async fn quiet_after_connecting(server: &Server, pki: &Pki) -> Vec<Box<dyn Io>> 
 /// From a third address: an HTTP/2 client that only pings, and a request header sent a byte at a
 /// time; both keep bytes moving, so only the request count and the header-read timeout end them.
 async fn busy_without_requests(server: &Server, pki: &Pki) -> Vec<JoinHandle<Duration>> {
-    let h2 = tls_client(pki, b"h2");
+    let h2 = tls_client::connector(&pki.ca_pem, b"h2");
     let pinger = after_handshake(&h2, "127.0.0.4", server.grpc, H2_PREFACE).await;
     let trickle = silent("127.0.0.4", server.metrics.unwrap(), b"").await;
     let header: Vec<Vec<u8>> = b"GET /metrics HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"

@@ -17,11 +17,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpSocket;
 use tokio::task::JoinHandle;
 
-use accelfed_accounting::ship::{Backoff, Client, ClientSettings, ShipOptions, ship};
-use accelfed_accounting::spool::{ShipLimits, Spool};
+use accelfed_accounting::spool::Spool;
 use accelfed_central::TokenHash;
 use accelfed_schemas::usage::sample;
-use accelfed_tests::central::Server;
+use accelfed_tests::central::{Server, ship_once};
 use accelfed_tests::pki::Pki;
 
 const TOKEN: &str = "5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e";
@@ -106,23 +105,7 @@ async fn ship_round(dir: &std::path::Path, server: &Server, pki: &Pki, round: us
         .collect();
     spool.write_run(&records).unwrap();
     let started = Instant::now();
-    let mut client = Client::new(&ClientSettings {
-        endpoint: format!("https://localhost:{}", server.grpc.port()),
-        ca_pem: Some(pki.ca_pem.clone().into_bytes()),
-        token: TOKEN.to_owned(),
-        timeout: Duration::from_secs(10),
-    })
-    .unwrap();
-    let options = ShipOptions {
-        limits: ShipLimits::default(),
-        backoff: Backoff {
-            attempts: 1,
-            initial: Duration::from_millis(1),
-            max: Duration::from_millis(1),
-        },
-        in_flight: 1,
-    };
-    let report = ship(&mut spool, &mut client, &options).await;
+    let report = ship_once(&mut spool, server.grpc.port(), &pki.ca_pem, TOKEN).await;
     let took = started.elapsed();
     let report = report.unwrap_or_else(|err| panic!("round {round}: ship failed: {err}"));
     assert_eq!(report.acknowledged, 5, "round {round}: {report:?}");

@@ -88,7 +88,7 @@ fn usage_errors_exit_2() {
 }
 
 #[test]
-fn output_goes_to_a_file_when_asked_and_a_failed_publish_exits_1() {
+fn output_goes_to_a_file_when_asked_and_one_that_cannot_be_written_exits_2() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("site.json");
     let out = accelfed(&[
@@ -109,9 +109,13 @@ fn output_goes_to_a_file_when_asked_and_a_failed_publish_exits_1() {
         "-o",
         "/nonexistent/dir/site.json",
     ]);
-    assert_eq!(out.status.code(), Some(1));
+    // Checked before anything is gathered: a configuration error, nothing published.
+    assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).contains("cannot write /nonexistent/dir/site.json"),
+        text(&out.stderr).contains(
+            "cannot write /nonexistent/dir/site.json: its folder /nonexistent/dir: No such file \
+             or directory (ENOENT)"
+        ),
         "{}",
         text(&out.stderr)
     );

@@ -25,24 +25,16 @@ fn an_empty_spool_still_makes_contact_and_a_wrong_token_or_ca_fails() {
     let (server, _database) = Server::start_sqlite(dir.path(), &pki);
 
     // A token the repository does not know, nothing to send: refused all the same, exit 1.
-    let stranger = site(
-        &dir.path().join("stranger"),
-        "SITE-A",
+    let unknown = "not-a-known-token";
+    let stranger = site_a(
+        dir.path(),
+        "stranger",
         &server.endpoint(),
-        "not-a-known-token",
+        unknown,
         &pki,
         "",
-        "",
     );
-    let refused = stranger.ship(false);
-    let log = stderr(&refused);
-    assert_eq!(status(&refused), 1, "{log}");
-    assert!(log.contains("refused the site"), "{log}");
-    assert!(log.contains("check the token"), "{log}");
-    assert!(
-        !log.contains("not-a-known-token"),
-        "the token is never echoed: {log}"
-    );
+    assert_unknown_token_refused(&stranger.ship(false), unknown);
     let metrics = server.metrics();
     assert!(
         metrics
@@ -58,13 +50,12 @@ fn an_empty_spool_still_makes_contact_and_a_wrong_token_or_ca_fails() {
     // A CA that did not sign the repository's certificate: a settings error, exit 2.
     let other_ca = dir.path().join("other-ca.pem");
     std::fs::write(&other_ca, unrelated_ca_pem("another CA")).unwrap();
-    let mistrusting = site(
-        &dir.path().join("mistrusting"),
-        "SITE-A",
+    let mistrusting = site_a(
+        dir.path(),
+        "mistrusting",
         &server.endpoint(),
         TOKEN_A,
         &pki,
-        "",
         "",
     );
     let config = std::fs::read_to_string(&mistrusting.config).unwrap();
@@ -83,15 +74,7 @@ fn an_empty_spool_still_makes_contact_and_a_wrong_token_or_ca_fails() {
     assert!(log.to_lowercase().contains("certificate"), "{log}");
 
     // The right token: an empty batch, exit 0, and the central has seen the site.
-    let owner = site(
-        &dir.path().join("owner"),
-        "SITE-A",
-        &server.endpoint(),
-        TOKEN_A,
-        &pki,
-        "",
-        "",
-    );
+    let owner = site_a(dir.path(), "owner", &server.endpoint(), TOKEN_A, &pki, "");
     let before = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -138,15 +121,7 @@ fn an_empty_spool_still_makes_contact_and_a_wrong_token_or_ca_fails() {
 fn a_spool_whose_folder_does_not_exist_is_refused_unless_asked_to_create_it() {
     let dir = tempfile::tempdir().unwrap();
     let pki = pki(dir.path());
-    let site = site(
-        &dir.path().join("site"),
-        "SITE-A",
-        "https://127.0.0.1:9",
-        TOKEN_A,
-        &pki,
-        "",
-        "",
-    );
+    let site = site_a(dir.path(), "site", "https://127.0.0.1:9", TOKEN_A, &pki, "");
     let mistyped = dir.path().join("var/spool/acelfed/spool.sqlite");
     let shipped = accelfed()
         .arg("ship")

@@ -20,28 +20,13 @@ use std::time::{Duration, Instant};
 const USAGE: &str = r#"{"resource": "node-1", "model": "H100", "count": 1, "vo": "atlas", "start": "2026-01-01T00:00:00Z", "end": "2026-01-02T00:00:00Z"}
 "#;
 
-/// The uid and gid of `nobody`, who owns nothing in the test's folders.
-const NOBODY: u32 = 65534;
-
 fn is_root() -> bool {
     accelfed_accounting::access::effective_uid() == Some(0)
 }
 
 /// `accelfed meter` for `site`, as root or (with `as_nobody`) as nobody through setpriv.
 fn meter(site: &Site, as_nobody: bool) -> Output {
-    let binary = accelfed_binary();
-    let mut command = if as_nobody {
-        let mut command = Command::new("setpriv");
-        command
-            .arg(format!("--reuid={NOBODY}"))
-            .arg(format!("--regid={NOBODY}"))
-            .arg("--clear-groups")
-            .arg(binary);
-        command
-    } else {
-        Command::new(binary)
-    };
-    command
+    accelfed_as(as_nobody)
         .args(["meter", "--since", "2026-01-01", "--config"])
         .arg(&site.config)
         .output()

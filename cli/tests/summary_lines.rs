@@ -222,3 +222,108 @@ fn meter_ship_and_serve_each_say_what_they_did() {
     let everything = [ingested, stored].concat().join("\n");
     assert_no_debug(&everything);
 }
+
+/// The text-format lines at debug level whose message is `message`.
+fn debug_lines_of<'a>(log: &'a str, message: &str) -> Vec<&'a str> {
+    let marker = format!(" DEBUG {message} ");
+    log.lines().filter(|line| line.contains(&marker)).collect()
+}
+
+#[test]
+fn meter_verbose_shows_each_step_and_the_default_level_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let usage = dir.path().join("usage.jsonl");
+    std::fs::write(&usage, USAGE).unwrap();
+    let spool = dir.path().join("spool.sqlite");
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/site.toml");
+    let meter = |verbose: bool| {
+        let mut command = accelfed();
+        if verbose {
+            command.arg("-v");
+        }
+        let output = command
+            .args(["meter", "--since", "2025-12-01", "--spool"])
+            .arg(&spool)
+            .arg("--observations")
+            .arg(&usage)
+            .arg("--config")
+            .arg(&example)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        stderr(&output)
+    };
+
+    let log = meter(true);
+    // The plan: where the spool and the manual usage are.
+    let plan = debug_lines_of(&log, "metering");
+    assert_eq!(plan.len(), 1, "{log}");
+    assert!(
+        plan[0].contains(&format!("spool={}", spool.display())),
+        "{}",
+        plan[0]
+    );
+    assert!(
+        plan[0].contains(&format!("manual={}", usage.display())),
+        "{}",
+        plan[0]
+    );
+    // Each backend's listing: the example's one backend, `[static]`, meters nothing but lists
+    // its installed GPUs (a cluster and a cloud: 88 physical), and says how long that took.
+    let listed = debug_lines_of(&log, "backend listed");
+    assert_eq!(listed.len(), 1, "{log}");
+    for field in [
+        "provider=\"static\"",
+        "observations=0",
+        "installed_gpus=88",
+        "installed_read=true",
+        "elapsed_ms=",
+    ] {
+        assert!(listed[0].contains(field), "{field} in {}", listed[0]);
+    }
+    // The installed GPUs per model the capacity check bounds usage with (8 nodes of 4 A100 in the
+    // cluster, 16 A100 PCIe in the cloud).
+    let installed = debug_lines_of(&log, "installed GPUs");
+    for (model, gpus) in [
+        ("NVIDIA A100-SXM4-80GB", "gpus=32"),
+        ("NVIDIA A100-PCIE-40GB", "gpus=16"),
+    ] {
+        let line = installed
+            .iter()
+            .find(|line| line.contains(&format!("model=\"{model}\"")))
+            .unwrap_or_else(|| panic!("no installed line for {model}:\n{log}"));
+        assert!(line.contains(gpus), "{gpus} in {line}");
+    }
+    // The manual usage read, the records built and held, and what the spool took.
+    assert_eq!(lines_of(&log, "read the manual usage").len(), 1, "{log}");
+    let built = debug_lines_of(&log, "records built");
+    assert_eq!(built.len(), 1, "{log}");
+    for field in ["observations=2", "records=2", "held=0"] {
+        assert!(built[0].contains(field), "{field} in {}", built[0]);
+    }
+    let summary: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains(" INFO metered "))
+        .collect();
+    assert_eq!(summary.len(), 1, "{log}");
+    assert!(
+        summary[0].contains("records=2") && summary[0].contains("new=2"),
+        "{log}"
+    );
+
+    // The default level: the summary lines only, none of the steps.
+    let log = meter(false);
+    for message in [
+        "metering",
+        "backend listed",
+        "installed GPUs",
+        "records built",
+    ] {
+        assert!(
+            debug_lines_of(&log, message).is_empty(),
+            "{message}:\n{log}"
+        );
+    }
+    assert_no_debug(&log);
+    assert_eq!(lines_of(&log, "read the manual usage").len(), 1, "{log}");
+}

@@ -8,6 +8,8 @@
 //! * [`tls`]: a rustls client configuration from the same trust (the LDAP clients).
 //! * [`secret`]: secret files, read with the permission warning.
 //! * [`url`]: `HttpsUrl`, checked when the configuration is read.
+//! * [`write_access`]: whether this process may write a file, and the owner, mode and fix when not
+//!   (the spool, the central repository and documents check it before writing).
 //! * [`cause`]: whether a retry can help, re-exported from `accelfed-schemas` (pure, and used by
 //!   the servers' side too, so it stays there).
 
@@ -18,6 +20,7 @@ pub mod secret;
 pub mod tls;
 pub mod trust;
 pub mod url;
+pub mod write_access;
 
 pub use accelfed_schemas::cause;
 pub use deadline::{TimedOut, within};

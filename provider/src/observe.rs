@@ -57,7 +57,10 @@ pub async fn observe(config: &Config, since: DateTime<Utc>, now: DateTime<Utc>) 
     let mut observed = Observed::default();
     for (index, provider) in config.providers_indexed() {
         observed.meters += usize::from(provider.meters());
-        match provider.observe(site, since, now).await {
+        let started = std::time::Instant::now();
+        let result = provider.observe(site, since, now).await;
+        log_listing(&provider.label(index), &result, started.elapsed());
+        match result {
             Ok(metering) => {
                 match metering.installed {
                     Ok(installed) => observed.installed.extend(installed),
@@ -81,4 +84,38 @@ pub async fn observe(config: &Config, since: DateTime<Utc>, now: DateTime<Utc>) 
         }
     }
     observed
+}
+
+/// `-v`'s line per backend: what its listing gave (observations, installed accelerators in
+/// physical GPUs) and how long it took, so a slow or empty backend is found without a trace.
+fn log_listing(
+    provider: &str,
+    result: &Result<crate::backend::Metering, crate::backend_error::BackendError>,
+    elapsed: std::time::Duration,
+) {
+    let elapsed_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+    match result {
+        Ok(metering) => {
+            let (accelerators, gpus) = match &metering.installed {
+                Ok(installed) => (
+                    installed.len(),
+                    installed
+                        .iter()
+                        .map(|a| a.physical().total.get())
+                        .sum::<f64>(),
+                ),
+                Err(_) => (0, 0.0),
+            };
+            tracing::debug!(
+                provider,
+                observations = metering.observations.len(),
+                accelerators,
+                installed_gpus = gpus,
+                installed_read = metering.installed.is_ok(),
+                elapsed_ms,
+                "backend listed"
+            );
+        }
+        Err(_) => tracing::debug!(provider, elapsed_ms, "backend listing failed"),
+    }
 }

@@ -12,6 +12,8 @@ use std::path::Path;
 
 use crate::PublishError;
 
+pub use crate::file_access::check_writable;
+
 pub fn replace(path: &Path, document: &[u8]) -> Result<(), PublishError> {
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
@@ -19,7 +21,7 @@ pub fn replace(path: &Path, document: &[u8]) -> Result<(), PublishError> {
     };
     let error = |source: std::io::Error| PublishError::File {
         path: path.to_owned(),
-        why: crate::file_access::explain(dir, &source),
+        why: crate::file_access::explain(path, &source),
         source,
     };
     let mut temp = tempfile::Builder::new()

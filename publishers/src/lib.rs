@@ -6,7 +6,8 @@
 //!
 //! * [`stdout`]: the BDII provider-script contract: the document on standard output and nothing
 //!   else (logs go to standard error).
-//! * [`file`]: a file replaced atomically, so a reader never sees half a document.
+//! * [`file`]: a file replaced atomically, so a reader never sees half a document, and the check
+//!   that it can be written, made before anything is gathered.
 //! * [`registry`]: the federation registry of `accelfed serve` (HTTPS push with the site's token;
 //!   also the client `accelfed query` reads offers with).
 //! * [`config`]: `[publish]`, the publishers' table of the site's file.
@@ -35,12 +36,12 @@ pub enum Destination {
 pub enum PublishError {
     #[error("cannot write to standard output: {0}")]
     Stdout(#[source] std::io::Error),
-    #[error("cannot write {path}: {source}{why}")]
+    #[error("cannot write {path}: {why}")]
     File {
         path: PathBuf,
-        #[source]
         source: std::io::Error,
-        /// The folder's owner, mode and the fix, for the errors an owner or a mount causes.
+        /// The OS error by its symbolic name and, for the errors an owner, a mount or a full disk
+        /// causes, the folder's owner, its mode and the fix.
         why: String,
     },
     #[error(transparent)]

@@ -1,6 +1,8 @@
 //! The accept loop the tests' fake APIs share (`fake_kubernetes` over TLS, `fake_openstack` in
 //! plain HTTP): each connection served by hyper's HTTP/1 with one handler, until the returned task
-//! is aborted (the fakes abort it when dropped).
+//! is aborted (the fakes abort it when dropped). Beside it, the two wrong ports a client's error
+//! words are tested against: one that answers a TLS handshake in plain HTTP
+//! ([`plain_http_port`]) and one nothing listens on ([`closed_port`]).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -48,4 +50,31 @@ where
             });
         }
     })
+}
+
+/// A port that answers whatever arrives with a plain-HTTP 400 and closes, as a service's non-TLS
+/// port answers a TLS handshake (a Keystone or slurmrestd configured without TLS). Serves until
+/// the test's runtime ends.
+pub async fn plain_http_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind a free loopback port");
+    let port = listener.local_addr().expect("the bound address").port();
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            let _ = socket.readable().await;
+            let _ = socket.try_read(&mut [0u8; 1024]);
+            let _ = socket.writable().await;
+            let _ = socket.try_write(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n");
+        }
+    });
+    port
+}
+
+/// A loopback port nothing listens on (bound, then closed): a connection to it is refused.
+pub fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("bind a free loopback port")
+        .port()
 }

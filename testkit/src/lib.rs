@@ -11,6 +11,7 @@
 //! * real components: [`slapd`], [`slurm`], [`openstack`] (installed through [`apt`] off CI), each
 //!   started as a process group of its own and stopped as one ([`owned`]), a panicking test included,
 //!   on ports held for them until they listen ([`port`]);
+//! * [`tls_client`]: a raw TLS client trusting the test CA, and HTTP/2 frames to send by hand;
 //! * with the `bench-support` feature, [`bench_records`]: the repository benchmarks' records.
 //!
 //! Crates use it as a dev-dependency only. Its helpers take and return plain data (paths, strings,
@@ -31,6 +32,7 @@ pub mod port;
 pub mod postgres;
 pub mod slapd;
 pub mod slurm;
+pub mod tls_client;
 
 pub use slapd::{Found, LoadReport, Slapd, SlapdError};
 pub use slurm::{HarnessError as SlurmHarnessError, Slurm};

@@ -4,7 +4,8 @@
 //! * [`central`]: the central service in-process on free ports, `accelfed serve` as a process where
 //!   the process is the point, central.toml, site folders that meter and ship, the `accelfed` binary;
 //! * the kit: [`pki`], [`postgres`], [`fake_kubernetes`], [`fake_openstack`], [`slapd`], [`slurm`],
-//!   [`openstack`], [`owned`], [`apel_record`] and, with `bench-support`, [`bench_records`].
+//!   [`openstack`], [`owned`], [`apel_record`], [`tls_client`] and, with `bench-support`,
+//!   [`bench_records`].
 //!
 //! Crates use it as a dev-dependency only, and only where a test needs the whole service; a test
 //! of one crate that needs a fake API, a certificate or a database takes `accelfed-testkit`.
@@ -15,5 +16,5 @@ pub mod central;
 pub use accelfed_testkit::bench_records;
 pub use accelfed_testkit::{
     Found, LoadReport, Slapd, SlapdError, Slurm, SlurmHarnessError, apel_record, apt, fake_http,
-    fake_kubernetes, fake_openstack, openstack, owned, pki, postgres, slapd, slurm,
+    fake_kubernetes, fake_openstack, openstack, owned, pki, postgres, slapd, slurm, tls_client,
 };

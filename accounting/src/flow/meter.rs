@@ -129,8 +129,22 @@ pub async fn meter_site(plan: &MeterPlan<'_>) -> MeterReport {
             installed.unbounded(model);
         }
     }
+    for (model, gpus) in installed.models() {
+        match gpus {
+            Some(gpus) => tracing::debug!(model, gpus, "installed GPUs"),
+            None => tracing::debug!(model, "installed GPUs unknown: usage not bounded"),
+        }
+    }
     let metered = meter(&observations, plan.now, &installed);
     let holds = super::doubted(&metered.records, &metered.overruns);
+    tracing::debug!(
+        observations = observations.len(),
+        records = metered.records.len(),
+        refused = metered.refused.len(),
+        overruns = metered.overruns.len(),
+        held = holds.len(),
+        "records built"
+    );
     let (records, normalised, apel_refused) = match &plan.accounting.apel {
         Some(apel) => {
             let checked = safety::check(metered.records, Charset::from(apel.charset));

@@ -35,6 +35,20 @@ impl Installed {
         self.per_model.get(model.as_str()).copied()
     }
 
+    /// Every model the inventory names, with its physical GPUs (`None`: no bound, as [`Self::get`]).
+    pub fn models(&self) -> impl Iterator<Item = (&str, Option<f64>)> {
+        let mut names: std::collections::BTreeSet<&str> =
+            self.per_model.keys().map(String::as_str).collect();
+        names.extend(self.unknown.iter().map(String::as_str));
+        names.into_iter().map(|name| {
+            let gpus = match self.unknown.contains(name) {
+                true => None,
+                false => self.per_model.get(name).copied(),
+            };
+            (name, gpus)
+        })
+    }
+
     /// Leaves `model` unbounded: its installed GPUs are unknown this run (a backend that metered
     /// it could not list what it has installed), so no figure is better than too small a one.
     pub fn unbounded(&mut self, model: &GpuModel) {

@@ -45,7 +45,7 @@ pub enum Command {
     /// Gather the site's GPU information from its providers and publish it as GLUE2.
     ///
     /// Exit status: 0 all published; 1 published, but a provider or publisher failed; 2 usage or
-    /// configuration error (nothing published).
+    /// configuration error, or an --output this user may not write (nothing published).
     Provide(ProvideArgs),
     /// Check a configuration file without contacting anything.
     ///

@@ -50,6 +50,14 @@ pub fn run(args: &MeterArgs) -> Outcome {
         tracing::error!("{err}");
         return spool_failure(&err);
     }
+    tracing::debug!(
+        spool = %plan.spool.display(),
+        manual = %plan.manual.as_deref().map_or_else(|| "none".into(), |p| p.display().to_string()),
+        backends = config.providers().len(),
+        since = %plan.since,
+        now = %plan.now,
+        "metering"
+    );
     let progress = Progress::new();
     let phase = progress.spinner(format!("metering usage since {since}"));
     let report = runtime.block_on(meter_site(&plan));

@@ -49,6 +49,14 @@ pub fn run(args: &ProvideArgs) -> Outcome {
             return Outcome::Config;
         }
     };
+    // So is the document's file: a folder this user may not write (or root on the service user's
+    // document) is named with its owner, mode and fix before any provider is asked.
+    if let Some(path) = &args.output
+        && let Err(message) = accelfed_publishers::file::check_writable(path)
+    {
+        tracing::error!("cannot write {}: {message}", path.display());
+        return Outcome::Config;
+    }
     let gathered = match gather(&runtime, &loaded.config) {
         Ok(gathered) => gathered,
         Err(err) => {

@@ -62,18 +62,7 @@ async fn large_unauthenticated_messages_are_refused_before_decoding_and_memory_s
     )
     .unwrap();
     let server = Server::start(&config);
-    let tls = ClientTlsConfig::new()
-        .ca_certificate(Certificate::from_pem(std::fs::read(&pki.ca).unwrap()));
-    let connect = || async {
-        Channel::from_shared(server.endpoint())
-            .unwrap()
-            .tls_config(tls.clone())
-            .unwrap()
-            .timeout(Duration::from_secs(60))
-            .connect()
-            .await
-            .unwrap()
-    };
+    let connect = || channel(&server, &pki.ca, Duration::from_secs(60));
     // One refused call first, so the service's per-connection buffers exist before the baseline.
     assert_eq!(
         submit_without_token(connect().await).await,
@@ -95,6 +84,21 @@ async fn large_unauthenticated_messages_are_refused_before_decoding_and_memory_s
         after < before + 20 * 1024,
         "resident memory grew from {before} KiB to {after} KiB"
     );
+}
+
+/// A new connection (a channel of its own) to `server`'s gRPC port, trusting the CA at `ca`, whose
+/// calls may take `timeout`.
+async fn channel(server: &Server, ca: &std::path::Path, timeout: Duration) -> Channel {
+    let tls =
+        ClientTlsConfig::new().ca_certificate(Certificate::from_pem(std::fs::read(ca).unwrap()));
+    Channel::from_shared(server.endpoint())
+        .unwrap()
+        .tls_config(tls)
+        .unwrap()
+        .timeout(timeout)
+        .connect()
+        .await
+        .unwrap()
 }
 
 /// A message just under the default `max_message_bytes` (16 MiB): one encoded record repeated.
@@ -152,18 +156,7 @@ async fn memory_stays_bounded_under_four_authenticated_16_mib_messages() {
     )
     .unwrap();
     let server = Server::start(&config);
-    let tls = ClientTlsConfig::new()
-        .ca_certificate(Certificate::from_pem(std::fs::read(&pki.ca).unwrap()));
-    let connect = || async {
-        Channel::from_shared(server.endpoint())
-            .unwrap()
-            .tls_config(tls.clone())
-            .unwrap()
-            .timeout(Duration::from_secs(120))
-            .connect()
-            .await
-            .unwrap()
-    };
+    let connect = || channel(&server, &pki.ca, Duration::from_secs(120));
     // One call first, so the repository, its caches and the connection buffers exist.
     assert_eq!(
         submit_with_token(connect().await, TOKEN).await,

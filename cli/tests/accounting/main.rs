@@ -49,14 +49,13 @@ fn end_to_end(database_line: &str, database: &str) {
     let pki = pki(dir.path());
     let central = central_config(dir.path(), &pki, database_line, "127.0.0.1:0");
     let server = Server::start(&central);
-    let site = site(
-        &dir.path().join("site-a"),
-        "SITE-A",
+    let site = site_a(
+        dir.path(),
+        "site-a",
         &server.endpoint(),
         TOKEN_A,
         &pki,
         &usage(),
-        "",
     );
 
     let metered = site.meter();
@@ -119,14 +118,13 @@ fn another_sites_token_and_a_wrong_token_are_refused() {
     let (server, database) = Server::start_sqlite(dir.path(), &pki);
 
     // SITE-A's records with SITE-B's token: each record refused as another site's, none stored.
-    let borrowed = site(
-        &dir.path().join("borrowed"),
-        "SITE-A",
+    let borrowed = site_a(
+        dir.path(),
+        "borrowed",
         &server.endpoint(),
         TOKEN_B,
         &pki,
         &usage(),
-        "",
     );
     assert_eq!(status(&borrowed.meter()), 0);
     let shipped = borrowed.ship(false);
@@ -153,24 +151,17 @@ fn another_sites_token_and_a_wrong_token_are_refused() {
     assert!(rows.is_empty() && total == 0.0, "{rows:?}");
 
     // A token the repository does not know: the call is refused, nothing sent, exit 1.
-    let stranger = site(
-        &dir.path().join("stranger"),
-        "SITE-A",
+    let unknown = "not-a-known-token";
+    let stranger = site_a(
+        dir.path(),
+        "stranger",
         &server.endpoint(),
-        "not-a-known-token",
+        unknown,
         &pki,
         &usage(),
-        "",
     );
     assert_eq!(status(&stranger.meter()), 0);
-    let refused = stranger.ship(false);
-    assert_eq!(status(&refused), 1);
-    let log = stderr(&refused);
-    assert!(log.contains("refused the site"), "{log}");
-    assert!(
-        !log.contains("not-a-known-token"),
-        "the token is never echoed: {log}"
-    );
+    assert_unknown_token_refused(&stranger.ship(false), unknown);
     assert_eq!(stranger.spool_depth(), RECORDS);
     // The shipper stops at the first refusal; the batches already on the wire with it (at most
     // `in_flight`, 3 by default) are refused too.
@@ -183,14 +174,13 @@ fn another_sites_token_and_a_wrong_token_are_refused() {
     assert!((1..=3).contains(&failures), "{failures} refused calls");
 
     // The rightful owner ships the same records afterwards.
-    let owner = site(
-        &dir.path().join("owner"),
-        "SITE-A",
+    let owner = site_a(
+        dir.path(),
+        "owner",
         &server.endpoint(),
         TOKEN_A,
         &pki,
         &usage(),
-        "",
     );
     assert_eq!(status(&owner.meter()), 0);
     assert_eq!(status(&owner.ship(false)), 0);
@@ -218,7 +208,7 @@ fn a_repository_down_then_up_is_caught_up() {
 
     // Down: with few attempts, ship gives up, exit 1, everything still in the spool.
     let site_dir = dir.path().join("site");
-    let quick = site(&site_dir, "SITE-A", &endpoint, TOKEN_A, &pki, &usage(), "");
+    let quick = site_a(dir.path(), "site", &endpoint, TOKEN_A, &pki, &usage());
     assert_eq!(status(&quick.meter()), 0);
     let failed = quick.ship(false);
     assert_eq!(status(&failed), 1);

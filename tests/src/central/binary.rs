@@ -31,6 +31,25 @@ pub fn accelfed() -> Command {
     Command::new(accelfed_binary())
 }
 
+/// The uid and gid of `nobody`, who owns nothing in a test's folders: the other user of the tests
+/// of ownership (they run as root).
+pub const NOBODY: u32 = 65534;
+
+/// A command for the `accelfed` binary run as `nobody` through `setpriv` (no other group), or as
+/// this process where `as_nobody` is false.
+pub fn accelfed_as(as_nobody: bool) -> Command {
+    if !as_nobody {
+        return accelfed();
+    }
+    let mut command = Command::new("setpriv");
+    command
+        .arg(format!("--reuid={NOBODY}"))
+        .arg(format!("--regid={NOBODY}"))
+        .arg("--clear-groups")
+        .arg(accelfed_binary());
+    command
+}
+
 /// Runs `accelfed` with `args` to completion.
 pub fn run(args: &[&str]) -> Output {
     accelfed().args(args).output().expect("accelfed runs")

@@ -47,6 +47,38 @@ pub fn site(
     }
 }
 
+/// SITE-A's folder `folder` under `parent` with the harness's ship settings, shipping to
+/// `endpoint` with `token`, `usage` its manual usage: the accounting tests' sites, which differ
+/// only in those (another site's token, an unknown one, the owner's).
+pub fn site_a(
+    parent: &Path,
+    folder: &str,
+    endpoint: &str,
+    token: &str,
+    pki: &PkiFiles,
+    usage: &str,
+) -> Site {
+    site(
+        &parent.join(folder),
+        "SITE-A",
+        endpoint,
+        token,
+        pki,
+        usage,
+        "",
+    )
+}
+
+/// `ship` with a token the repository does not know: the call refused (exit 1) with the fix, and
+/// the token never echoed in the log.
+pub fn assert_unknown_token_refused(shipped: &Output, token: &str) {
+    let log = stderr(shipped);
+    assert_eq!(status(shipped), 1, "{log}");
+    assert!(log.contains("refused the site"), "{log}");
+    assert!(log.contains("check the token"), "{log}");
+    assert!(!log.contains(token), "the token is never echoed: {log}");
+}
+
 impl Site {
     /// `accelfed meter --since 2025-12-01`.
     pub fn meter(&self) -> Output {

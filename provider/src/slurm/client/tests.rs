@@ -1,3 +1,5 @@
+use accelfed_testkit::fake_http::{closed_port, plain_http_port};
+
 use super::rest::http_error;
 use super::*;
 
@@ -16,17 +18,8 @@ async fn failed_get(url: &str) -> reqwest::Error {
 
 #[tokio::test]
 async fn slurmrestd_on_a_port_that_does_not_speak_tls_is_named_and_not_retryable() {
-    // Answers whatever arrives in plain HTTP, as slurmrestd without TLS answers a handshake.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        while let Ok((socket, _)) = listener.accept().await {
-            let _ = socket.readable().await;
-            let _ = socket.try_read(&mut [0u8; 1024]);
-            let _ = socket.writable().await;
-            let _ = socket.try_write(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n");
-        }
-    });
+    // slurmrestd without TLS answers a handshake in plain HTTP.
+    let port = plain_http_port().await;
     let url = format!("https://127.0.0.1:{port}/slurm/v0.0.40/jobs");
     let error = http_error(&url, &failed_get(&url).await, &client());
     let text = error.to_string();
@@ -40,11 +33,7 @@ async fn slurmrestd_on_a_port_that_does_not_speak_tls_is_named_and_not_retryable
 
 #[tokio::test]
 async fn a_refused_connection_keeps_its_cause_and_may_be_retried() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = closed_port();
     let url = format!("http://127.0.0.1:{port}/slurm/v0.0.40/jobs");
     let error = http_error(&url, &failed_get(&url).await, &client());
     let text = error.to_string();

@@ -1,21 +1,6 @@
-use super::*;
+use accelfed_testkit::fake_http::{closed_port, plain_http_port};
 
-/// A port that answers whatever arrives in plain HTTP and closes, as a service's non-TLS port
-/// would answer a TLS handshake.
-async fn plain_http_port() -> u16 {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        while let Ok((socket, _)) = listener.accept().await {
-            let mut buffer = [0u8; 1024];
-            let _ = socket.readable().await;
-            let _ = socket.try_read(&mut buffer);
-            let _ = socket.writable().await;
-            let _ = socket.try_write(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n");
-        }
-    });
-    port
-}
+use super::*;
 
 fn credentials(auth_url: String) -> Credentials {
     Credentials {
@@ -52,12 +37,7 @@ async fn keystone_on_a_port_that_does_not_speak_tls_is_named_and_not_retryable()
 
 #[tokio::test]
 async fn a_refused_connection_keeps_its_cause_and_may_be_retried() {
-    // A port nothing listens on: bound, then closed.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = closed_port();
     let error = connect(format!("https://127.0.0.1:{port}/v3")).await;
     let text = error.to_string();
     assert!(text.to_lowercase().contains("connection refused"), "{text}");
