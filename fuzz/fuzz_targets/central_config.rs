@@ -6,8 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use accelfed_central::registry::check::Checker;
-use accelfed_central::{CentralConfig, LoadedCentral};
+use accelfed_central::{CentralConfig, Checker, LoadedCentral};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

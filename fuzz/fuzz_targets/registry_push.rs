@@ -6,8 +6,7 @@
 
 use std::sync::OnceLock;
 
-use accelfed_central::registry::check::{Checker, Rejection};
-use accelfed_central::registry::duplicate_keys::first_duplicate;
+use accelfed_central::{Checker, PushRejection, first_duplicate_key};
 use accelfed_schemas::glue::entity::Value;
 use libfuzzer_sys::fuzz_target;
 
@@ -18,7 +17,7 @@ fn checker() -> &'static Checker {
 
 fuzz_target!(|data: &[u8]| {
     let result = checker().check(data, "FUZZ-SITE");
-    match first_duplicate(data) {
+    match first_duplicate_key(data) {
         Some(duplicate) => {
             let lines = data.split(|&b| b == b'\n').count();
             assert!(
@@ -28,13 +27,13 @@ fuzz_target!(|data: &[u8]| {
             assert!(
                 matches!(
                     result,
-                    Err(Rejection::DuplicateKey { .. } | Rejection::TooLarge { .. })
+                    Err(PushRejection::DuplicateKey { .. } | PushRejection::TooLarge { .. })
                 ),
                 "a key twice, yet {result:?}"
             );
         }
         None => assert!(
-            !matches!(result, Err(Rejection::DuplicateKey { .. })),
+            !matches!(result, Err(PushRejection::DuplicateKey { .. })),
             "refused for a duplicate key it does not have"
         ),
     }

@@ -7,8 +7,7 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use accelfed_central::registry::check::Checker;
-use accelfed_central::registry::config::RegistryConfig;
+use accelfed_central::{Checker, RegistryConfig};
 use accelfed_provider::config::{Config, ConfigError};
 use accelfed_schemas::glue::SnapshotError;
 use accelfed_schemas::render::Format;

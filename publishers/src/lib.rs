@@ -11,10 +11,13 @@
 //! * [`registry`]: the federation registry of `accelfed serve` (HTTPS push with the site's token;
 //!   also the client `accelfed query` reads offers with).
 //! * [`config`]: `[publish]`, the publishers' table of the site's file.
+//! * [`flow`]: `accelfed provide` as a library call (gather, render, push, write, keep the last
+//!   good document).
 
 pub mod config;
 pub mod file;
 mod file_access;
+pub mod flow;
 pub mod registry;
 pub mod stdout;
 

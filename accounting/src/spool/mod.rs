@@ -14,13 +14,15 @@ mod plan;
 mod reads;
 mod schema;
 mod store;
+mod write;
 
 pub use changes::ChangedRecord;
 pub use error::SpoolError;
 pub use held::{HeldRecord, HoldSummary, Holds, Release, Released};
 pub use plan::{ShipLimits, plan};
 pub use reads::MonthCount;
-pub use store::{Ack, PendingRecord, RunSummary, Spool, StoredRecord};
+pub use store::{Ack, PendingRecord, Spool, StoredRecord};
+pub use write::RunSummary;
 
 #[cfg(test)]
 mod tests;

@@ -4,4 +4,6 @@
 //! and the example site the registry's own tests push.
 
 #[cfg(test)]
+mod shared;
+#[cfg(test)]
 mod tests;

@@ -4,7 +4,6 @@ mod accounting_site;
 mod export;
 mod generate;
 mod init;
-mod last_good;
 mod man_sections;
 mod meter;
 mod overrides;

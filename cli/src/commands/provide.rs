@@ -1,24 +1,26 @@
-//! `accelfed provide`: gather, render, publish.
+//! `accelfed provide`: resolves the plan from the site file and flags, runs the library's flow
+//! ([`accelfed_publishers::flow::provide_site`]) and maps its report to log lines and an exit
+//! status.
 //!
 //! With `--keep-last-good FILE` every complete document (no provider failed) is also saved to
 //! FILE, and when the configuration cannot be used or every provider fails, FILE is published in
 //! its place, byte for byte: its entries keep their original CreationTime and Validity, so a BDII
 //! keeps the site until they expire instead of dropping it at the first broken run. The exit status
 //! still says what went wrong (2, 1). FILE's format and DIT layout are recorded beside it
-//! (`last_good.rs`): a document saved as another is never published.
+//! (`accelfed_publishers::flow::last_good`): a document saved as another is never published.
 
 use std::path::Path;
 use std::time::Instant;
 
 use accelfed_publishers::config::{PublishConfig, RegistryPublishConfig, check_registry_url};
+use accelfed_publishers::flow::{
+    Checked, Kept, LastGood, ProvidePlan, ProvideReport, Provided, SavedAs, Sent, provide_site,
+    publish_last_good,
+};
 use accelfed_publishers::{Destination, RegistryTarget};
-use accelfed_schemas::glue::SiteSnapshot;
-use accelfed_schemas::render;
-use accelfed_schemas::render::ldif::LdifMode;
 
 use super::accounting_site::resolve;
-use super::last_good;
-use super::provide_summary::{self, Sent};
+use super::provide_summary::{self, Sent as Summary};
 use crate::args::{ProvideArgs, PublishTarget};
 use crate::exit::Outcome;
 use crate::site_file::SiteFile;
@@ -57,54 +59,131 @@ pub fn run(args: &ProvideArgs) -> Outcome {
         tracing::error!("cannot write {}: {message}", path.display());
         return Outcome::Config;
     }
-    let gathered = match gather(&runtime, &loaded.config) {
-        Ok(gathered) => gathered,
-        Err(err) => {
-            tracing::error!("{}: {err}", args.config.display());
-            return last_good(args, &runtime, Outcome::Config);
-        }
+    let plan = ProvidePlan {
+        config: &loaded.config,
+        now: chrono::Utc::now(),
+        format: args.format,
+        dit: args.dit,
+        // A push alone writes nowhere; otherwise the document goes to `-o` or stdout.
+        write: match (&registry, &args.output) {
+            (Some(_), None) => None,
+            (_, Some(path)) => Some(Destination::File(path.clone())),
+            (None, None) => Some(Destination::Stdout),
+        },
+        registry,
+        keep_last_good: args.keep_last_good.clone(),
     };
-    let providers = loaded.config.providers().len();
-    if registry.is_none() && providers > 0 && gathered.failures.len() >= providers {
-        return last_good(args, &runtime, Outcome::Partial);
-    }
-    let document = document(&gathered.snapshot, args);
-    let mut partial = !gathered.failures.is_empty();
-    if let Some(registry) = registry {
-        partial |= !push(
-            &runtime,
-            registry,
-            &gathered.snapshot,
-            args,
-            &document,
-            started,
-        );
-        if args.output.is_none() {
-            return Outcome::finished(partial);
-        }
-    }
-    write_out(
-        &runtime,
-        args,
-        &gathered.snapshot,
-        &document,
-        partial,
-        started,
-    )
+    let report = runtime.block_on(provide_site(&plan));
+    log(args, &report, started)
 }
 
-/// The site's snapshot from every provider, each provider's failure logged (the run goes on
-/// without it).
-fn gather(
-    runtime: &tokio::runtime::Runtime,
-    config: &accelfed_provider::config::Config,
-) -> Result<accelfed_provider::Gathered, accelfed_schemas::glue::SnapshotError> {
-    let gathered = runtime.block_on(accelfed_provider::gather(config, chrono::Utc::now()))?;
-    for failure in &gathered.failures {
+/// The report as log lines, in the order the run met them, and the exit status it gives.
+fn log(args: &ProvideArgs, report: &ProvideReport, started: Instant) -> Outcome {
+    for failure in &report.failures {
         let retry = failure.retry.may_help();
         tracing::error!(provider = %failure.provider, retry, "{}", failure.message);
     }
-    Ok(gathered)
+    match &report.provided {
+        Provided::Inconsistent { error, last_good } => {
+            tracing::error!("{}: {error}", args.config.display());
+            log_last_good(last_good.as_ref());
+            Outcome::Config
+        }
+        Provided::NothingGathered { last_good } => {
+            log_last_good(last_good.as_ref());
+            Outcome::Partial
+        }
+        Provided::Sent(sent) => {
+            log_sent(sent, started);
+            Outcome::finished(!report.complete())
+        }
+    }
+}
+
+/// The push, the write and the save of a document that was made.
+fn log_sent(sent: &Sent, started: Instant) {
+    match &sent.pushed {
+        Some(Ok(pushed)) => {
+            tracing::debug!(answer = %pushed.answer.clone().unwrap_or_default(), "the registry's answer");
+            let summary = Summary::Pushed { url: &pushed.url };
+            provide_summary::log(&sent.snapshot, summary, pushed.bytes, started);
+        }
+        Some(Err(err)) => tracing::error!("{err}"),
+        None => {}
+    }
+    match &sent.written {
+        Some(Ok(written)) => {
+            let summary = Summary::Written {
+                to: &written.to,
+                format: sent.format,
+            };
+            provide_summary::log(&sent.snapshot, summary, sent.bytes, started);
+        }
+        Some(Err(err)) => tracing::error!("{err}"),
+        None => {}
+    }
+    if let Some(Err(err)) = &sent.saved {
+        tracing::error!("--keep-last-good: {err}");
+    }
+}
+
+/// Publishes the document saved by `--keep-last-good`, if any, in place of a configuration that
+/// could not be read; `outcome` is what went wrong, and stays the exit status.
+fn last_good(args: &ProvideArgs, runtime: &tokio::runtime::Runtime, outcome: Outcome) -> Outcome {
+    let Some(path) = &args.keep_last_good else {
+        return outcome;
+    };
+    if args.publish.is_some() {
+        // The registry judges freshness itself; an old document is not pushed again.
+        return outcome;
+    }
+    let to = match &args.output {
+        Some(output) => Destination::File(output.clone()),
+        None => Destination::Stdout,
+    };
+    let wanted = SavedAs {
+        format: args.format,
+        dit: args.dit,
+    };
+    let last_good = runtime.block_on(publish_last_good(path, wanted, &to));
+    log_last_good(Some(&last_good));
+    outcome
+}
+
+/// What became of the last good document (nothing to say where none is kept).
+fn log_last_good(last_good: Option<&LastGood>) {
+    let Some(LastGood { path, kept }) = last_good else {
+        return;
+    };
+    let shown = path.display();
+    match kept {
+        Kept::Published { bytes, checked } => {
+            if let Checked::ByContentOnly { record } = checked {
+                tracing::warn!(
+                    record = %record.display(),
+                    "no record of the format the last good document was saved in (saved by an \
+                     older accelfed?): only its content was checked; the next complete run writes it"
+                );
+            }
+            warn_published(path, *bytes);
+        }
+        Kept::NotForRegistry => {}
+        Kept::Absent(err) => tracing::error!(
+            "--keep-last-good {shown}: no last good document to publish instead: {err}"
+        ),
+        Kept::Refused(problem) => {
+            tracing::error!("--keep-last-good {shown}: not published: {problem}");
+        }
+        Kept::NotPublished(err) => tracing::error!("{err}"),
+    }
+}
+
+fn warn_published(path: &Path, bytes: usize) {
+    tracing::warn!(
+        file = %path.display(),
+        bytes,
+        "published the last good document instead, with its original timestamps"
+    );
 }
 
 /// The registry to push to, when `--publish registry` asks for it: settled before gathering.
@@ -117,140 +196,6 @@ fn registry(
     }
     let table = publish.and_then(|publish| publish.registry.as_ref());
     registry_target(args, table).map(Some)
-}
-
-/// The snapshot in `--format`.
-fn document(snapshot: &SiteSnapshot, args: &ProvideArgs) -> Vec<u8> {
-    match args.format {
-        render::Format::LdifGlue20 => render::ldif::render(snapshot, LdifMode::Glue20, args.dit),
-        render::Format::LdifGlue21 => render::ldif::render(snapshot, LdifMode::Glue21, args.dit),
-        other => render::render(snapshot, other),
-    }
-}
-
-/// Pushes the snapshot's GLUE 2.1 JSON to the registry; whether it was taken.
-fn push(
-    runtime: &tokio::runtime::Runtime,
-    registry: RegistryTarget,
-    snapshot: &SiteSnapshot,
-    args: &ProvideArgs,
-    document: &[u8],
-    started: Instant,
-) -> bool {
-    // The registry reads GLUE 2.1 JSON whatever --format the file gets.
-    let json = if args.format == render::Format::Glue21Json {
-        document.to_vec()
-    } else {
-        render::render(snapshot, render::Format::Glue21Json)
-    };
-    let url = registry.url.to_string();
-    match runtime.block_on(accelfed_publishers::publish(
-        &json,
-        &Destination::Registry(registry),
-    )) {
-        Ok(answer) => {
-            tracing::debug!(answer = %answer.unwrap_or_default(), "the registry's answer");
-            provide_summary::log(snapshot, Sent::Pushed { url: &url }, json.len(), started);
-            true
-        }
-        Err(err) => {
-            tracing::error!("{err}");
-            false
-        }
-    }
-}
-
-/// Writes the document to `-o` or stdout and, for a complete one, to `--keep-last-good`.
-fn write_out(
-    runtime: &tokio::runtime::Runtime,
-    args: &ProvideArgs,
-    snapshot: &SiteSnapshot,
-    document: &[u8],
-    partial: bool,
-    started: Instant,
-) -> Outcome {
-    let destination = match &args.output {
-        Some(path) => Destination::File(path.clone()),
-        None => Destination::Stdout,
-    };
-    if let Err(err) = runtime.block_on(accelfed_publishers::publish(document, &destination)) {
-        tracing::error!("{err}");
-        return Outcome::Partial;
-    }
-    let to = args
-        .output
-        .as_ref()
-        .map_or_else(|| "stdout".to_owned(), |path| path.display().to_string());
-    let sent = Sent::Written {
-        to: &to,
-        format: args.format,
-    };
-    provide_summary::log(snapshot, sent, document.len(), started);
-    if partial {
-        return Outcome::Partial;
-    }
-    if let Some(path) = &args.keep_last_good {
-        // Saved after publishing, so a document that could not be written out is never "good".
-        if let Err(err) = last_good::save(runtime, path, document, saved_as(args)) {
-            tracing::error!("--keep-last-good: {err}");
-            return Outcome::Partial;
-        }
-    }
-    Outcome::Ok
-}
-
-/// Publishes the document saved by `--keep-last-good`, if any, in place of one that could not be
-/// made; `outcome` is what went wrong, and stays the exit status.
-fn last_good(args: &ProvideArgs, runtime: &tokio::runtime::Runtime, outcome: Outcome) -> Outcome {
-    let Some(path) = &args.keep_last_good else {
-        return outcome;
-    };
-    if args.publish.is_some() {
-        // The registry judges freshness itself; an old document is not pushed again.
-        return outcome;
-    }
-    let document = match std::fs::read(path) {
-        Ok(document) => document,
-        Err(err) => {
-            tracing::error!(
-                "--keep-last-good {}: no last good document to publish instead: {err}",
-                path.display()
-            );
-            return outcome;
-        }
-    };
-    if let Err(problem) = last_good::check(path, &document, saved_as(args)) {
-        tracing::error!(
-            "--keep-last-good {}: not published: {problem}",
-            path.display()
-        );
-        return outcome;
-    }
-    let destination = match &args.output {
-        Some(output) => Destination::File(output.clone()),
-        None => Destination::Stdout,
-    };
-    match runtime.block_on(accelfed_publishers::publish(&document, &destination)) {
-        Ok(_) => warn_published(path, document.len()),
-        Err(err) => tracing::error!("{err}"),
-    }
-    outcome
-}
-
-fn warn_published(path: &Path, bytes: usize) {
-    tracing::warn!(
-        file = %path.display(),
-        bytes,
-        "published the last good document instead, with its original timestamps"
-    );
-}
-
-/// What this run publishes, as `--keep-last-good` records it.
-fn saved_as(args: &ProvideArgs) -> last_good::SavedAs {
-    last_good::SavedAs {
-        format: args.format,
-        dit: args.dit,
-    }
 }
 
 /// Where `--publish registry` sends, with the token and CA already read: every error is a usage

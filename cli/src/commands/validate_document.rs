@@ -1,6 +1,6 @@
 //! `validate --config`, second half: the GLUE 2.1 JSON document the site would publish, as far as
 //! it is known without the network (the site and its `[static]` services), must pass the checks
-//! the federation registry runs on a push (`accelfed_central::registry::check::Checker`: size,
+//! the federation registry runs on a push (`accelfed_central::Checker`: size,
 //! JSON Schema, the site, consistency and LDAP lengths). A configuration that parses but whose
 //! document the registry would refuse is a configuration error found before any cron run.
 

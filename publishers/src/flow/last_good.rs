@@ -1,4 +1,4 @@
-//! `provide --keep-last-good FILE`: what FILE was saved as. The format and, for LDIF, the DIT
+//! Keep-last-good (`provide --keep-last-good FILE`): what FILE was saved as. The format and, for LDIF, the DIT
 //! layout are recorded beside it in `FILE.format` (`format=ldif-glue21 dit=site`), because the
 //! document alone cannot always tell: a GLUE 2.1 LDIF of a site without accelerators uses only
 //! GLUE 2.0 classes, and both layouts start with the same domain entry. A saved document reaches a
@@ -8,12 +8,13 @@
 //!
 //! A document without a record (saved by an accelfed before the record existed) is checked by its
 //! content: whatever that can tell apart is still refused, and a warning says the check was
-//! partial.
+//! partial (the report says so: [`Checked::ByContentOnly`]).
 
 use std::path::{Path, PathBuf};
 
-use accelfed_publishers::Destination;
 use accelfed_schemas::render::Format;
+
+use crate::Destination;
 use accelfed_schemas::render::ldif::Dit;
 
 /// What a document is: its format and, for LDIF, its DIT layout.
@@ -45,48 +46,47 @@ pub fn record_path(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// How a saved document was found fit to publish.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Checked {
+    /// Its record says it is what this run publishes.
+    ByRecord,
+    /// It has no record (saved by an older accelfed): only its content was checked, so the caller
+    /// warns that the check was partial. `record` is where the next complete run writes it.
+    ByContentOnly { record: PathBuf },
+}
+
 /// Saves `document` to `path` and its record beside it. The old record goes first, so a run cut
 /// short between the two writes leaves a document without a record (checked by content), never a
 /// record that describes another document.
-pub fn save(
-    runtime: &tokio::runtime::Runtime,
-    path: &Path,
-    document: &[u8],
-    saved_as: SavedAs,
-) -> Result<(), String> {
+pub async fn save(path: &Path, document: &[u8], saved_as: SavedAs) -> Result<(), String> {
     let record = record_path(path);
     match std::fs::remove_file(&record) {
         Ok(()) => {}
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
         Err(err) => return Err(format!("{}: {err}", record.display())),
     }
-    let write = |bytes: &[u8], to: &Path| {
-        runtime
-            .block_on(accelfed_publishers::publish(
-                bytes,
-                &Destination::File(to.to_owned()),
-            ))
-            .map(|_| ())
-            .map_err(|err| err.to_string())
-    };
-    write(document, path)?;
-    write(format!("{}\n", saved_as.record()).as_bytes(), &record)
+    write(path, document).await?;
+    write(&record, format!("{}\n", saved_as.record()).as_bytes()).await
+}
+
+/// Replaces the file `to` as every file destination is (atomically).
+async fn write(to: &Path, bytes: &[u8]) -> Result<(), String> {
+    crate::publish(bytes, &Destination::File(to.to_owned()))
+        .await
+        .map(|_| ())
+        .map_err(|err| err.to_string())
 }
 
 /// Whether the document saved at `path` is one this run may publish in its place (`wanted`).
-pub fn check(path: &Path, document: &[u8], wanted: SavedAs) -> Result<(), String> {
+pub fn check(path: &Path, document: &[u8], wanted: SavedAs) -> Result<Checked, String> {
     let record = record_path(path);
     match std::fs::read_to_string(&record) {
-        Ok(found) if found.trim() == wanted.record() => Ok(()),
+        Ok(found) if found.trim() == wanted.record() => Ok(Checked::ByRecord),
         Ok(found) => Err(mismatch(&record, found.trim(), wanted)),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
             by_content(document, wanted)?;
-            tracing::warn!(
-                record = %record.display(),
-                "no record of the format the last good document was saved in (saved by an \
-                 older accelfed?): only its content was checked; the next complete run writes it"
-            );
-            Ok(())
+            Ok(Checked::ByContentOnly { record })
         }
         Err(err) => Err(format!("{}: {err}", record.display())),
     }
