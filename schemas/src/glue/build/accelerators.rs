@@ -24,7 +24,7 @@ impl<'a> Builder<'a> {
             total_pairs(accelerators),
             vec![(family.service, service_id)],
         );
-        let parts = accelerators
+        let parts: Vec<Part> = accelerators
             .iter()
             .map(|accelerator| {
                 let index = self.accelerator_capacity(
@@ -39,7 +39,7 @@ impl<'a> Builder<'a> {
             })
             .collect();
         // The manager states the sum per model: its accelerators' rounded shares add up to it.
-        apportion(&mut self.out, "TotalPhysicalAccelerators", parts);
+        apportion(&mut self.out, "TotalPhysicalAccelerators", &parts);
         manager_index
     }
 
@@ -51,7 +51,7 @@ impl<'a> Builder<'a> {
         path: &[&str],
         accelerators: &'a [AcceleratorCapacity],
     ) {
-        let parts = accelerators
+        let parts: Vec<Part> = accelerators
             .iter()
             .map(|accelerator| {
                 let index = self.accelerator_capacity(
@@ -65,7 +65,7 @@ impl<'a> Builder<'a> {
                 physical_part(index, accelerator)
             })
             .collect();
-        apportion(&mut self.out, "TotalPhysicalAccelerators", parts);
+        apportion(&mut self.out, "TotalPhysicalAccelerators", &parts);
     }
 
     fn accelerator_capacity(
@@ -106,10 +106,10 @@ impl<'a> Builder<'a> {
 }
 
 /// The accelerator entity at `index` as one part of its model's physical total.
-fn physical_part(index: usize, accelerator: &AcceleratorCapacity) -> (String, Part) {
-    let part = Part {
+fn physical_part(index: usize, accelerator: &AcceleratorCapacity) -> Part<'_> {
+    Part {
         index,
+        model: accelerator.gpu.model.as_str(),
         exact: accelerator.physical().total.get(),
-    };
-    (accelerator.gpu.model.as_str().to_owned(), part)
+    }
 }

@@ -14,19 +14,25 @@ use std::collections::BTreeMap;
 use crate::glue::entity::{Entity, Value};
 use crate::gpu::GpuCount;
 
-/// One part of a whole: the entity (an index into the entity list) and its exact count.
-pub(super) struct Part {
+/// One part of a whole: the entity (an index into the entity list), its GPU model and its exact
+/// count.
+pub(super) struct Part<'m> {
     pub index: usize,
+    pub model: &'m str,
     pub exact: f64,
 }
 
 /// Rounds the `name` counts of `parts` (grouped by model: each model's parts are one whole)
 /// so each group's written counts add up to its sum as written. A group holding a part below a
 /// thousandth is left as it is: cutting it down would publish a GPU that is there as none.
-pub(super) fn apportion(out: &mut [Entity<'_>], name: &'static str, parts: Vec<(String, Part)>) {
-    let mut groups: BTreeMap<String, Vec<Part>> = BTreeMap::new();
-    for (model, part) in parts {
-        groups.entry(model).or_default().push(part);
+pub(super) fn apportion(out: &mut [Entity<'_>], name: &'static str, parts: &[Part<'_>]) {
+    // Whole GPUs, the common case (and 5,000 node types of a large site), round to themselves.
+    if parts.iter().all(|part| is_whole(part.exact)) {
+        return;
+    }
+    let mut groups: BTreeMap<&str, Vec<&Part>> = BTreeMap::new();
+    for part in parts {
+        groups.entry(part.model).or_default().push(part);
     }
     for parts in groups.into_values() {
         let Some(thousandths) =
@@ -40,6 +46,11 @@ pub(super) fn apportion(out: &mut [Entity<'_>], name: &'static str, parts: Vec<(
             }
         }
     }
+}
+
+/// Whether `value` is a whole number, float noise aside (7 x 1/7 is 1).
+fn is_whole(value: f64) -> bool {
+    ((value * 1e6).round() / 1e6).fract() == 0.0
 }
 
 /// Each value in whole thousandths, adding up to the sum's thousandths; `None` where a value is

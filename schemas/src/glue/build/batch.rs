@@ -147,14 +147,14 @@ impl<'a> Builder<'a> {
                 vec![],
                 vec![(Class::ExecutionEnvironment, ee_id.clone())],
             );
-            let part = Part {
+            parts.push(Part {
                 index,
+                model: accelerator.gpu.model.as_str(),
                 exact: accelerator.physical_per_instance.get(),
-            };
-            parts.push((accelerator.gpu.model.as_str().to_owned(), part));
+            });
         }
         // A node's cards per model, shared among its slices: the slices' rounded shares add up
         // to the cards.
-        apportion(&mut self.out, "PhysicalAccelerators", parts);
+        apportion(&mut self.out, "PhysicalAccelerators", &parts);
     }
 }

@@ -70,9 +70,10 @@ fn the_sample_holds_together_before_and_after_rendering() {
 }
 
 /// Issue #28: 0.286 + 0.286 + 0.429 rendered was 1.001 beside the one H100 the manager, the
-/// service and the site say. Rounded together (largest remainder) the profiles are 0.286 + 0.286
-/// + 0.428 = 1, on the manager and on the node; the typed physical counts of the profiles are
-/// absent (GLUE 2.1 types them as whole cards) and their fractions are in OtherInfo.
+/// service and the site say. Rounded together (largest remainder) the profiles are written
+/// 0.286, 0.286 and 0.428, which add up to 1, on the manager and on the node; the typed physical
+/// counts of the profiles are absent (GLUE 2.1 types them as whole cards) and their fractions are
+/// in OtherInfo.
 #[test]
 fn mig_profiles_of_one_gpu_add_up_to_it_at_every_level() {
     let snapshot = with_mig_h100();
