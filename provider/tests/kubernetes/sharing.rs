@@ -2,6 +2,11 @@
 //! of `fixtures/kubernetes/sharing/` (the truth is in its README): one physical GPU per node, held
 //! for the whole of February 2025 (672 hours) by pods of every sharing mode. A month of usage on
 //! one GPU is never above 672 GPU-hours, and equals the hand-computed value.
+//!
+//! Written from NVIDIA's device plugin README and GPU Feature Discovery labels
+//! (NVIDIA/k8s-device-plugin, Apache 2.0: MIG strategies `single` and `mixed`, time-slicing and
+//! MPS replicas) and the "Supported MIG Profiles" of NVIDIA's Multi-Instance GPU User Guide; the
+//! fixtures' README names what was taken from each.
 
 use std::collections::BTreeMap;
 
