@@ -4,11 +4,12 @@
 //!
 //! `config.rs` is `[[kubernetes]]`; `client/` is the only IO (the API server through `kube`, and
 //! Prometheus); `inventory.rs` is what it read; the rest is pure: `api.rs` is the lean shape of the
-//! API objects (borrowing with `crate::json`'s text), `page.rs` streams a list's pages, `quantity.rs`,
-//! `labels.rs`, `nodes.rs`, `pods.rs` and `cpu.rs` read them, `vo.rs` maps namespaces, `capacity.rs` counts,
-//! `map.rs` builds GLUE2, `usage.rs` builds observations, `dcgm.rs` reads utilisation, and `meter.rs`
-//! is the GPU-hours meter's entry point ([`observe`]). This file is the entry point of the
-//! provider and the backend contract.
+//! API objects (borrowing with `crate::json`'s text; `api/filter.rs` keeps only GPU resources and
+//! labels), `page.rs` streams a list's pages, `quantity.rs`, `labels.rs`, `nodes.rs` (with
+//! `nodes/resources.rs`, what device each resource is), `vendors.rs`, `pods.rs` and `cpu.rs` read
+//! them, `vo.rs` maps namespaces, `capacity.rs` counts, `map.rs` builds GLUE2, `usage.rs` builds
+//! observations, `dcgm.rs` reads utilisation, and `meter.rs` is the GPU-hours meter's entry point
+//! ([`observe`]). This file is the entry point of the provider and the backend contract.
 
 pub mod api;
 mod capacity;

@@ -34,7 +34,8 @@ pub struct SlurmConfig {
     pub rest: Option<RestConfig>,
     /// What each GRES type is, by its Slurm name: `a100 = { model = "NVIDIA A100-SXM4-80GB",
     /// memory_mb = 81920 }`. Untyped GPUs (`gpu:4`) are looked up as `gpu`. A type missing here is
-    /// published with its Slurm name as the model and a warning.
+    /// published with its Slurm name as the model and a warning; an AutoDetect MIG name that names
+    /// one catalogued GPU (`nvidia_h100_80gb_hbm3_1g.10gb`) under that GPU's model.
     #[serde(default)]
     pub gpu_types: BTreeMap<String, GpuTypeConfig>,
     /// How many `gres/shard`s one GPU holds (gres.conf's shard `Count` over the node's GPUs): a

@@ -154,16 +154,31 @@ impl Specs<'_> {
                 spec
             }
             None => {
+                // An AutoDetect MIG name (`nvidia_h100_80gb_hbm3_1g.10gb`) names its GPU.
+                let parent = mig_profile
+                    .as_ref()
+                    .and_then(|_| super::mig::parent_model(key));
                 if self.warned.insert(key.to_owned()) {
-                    self.warnings.push(format!(
-                        "GPU type {key:?} is not in [slurm.gpu_types]: published with its Slurm name as the model, no vendor or memory"
-                    ));
+                    self.warnings.push(match &parent {
+                        Some(model) => format!(
+                            "GPU type {key:?} is not in [slurm.gpu_types]: read as AutoDetect's name of a MIG slice of {model}, published under that model, no memory"
+                        ),
+                        None => format!(
+                            "GPU type {key:?} is not in [slurm.gpu_types]: published with its Slurm name as the model, no vendor or memory"
+                        ),
+                    });
                 }
                 // A type no model can be named after (`-SHARED`, 256+ characters) fails the
                 // backend before mapping (`types::checked_service`); never a panic here.
-                let model =
-                    GpuModel::canonical(key).unwrap_or_else(|_| GpuModel::literal("unknown"));
-                let mut spec = GpuSpec::new(Text::literal("unknown"), model);
+                let vendor = if parent.is_some() {
+                    "NVIDIA"
+                } else {
+                    "unknown"
+                };
+                let model = parent.unwrap_or_else(|| {
+                    GpuModel::canonical(key).unwrap_or_else(|_| GpuModel::literal("unknown"))
+                });
+                let mut spec = GpuSpec::new(Text::literal(vendor), model);
                 // `1g.10gb`: the profile names the slice's memory in GB.
                 spec.memory = mig_profile.as_deref().and_then(mig_memory);
                 spec

@@ -154,7 +154,8 @@ fn observe_blocking(
         tracing::warn!(
             provider = "slurm",
             service,
-            "GPU type {kind:?} is not in [slurm.gpu_types]; its jobs are metered with model {kind:?}"
+            "GPU type {kind:?} is not in [slurm.gpu_types]; its jobs are metered with model {:?}",
+            super::mig::parent_model(kind).map_or_else(|| kind.clone(), |m| m.to_string())
         );
     }
     tracing::info!(
@@ -290,7 +291,11 @@ fn model(config: &SlurmConfig, gpu_type: Option<&str>) -> Result<GpuModel, Strin
     };
     match known {
         Some(known) => Ok(known.canonical_model()),
-        None => GpuModel::canonical(gpu_type.unwrap_or("GPU"))
-            .map_err(|err| format!("its GPU type cannot name a model: {err}")),
+        // An AutoDetect MIG name is metered under its GPU, as the service publishes it.
+        None => match gpu_type.and_then(super::mig::parent_model) {
+            Some(parent) => Ok(parent),
+            None => GpuModel::canonical(gpu_type.unwrap_or("GPU"))
+                .map_err(|err| format!("its GPU type cannot name a model: {err}")),
+        },
     }
 }

@@ -65,6 +65,25 @@ fn parent_named(gpu_type: &str, profile: &str) -> Option<Sharing> {
     found
 }
 
+/// The GPU an AutoDetect MIG type names before its profile, where the catalogue knows it as one
+/// product (`nvidia_h100_80gb_hbm3_1g.10gb` -> `NVIDIA H100 80GB HBM3`): the model a type no
+/// `[slurm.gpu_types]` entry maps is published and metered under, as a MIG slice's model is its
+/// GPU's everywhere else. A family-only name (`nvidia_a100`: the 40 and 80 GB boards) or an
+/// unknown one names none.
+pub(super) fn parent_model(gpu_type: &str) -> Option<GpuModel> {
+    let profile = super::map::mig_profile(gpu_type)?;
+    let parent = gpu_type
+        .strip_suffix(profile.as_str())?
+        .trim_end_matches(['_', '-', ' ']);
+    if parent.is_empty() {
+        return None;
+    }
+    match GpuModel::canonical_with_note(parent).ok()? {
+        (model, Recognised::Catalogue) => Some(model),
+        _ => None,
+    }
+}
+
 /// `3g.20gb` -> 3.
 fn compute_slices(profile: &str) -> Option<u32> {
     let (slices, _) = profile.split_once('g')?;
@@ -91,6 +110,24 @@ mod tests {
         assert_eq!(share("nvidia_h100_80gb_hbm3_1g.10gb", "1g.10gb"), (1, 7));
         assert_eq!(share("nvidia_h100_80gb_hbm3_3g.40gb", "3g.40gb"), (3, 7));
         assert_eq!(share("nvidia_a30_2g.12gb", "2g.12gb"), (2, 4));
+    }
+
+    #[test]
+    fn autodetect_names_of_one_product_name_its_model() {
+        let model = |gpu_type: &str| parent_model(gpu_type).map(|m| m.as_str().to_owned());
+        assert_eq!(
+            model("nvidia_h100_80gb_hbm3_1g.10gb").as_deref(),
+            Some("NVIDIA H100 80GB HBM3")
+        );
+        assert_eq!(
+            model("nvidia_a100-sxm4-40gb_3g.20gb").as_deref(),
+            Some("NVIDIA A100-SXM4-40GB")
+        );
+        // A family of several boards, an unknown GPU, no profile: no model is assumed.
+        assert_eq!(model("nvidia_a100_3g.20gb"), None);
+        assert_eq!(model("mystery_2g.10gb"), None);
+        assert_eq!(model("1g.10gb"), None);
+        assert_eq!(model("nvidia_h100_80gb_hbm3"), None);
     }
 
     #[test]

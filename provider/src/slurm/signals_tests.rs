@@ -125,6 +125,8 @@ fn a_mig_node_publishes_one_physical_gpu_in_seven_slots() {
             ..
         }
     ));
+    // AutoDetect's name of the slices names their GPU: published under its canonical model.
+    assert_eq!(accelerator.gpu.model.as_str(), "NVIDIA H100 80GB HBM3");
     assert!(near(accelerator.capacity.total, 7.0));
     assert!(near(accelerator.capacity.used, 2.0));
     let physical = accelerator.physical();
@@ -162,6 +164,7 @@ fn a_month_on_seven_instances_is_one_gpu_month() {
     for job in &jobs {
         let observed = observation(&config, &site, job).unwrap().unwrap();
         assert!(near(observed.count, 1.0 / 7.0), "{}", observed.count);
+        assert_eq!(observed.model.as_str(), "NVIDIA H100 80GB HBM3");
         let hours = (observed.end.unwrap() - observed.start).num_seconds() as f64 / 3600.0;
         assert_eq!(hours, 720.0);
         gpu_hours += observed.count.get() * hours;

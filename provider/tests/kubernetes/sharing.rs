@@ -2,6 +2,11 @@
 //! of `fixtures/kubernetes/sharing/` (the truth is in its README): one physical GPU per node, held
 //! for the whole of February 2025 (672 hours) by pods of every sharing mode. A month of usage on
 //! one GPU is never above 672 GPU-hours, and equals the hand-computed value.
+//!
+//! Written from NVIDIA's device plugin README and GPU Feature Discovery labels
+//! (NVIDIA/k8s-device-plugin, Apache 2.0: MIG strategies `single` and `mixed`, time-slicing and
+//! MPS replicas) and the "Supported MIG Profiles" of NVIDIA's Multi-Instance GPU User Guide; the
+//! fixtures' README names what was taken from each.
 
 use std::collections::BTreeMap;
 
@@ -203,6 +208,56 @@ async fn capacity_counts_physical_gpus_bytes_memory_and_not_ready_nodes() {
         "{:?}",
         node("a100-mig-mixed").installed
     );
+}
+
+/// The document `accelfed provide` renders from these nodes (issue #28): the site, its service and
+/// its manager state the same physical GPUs per model, and the A100 split 1g.5gb x 2, 2g.10gb and
+/// 3g.20gb (2/7 + 2/7 + 3/7, the issue's layout) beside the lost node's whole A100 adds up, as
+/// written, to exactly its 2 GPUs: its fractions are rounded together, never 0.286 + 0.286 +
+/// 0.429 + 1 = 2.001.
+#[tokio::test]
+async fn the_rendered_document_states_one_physical_count_and_its_parts_add_up() {
+    let setup = setup(sharing_setup()).await;
+    let config = config(&setup, "");
+    let now = Utc.with_ymd_and_hms(2025, 3, 1, 0, 0, 0).unwrap();
+    let gathered = accelfed_provider::gather(&config, now).await.unwrap();
+    assert!(gathered.failures.is_empty(), "{:?}", gathered.failures);
+    assert_eq!(gathered.snapshot.validate(), Ok(()));
+    let document = accelfed_schemas::render::json::document(&gathered.snapshot);
+    let expected = [
+        ("NVIDIA A100-SXM4-40GB", 2000),
+        ("NVIDIA H100 80GB HBM3", 1000),
+        ("NVIDIA L4", 1000),
+        ("Tesla T4", 1000),
+    ];
+    // Thousandths of a GPU as written: a typed whole count, or the OtherInfo decimal.
+    let thousandths = |entity: &serde_json::Value, name: &str| -> u64 {
+        let value = match entity.get(name) {
+            Some(typed) => typed.as_u64().map(|n| n as f64),
+            None => entity["OtherInfo"][name]
+                .as_str()
+                .and_then(|t| t.parse().ok()),
+        };
+        (value.unwrap_or_else(|| panic!("no {name} in {entity:#}")) * 1000.0).round() as u64
+    };
+    for class in ["AdminDomain", "ComputingService", "ComputingManager"] {
+        let info = &document[class][0]["OtherInfo"];
+        for (model, gpus) in expected {
+            let key = format!("TotalPhysicalAccelerators:{model}");
+            let written: f64 = info[&key].as_str().unwrap().parse().unwrap();
+            assert_eq!((written * 1000.0).round() as u64, gpus, "{class} {key}");
+        }
+    }
+    for (model, gpus) in expected {
+        let parts: u64 = document["ComputingManagerAccelerator"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["Model"] == model)
+            .map(|a| thousandths(a, "TotalPhysicalAccelerators"))
+            .sum();
+        assert_eq!(parts, gpus, "{model}");
+    }
 }
 
 #[tokio::test]

@@ -197,3 +197,37 @@ async fn every_vendors_gpus_are_published_in_physical_units_and_unplaced_ids_rep
         accelfed_schemas::gpu::MemoryMb::parse("64 GiB").ok()
     );
 }
+
+/// The document `accelfed provide` renders from these nodes (issue #28, "one physical count at
+/// every level"): it passes the physical checker, and the site, its service and its manager state
+/// the README's physical GPUs per model, each as the typed counts' whole cards.
+#[tokio::test]
+async fn the_rendered_document_states_each_models_physical_gpus_at_every_level() {
+    let setup = setup(vendors()).await;
+    let config = config(&setup, "");
+    let now = Utc.with_ymd_and_hms(2025, 3, 1, 0, 0, 0).unwrap();
+    let gathered = accelfed_provider::gather(&config, now).await.unwrap();
+    assert!(gathered.failures.is_empty(), "{:?}", gathered.failures);
+    assert_eq!(gathered.snapshot.validate(), Ok(()));
+    let document = accelfed_schemas::render::json::document(&gathered.snapshot);
+    let expected = [
+        (MAX_1550, "4"),
+        (MAX_1100, "2"),
+        (FLEX_170, "2"),
+        (FLEX_140, "2"),
+        (MI300X, "8"),
+        (MI210, "4"),
+        (MI250_EITHER, "8"),
+    ];
+    for class in ["AdminDomain", "ComputingService", "ComputingManager"] {
+        let info = &document[class][0]["OtherInfo"];
+        for (model, gpus) in expected {
+            let key = format!("TotalPhysicalAccelerators:{model}");
+            assert_eq!(info[&key], gpus, "{class} {key}: {info:#}");
+        }
+    }
+    for accelerator in document["ComputingManagerAccelerator"].as_array().unwrap() {
+        let total = &accelerator["TotalPhysicalAccelerators"];
+        assert!(total.is_u64(), "{accelerator:#}");
+    }
+}

@@ -2,7 +2,8 @@
 //! meter: Placement providers, flavors and servers shaped as the APIs send them (the recorded
 //! cloud's server is the template, as `provider/tests/openstack_meter.rs` does), mapped into the
 //! published service, metered into a month's records, and checked against the installed GPUs the
-//! service publishes (what `accelfed meter` and `report --check` bound usage by).
+//! service publishes (what `accelfed meter` and `report --check` bound usage by); the snapshot
+//! passes the physical-count checker and renders in every format.
 //!
 //! Each layout's module names the documentation its Placement tree is written from and computes
 //! its truth by hand:
@@ -26,6 +27,7 @@ use accelfed_provider::openstack::{
 use accelfed_schemas::glue::{AdminDomain, Service, SiteSnapshot};
 use accelfed_schemas::gpu::GpuModel;
 use accelfed_schemas::names::SiteName;
+use accelfed_schemas::render::{Format, render};
 use accelfed_schemas::usage::Month;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
@@ -244,6 +246,12 @@ pub fn run(config: &OpenstackConfig, state: &CloudState) -> Outcome {
         creation_time: at("2027-01-01T00:00:00Z"),
         validity_s: 3600,
     };
+    // The document `provide` would publish: one physical count at every level (the checker of
+    // issue #28, which also runs inside every rendering of a debug build), in every format.
+    assert_eq!(snapshot.validate(), Ok(()));
+    for format in Format::ALL {
+        assert!(!render(&snapshot, format).is_empty(), "{format}");
+    }
     let installed = Installed::from_snapshot(&snapshot);
     let (usage, meter_warnings) = map_usage(config, state);
     let site = SiteName::new("TEST-SITE").unwrap();

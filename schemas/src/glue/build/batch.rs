@@ -122,6 +122,7 @@ impl<'a> Builder<'a> {
             associations,
         );
         let ee_id = self.id_of(ee_index);
+        let mut parts = Vec::with_capacity(ee.accelerators.len());
         for accelerator in &ee.accelerators {
             let id = self.ids.id(
                 Kind::AcceleratorEnvironment,
@@ -138,7 +139,7 @@ impl<'a> Builder<'a> {
                 )
                 .gpu(&accelerator.gpu)
                 .capacity(BATCH_CAPACITY, &accelerator.capacity);
-            self.push(
+            let index = self.push(
                 Class::AcceleratorEnvironment,
                 id,
                 Some(ee_index),
@@ -146,6 +147,14 @@ impl<'a> Builder<'a> {
                 vec![],
                 vec![(Class::ExecutionEnvironment, ee_id.clone())],
             );
+            parts.push(Part {
+                index,
+                model: accelerator.gpu.model.as_str(),
+                exact: accelerator.physical_per_instance.get(),
+            });
         }
+        // A node's cards per model, shared among its slices: the slices' rounded shares add up
+        // to the cards.
+        apportion(&mut self.out, "PhysicalAccelerators", &parts);
     }
 }

@@ -13,9 +13,13 @@ use super::{
 use crate::gpu::{Capacity, GpuSpec};
 use crate::names::Text;
 
+mod accelerators;
+mod apportion;
 mod attrs;
 mod batch;
 mod cloud;
+
+use apportion::{Part, apportion};
 
 use attrs::*;
 
@@ -263,95 +267,6 @@ impl<'a> Builder<'a> {
             self.endpoint(family.endpoint, service_index, svc, endpoint);
         }
         service_index
-    }
-
-    /// The manager entity of either family, under its service, and the manager's accelerators;
-    /// returns its index.
-    fn manager(
-        &mut self,
-        family: &Family,
-        service: usize,
-        svc: &str,
-        attrs: Attrs<'a>,
-        accelerators: &'a [AcceleratorCapacity],
-    ) -> usize {
-        let id = self.ids.id(Kind::Manager, &[svc]);
-        let service_id = self.id_of(service);
-        let manager_index = self.push(
-            family.manager,
-            id,
-            Some(service),
-            attrs,
-            total_pairs(accelerators),
-            vec![(family.service, service_id)],
-        );
-        for accelerator in accelerators {
-            self.accelerator_capacity(
-                family.manager_accelerator,
-                Kind::ManagerAccelerator,
-                manager_index,
-                &[svc],
-                family.capacity,
-                accelerator,
-            );
-        }
-        manager_index
-    }
-
-    /// A share's accelerators in either family; `path` is the service's and the share's local ids.
-    fn share_accelerators(
-        &mut self,
-        family: &Family,
-        share: usize,
-        path: &[&str],
-        accelerators: &'a [AcceleratorCapacity],
-    ) {
-        for accelerator in accelerators {
-            self.accelerator_capacity(
-                family.share_accelerator,
-                Kind::ShareAccelerator,
-                share,
-                path,
-                family.capacity,
-                accelerator,
-            );
-        }
-    }
-
-    fn accelerator_capacity(
-        &mut self,
-        class: Class,
-        kind: Kind,
-        parent: usize,
-        path: &[&str],
-        names: [&'static str; 3],
-        accelerator: &'a AcceleratorCapacity,
-    ) {
-        let parent_class = self.out[parent].class;
-        let parent_id = self.id_of(parent);
-        let mut parts = path.to_vec();
-        parts.push(accelerator.local_id.as_str());
-        let id = self.ids.id(kind, &parts);
-        let mut attrs = Attrs::default()
-            .gpu(&accelerator.gpu)
-            .capacity(names, &accelerator.capacity)
-            .capacity(PHYSICAL_CAPACITY, &accelerator.physical());
-        if let Some(max) = accelerator.max_per_job {
-            let key = if names == BATCH_CAPACITY {
-                "MaxAcceleratorSlotsPerJob"
-            } else {
-                "MaxAccelerators"
-            };
-            attrs = attrs.value(key, Value::Count(max));
-        }
-        self.push(
-            class,
-            id,
-            Some(parent),
-            attrs,
-            vec![],
-            vec![(parent_class, parent_id)],
-        );
     }
 }
 

@@ -7,7 +7,7 @@ use crate::render::json;
 const H100: &str = "NVIDIA H100 80GB HBM3";
 
 /// The sample, whose batch manager also has one H100 split 1g.10gb x 2, 2g.20gb and 3g.40gb: the
-/// issue's layout, 2/7 + 2/7 + 3/7 of one GPU (each rounds up to 0.286, 0.286 and 0.429).
+/// issue's layout, 2/7 + 2/7 + 3/7 of one GPU (rounded alone 0.286, 0.286 and 0.429: 1.001).
 fn with_mig_h100() -> SiteSnapshot {
     let mut snapshot = sample::snapshot("S");
     let Service::Computing(batch) = &mut snapshot.services[0] else {
@@ -69,9 +69,11 @@ fn the_sample_holds_together_before_and_after_rendering() {
     assert_eq!(check(&read_back(&snapshot, |_| {})), Ok(()));
 }
 
-/// Issue #28: 0.286 + 0.286 + 0.429 rendered is 1.001, and is still the one H100 the manager,
-/// the service and the site say; the typed physical counts of the profiles are absent (GLUE 2.1
-/// types them as whole cards) and their fractions are in OtherInfo.
+/// Issue #28: 0.286 + 0.286 + 0.429 rendered was 1.001 beside the one H100 the manager, the
+/// service and the site say. Rounded together (largest remainder) the profiles are written
+/// 0.286, 0.286 and 0.428, which add up to 1, on the manager and on the node; the typed physical
+/// counts of the profiles are absent (GLUE 2.1 types them as whole cards) and their fractions are
+/// in OtherInfo.
 #[test]
 fn mig_profiles_of_one_gpu_add_up_to_it_at_every_level() {
     let snapshot = with_mig_h100();
@@ -81,18 +83,31 @@ fn mig_profiles_of_one_gpu_add_up_to_it_at_every_level() {
     assert_eq!(document["AdminDomain"][0]["OtherInfo"][&key], "1");
     assert_eq!(document["ComputingService"][0]["OtherInfo"][&key], "1");
     assert_eq!(document["ComputingManager"][0]["OtherInfo"][&key], "1");
-    for (profile, share) in [
+    let shares = [
         ("1g.10gb", "0.286"),
         ("2g.20gb", "0.286"),
-        ("3g.40gb", "0.429"),
-    ] {
+        ("3g.40gb", "0.428"),
+    ];
+    let mut thousandths = (0, 0);
+    for (profile, share) in shares {
         let entity = find(&document, "ComputingManagerAccelerator", profile);
         assert_eq!(entity.get("TotalPhysicalAccelerators"), None, "{entity:#}");
         assert_eq!(entity["OtherInfo"]["TotalPhysicalAccelerators"], share);
+        let node = find(
+            &document,
+            "AcceleratorEnvironment",
+            &format!("h100-mig/{profile}"),
+        );
+        assert_eq!(node.get("PhysicalAccelerators"), None, "{node:#}");
+        assert_eq!(node["OtherInfo"]["PhysicalAccelerators"], share);
+        let written = |v: &serde_json::Value| -> u32 {
+            (v.as_str().unwrap().parse::<f64>().unwrap() * 1000.0).round() as u32
+        };
+        thousandths.0 += written(&entity["OtherInfo"]["TotalPhysicalAccelerators"]);
+        thousandths.1 += written(&node["OtherInfo"]["PhysicalAccelerators"]);
     }
-    let node = find(&document, "AcceleratorEnvironment", "h100-mig/3g.40gb");
-    assert_eq!(node.get("PhysicalAccelerators"), None, "{node:#}");
-    assert_eq!(node["OtherInfo"]["PhysicalAccelerators"], "0.429");
+    // The written parts add up to the written whole, to the digit.
+    assert_eq!(thousandths, (1000, 1000));
     assert_eq!(check(&read_back(&snapshot, |_| {})), Ok(()));
 }
 
@@ -128,7 +143,7 @@ fn a_site_total_that_is_not_its_managers_sum_is_named_with_both_numbers() {
     assert_eq!(err.first, "AdminDomain S");
     assert_eq!(
         (err.first_count.as_str(), err.second_count.as_str()),
-        ("0.857", "1.001")
+        ("0.857", "1")
     );
     assert!(
         err.to_string()
@@ -148,7 +163,7 @@ fn a_manager_or_service_that_disagrees_with_its_accelerators_is_named() {
         assert!(err.first.starts_with(class), "{err}");
         assert_eq!(
             (err.first_count.as_str(), err.second_count.as_str()),
-            ("7", "1.001")
+            ("7", "1")
         );
     }
 }

@@ -1,6 +1,7 @@
 //! Issue #28, property test: whatever sharing layout a site runs (whole GPUs, MIG profiles,
 //! time-slicing and MPS replicas, vGPU types, SR-IOV virtual functions), one document states one
-//! physical count at every level, its typed physical attributes are whole in every rendering, and
+//! physical count at every level, its typed physical attributes are whole in every rendering, the
+//! parts of a manager's total add up to it as written (largest-remainder rounding), and
 //! usage records for a full month of the slots it says are in use never exceed its capacity
 //! (physical GPUs x hours).
 //!
@@ -24,6 +25,10 @@ use accelfed_schemas::names::{LocalId, Text};
 use accelfed_schemas::render::{Format, json, render};
 use accelfed_schemas::usage::{Month, sample as usage_sample};
 use proptest::prelude::*;
+
+mod written;
+
+use written::{typed_physical_counts_are_whole, written_parts_add_up};
 
 const MODELS: [&str; 2] = ["NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB"];
 /// MIG profiles of both models and their compute slices of 7.
@@ -270,28 +275,6 @@ fn site(batch: &[Group], cloud: &[Group]) -> SiteSnapshot {
     snapshot
 }
 
-/// The typed physical attributes of every entity of a JSON document are whole numbers.
-fn typed_physical_counts_are_whole(document: &serde_json::Value) -> Result<(), String> {
-    let names = [
-        "PhysicalAccelerators",
-        "TotalPhysicalAccelerators",
-        "UsedPhysicalAccelerators",
-        "FreePhysicalAccelerators",
-    ];
-    for (class, entities) in document.as_object().unwrap() {
-        for entity in entities.as_array().into_iter().flatten() {
-            for name in names {
-                if let Some(value) = entity.get(name)
-                    && !value.is_u64()
-                {
-                    return Err(format!("{class} {}: {name} is {value}", entity["ID"]));
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -307,6 +290,7 @@ proptest! {
         let read = from_json::from_value(&document).unwrap();
         prop_assert_eq!(physical::check(&read.entities), Ok(()));
         prop_assert_eq!(typed_physical_counts_are_whole(&document), Ok(()));
+        prop_assert_eq!(written_parts_add_up(&document), Ok(()));
 
         // The site's totals are the batch manager's plus the cloud's, per model, and whole
         // numbers wherever every card is fully partitioned.
