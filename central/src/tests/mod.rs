@@ -3,6 +3,7 @@
 //! They live inside the crate because the parts they assemble are crate-private (issue #29: tests
 //! outside it get the whole service, through `run`).
 
+mod ldap_ca;
 mod ldap_sync;
 mod ship_causes;
 mod ship_pipeline;

@@ -18,6 +18,7 @@
 
 mod config;
 mod install;
+mod ldaps;
 mod load;
 mod update;
 
@@ -34,6 +35,7 @@ use tempfile::TempDir;
 use crate::owned::OwnedProcess;
 use crate::port::ReservedPort;
 
+pub use ldaps::ldaps_front;
 pub use load::LoadReport;
 pub use update::{LdifEntry, LdifError, UpdateReport, parse_ldif};
 
