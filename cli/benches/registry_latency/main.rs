@@ -2,53 +2,61 @@
 //! node types) in the index, the HTTPS API on loopback, 200 concurrent clients (one keep-alive TLS
 //! connection each). A `cargo bench` target without a harness:
 //!
-//! `cargo bench --workspace --locked --bench registry_latency`
+//! `cargo bench -p accelfed --locked --bench registry_latency`
 //!
-//! Each query form is measured twice (see `loops`): closed loop (every client sends its next query
-//! as soon as it has the answer: what the server sustains) and open loop (the clients together
-//! send a fixed number of queries per second, latency counted from when each query was due). The
-//! server runs on its own tokio runtime, the clients on another, both in this process; the
-//! environment can change the split and the loads:
+//! The service is the whole of `accelfed serve`, started through `central::run` by the test
+//! harness (`accelfed_tests::central::Server`: run's listeners, connection limits and
+//! authentication, on a runtime of two worker threads), and the sites push their documents over
+//! HTTPS with their own tokens, as `accelfed provide --publish registry` does. Each query form is
+//! measured twice (see `loops`): closed loop (every client sends its next query as soon as it has
+//! the answer: what the server sustains) and open loop (the clients together send a fixed number
+//! of queries per second, latency counted from when each query was due). The clients run on a
+//! runtime of their own in this process; the environment can change it and the loads:
 //!
-//! * `ACCELFED_BENCH_SERVER_THREADS` (default 2), `ACCELFED_BENCH_CLIENT_THREADS` (default 2);
+//! * `ACCELFED_BENCH_CLIENT_THREADS` (default 2);
 //! * `ACCELFED_BENCH_RATE` (default 2000): the open loop's offered load of the offers forms, q/s;
 //! * `ACCELFED_BENCH_BROKER_RATE` (default 100): the broker form's (its answer is ~1,000 offers).
 //!
-//! The index is loaded once and no push comes during the queries, so the broker form is answered
-//! from the offers kept for its question (a push or an offer expiry would select again); the
-//! in-process figures show the selection's own cost.
+//! No push comes during the queries, so the broker form is answered from the offers kept for its
+//! question (a push or an offer expiry would select again).
 //!
 //! BENCHMARKS.md (## Registry) records the figures.
 
 #![allow(clippy::unwrap_used)]
 
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 mod loops;
 use loops::PathOf;
 
-use accelfed_central::auth::{TokenHash, Tokens};
-use accelfed_central::registry::Registry;
-use accelfed_central::registry::check::Checker;
-use accelfed_central::registry::http::{ApiState, router};
-use accelfed_central::registry::index::{BrokerRequest, Index, SiteView, answer};
-use accelfed_central::registry::store::DocumentStore;
+use accelfed_central::TokenHash;
+use accelfed_publishers::registry;
 use accelfed_schemas::glue::{Service, sample};
 use accelfed_schemas::gpu::{GpuCount, GpuModel};
-use accelfed_schemas::names::{LocalId, SiteName, Text};
-use accelfed_schemas::offer::Filter;
+use accelfed_schemas::names::{LocalId, Text};
 use accelfed_schemas::render::json;
+use accelfed_tests::central::{Server, sha256_hex};
+use accelfed_tests::pki::PkiFiles;
 
 const SITES: usize = 1_000;
 const FLAVORS: usize = 50;
 const CLIENTS: usize = 200;
 const QUERIES_PER_CLIENT: usize = 50;
 
+fn site_name(site: usize) -> String {
+    format!("SITE-{site:04}")
+}
+
+/// A site's token, of `accelfed token`'s form (64 hex digits).
+fn token(site: usize) -> String {
+    sha256_hex(&site_name(site))
+}
+
 /// A site like the sample, its cloud with 50 GPU flavors: 1, 2, 4 or 8 GPUs of three models.
-fn document(site: usize) -> (String, Vec<u8>) {
-    let name = format!("SITE-{site:04}");
-    let mut snapshot = sample::snapshot(&name);
+fn document(site: usize) -> Vec<u8> {
+    let mut snapshot = sample::snapshot(&site_name(site));
+    snapshot.creation_time = chrono::Utc::now();
     let models = [
         "NVIDIA A100-SXM4-80GB",
         "NVIDIA H100 80GB HBM3",
@@ -74,7 +82,32 @@ fn document(site: usize) -> (String, Vec<u8>) {
                 .collect();
         }
     }
-    (name, json::render(&snapshot))
+    json::render(&snapshot)
+}
+
+/// central.toml: gRPC and the registry on free ports, the test PKI, SQLite in `dir`, the 1,000
+/// sites with their tokens. Every client comes from 127.0.0.1, so the per-address and
+/// per-network bounds are raised to hold the 200 clients (with room for the connections of the
+/// previous loop still closing); the rest is the defaults.
+fn central_config(dir: &Path, pki: &PkiFiles) -> PathBuf {
+    let mut text = format!(
+        "[listen]\ngrpc = \"127.0.0.1:0\"\nhttps = \"127.0.0.1:0\"\n\n\
+         [listen.limits]\nmax_connections_per_address = 512\nmax_connections_per_network = 512\n\n\
+         [tls]\ncertificate = \"{}\"\nkey = \"{}\"\n\n[database]\npath = \"{}\"\n",
+        pki.cert.display(),
+        pki.key.display(),
+        dir.join("accounting.sqlite").display(),
+    );
+    for site in 0..SITES {
+        text.push_str(&format!(
+            "\n[sites.{}]\ntoken_sha256 = \"{}\"\n",
+            site_name(site),
+            TokenHash::of(&token(site)).to_hex()
+        ));
+    }
+    let path = dir.join("central.toml");
+    std::fs::write(&path, text).unwrap();
+    path
 }
 
 fn env_number(name: &str, default: f64) -> f64 {
@@ -100,60 +133,6 @@ struct Form {
     rate: f64,
 }
 
-/// Each form's cost inside the server, without HTTP: selecting and writing the answer bytes.
-fn direct_costs(index: &Index) {
-    let now = chrono::Utc::now();
-    let site_scoped = Filter {
-        site: Some("SITE-0500".into()),
-        model: Some("A100".into()),
-        min_gpus: Some(GpuCount::whole(4)),
-        vo: Some("atlas".into()),
-        ..Filter::default()
-    };
-    let federation = Filter {
-        model: Some("L40S".into()),
-        min_gpus: Some(GpuCount::whole(8)),
-        vo: Some("biomed".into()),
-        min_free: Some(GpuCount::whole(1000)),
-        ..Filter::default()
-    };
-    let broker = BrokerRequest {
-        num_gpus: 8.0,
-        gpu_model: Some("H100".into()),
-        vo: Some("atlas".into()),
-        ..BrokerRequest::default()
-    };
-    let time = |label: &str, run: &dyn Fn() -> usize| {
-        let rounds = 2_000;
-        let start = Instant::now();
-        let mut bytes = 0;
-        for _ in 0..rounds {
-            bytes += run();
-        }
-        println!(
-            "in-process {label}: {:.1} us per query ({} bytes)",
-            start.elapsed().as_secs_f64() * 1e6 / rounds as f64,
-            bytes / rounds
-        );
-    };
-    time("site-scoped", &|| {
-        answer(now, &index.select(&site_scoped, now)).len()
-    });
-    time("federation-wide", &|| {
-        answer(now, &index.select(&federation, now)).len()
-    });
-    time("broker", &|| {
-        answer(now, &index.broker_select(&broker, now)).len()
-    });
-    time("broker, selecting only", &|| {
-        index.broker_select(&broker, now).len()
-    });
-    // What the HTTP API answers: the same question's offers kept while no offer changes freshness.
-    time("broker, kept answer", &|| {
-        index.broker_answer(&broker, now).len()
-    });
-}
-
 /// `cargo bench` passes `--bench` and runs the benchmark; `cargo test --benches` only builds it.
 fn main() {
     if std::env::args().any(|arg| arg == "--bench") {
@@ -162,95 +141,42 @@ fn main() {
 }
 
 fn bench_query_latency_1000_sites_200_clients() {
-    let server_threads = env_number("ACCELFED_BENCH_SERVER_THREADS", 2.0) as usize;
     let client_threads = env_number("ACCELFED_BENCH_CLIENT_THREADS", 2.0) as usize;
-    let server_runtime = runtime(server_threads, "registry-server");
     let client_runtime = runtime(client_threads, "bench-client");
     let dir = tempfile::tempdir().unwrap();
-    let pki_dir = tempfile::tempdir().unwrap();
-    let pki = accelfed_tests::pki::pki(pki_dir.path());
-    let (address, stop_tx, server) = server_runtime.block_on(async {
-        let store = DocumentStore::open(dir.path().join("registry.sqlite").to_str().unwrap())
+    let pki = accelfed_tests::pki::pki(dir.path());
+    let server = Server::start(&central_config(dir.path(), &pki));
+    let url = server.url();
+    let address = server.https.expect("the registry's address");
+    let ca = std::fs::read(&pki.ca).unwrap();
+    client_runtime.block_on(async {
+        let client = registry::client(Some(&ca)).unwrap();
+        let documents: Vec<Vec<u8>> = (0..SITES).map(document).collect();
+        let loading = Instant::now();
+        for (site, body) in documents.into_iter().enumerate() {
+            registry::push(&client, &url, &token(site), body)
+                .await
+                .unwrap_or_else(|error| panic!("push of {}: {error}", site_name(site)));
+        }
+        let loaded = loading.elapsed();
+        // A push that replaces a site at 1,000 sites, end to end: check, store, new index.
+        let last = SITES - 1;
+        let body = document(last);
+        let replacing = Instant::now();
+        registry::push(&client, &url, &token(last), body)
             .await
             .unwrap();
-        let registry = Arc::new(
-            Registry::open(store, Checker::new(64 << 20).unwrap(), 2)
-                .await
-                .unwrap(),
-        );
-        let loading = Instant::now();
-        let mut swaps = Duration::ZERO;
-        for site in 0..SITES {
-            let (name, body) = document(site);
-            registry
-                .push(&name, &body, chrono::Utc::now())
-                .await
-                .unwrap();
-            // What the index part of a push costs at this size: the site's view (offers, posting
-            // lists, rendered answers) and the new index around it.
-            if site + 1 == SITES {
-                let parsed = accelfed_schemas::glue::from_json::parse(&body).unwrap();
-                let start = Instant::now();
-                let view = SiteView::new(name, chrono::Utc::now(), parsed);
-                let _next = registry.index().with(view);
-                swaps = start.elapsed();
-            }
-        }
-        let offers: usize = registry
-            .index()
-            .sites()
-            .iter()
-            .map(|s| s.offers.len())
-            .sum();
         println!(
-            "loaded {SITES} sites, {offers} offers in {:.1} s (push = check + store + index swap); \
-             the index part of one push at {SITES} sites: {:.2} ms",
-            loading.elapsed().as_secs_f64(),
-            swaps.as_secs_f64() * 1e3,
+            "pushed {SITES} sites over HTTPS one after another in {:.1} s; one replacing push at \
+             {SITES} sites: {:.1} ms",
+            loaded.as_secs_f64(),
+            replacing.elapsed().as_secs_f64() * 1e3,
         );
-        direct_costs(&registry.index());
-        let acceptor = accelfed_central::listen::tls::acceptor(
-            &std::fs::read(&pki.cert).unwrap(),
-            &std::fs::read(&pki.key).unwrap(),
-            b"http/1.1",
-        )
-        .unwrap();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let address = listener.local_addr().unwrap();
-        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-        let tokens = Tokens::new([(SiteName::new("X").unwrap(), TokenHash::of("x"))]);
-        let app = router(ApiState {
-            registry,
-            tokens: Arc::new(tokens),
-            max_body: 64 << 20,
-            body_rate: Default::default(),
-            site_max_body: Default::default(),
-        });
-        // Every client comes from 127.0.0.1: the per-address and per-network bounds are the
-        // whole port's.
-        let limits = accelfed_central::listen::ConnectionLimits {
-            max_connections_per_address: 512,
-            max_connections_per_network: 512,
-            ..Default::default()
-        };
-        let connections = accelfed_central::listen::incoming(
-            "https",
-            listener,
-            acceptor,
-            accelfed_central::listen::Gate::new(limits),
-            stop_rx,
-        );
-        let server = tokio::spawn(accelfed_central::registry::https::serve(
-            connections,
-            app,
-            limits.idle_timeout(),
-        ));
-        (address, stop_tx, server)
     });
-    let connector = loops::connector(&std::fs::read(&pki.ca).unwrap());
+    let connector = loops::connector(&ca);
     println!(
-        "server runtime {server_threads} threads, client runtime {client_threads} threads, \
-         {} cores; {CLIENTS} clients",
+        "server: the whole service through central::run (2 worker threads), client runtime \
+         {client_threads} threads, {} cores; {CLIENTS} clients",
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
 
@@ -306,6 +232,5 @@ fn bench_query_latency_1000_sites_200_clients() {
             );
         }
     });
-    let _ = stop_tx.send(true);
-    let _ = server_runtime.block_on(server);
+    server.stop().unwrap();
 }
