@@ -10,8 +10,9 @@
 
 // The front door (issue #29): what the binary and the test harness need, and nothing that would
 // let a test or a benchmark assemble part of the service without `run`'s listeners, limits and
-// authentication. Tests that check a part alone live in the crate (`src/tests`, and the `tests`
-// module beside each part).
+// authentication: tests and benchmarks outside the crate start the whole service through `run`
+// (the harness's `accelfed_tests::central::Server`). Tests that check a part alone live in the
+// crate (`src/tests`, and the `tests` module beside each part).
 pub use auth::{TokenHash, new_token};
 pub use config::{CentralConfig, CentralConfigError, ListenConfig, LoadedCentral};
 pub use descriptors::ensure as ensure_descriptors;
@@ -24,24 +25,16 @@ pub use registry::ldap::query::{DEFAULT_BASE as DEFAULT_LDAP_BASE, query as ldap
 pub use registry::paging::{MAX_PAGE, MAX_PER_PAGE};
 pub use run::{Addresses, Listeners, RunError, check, run, run_checked};
 
-// Still public for two users: the registry latency benchmark (`cli/benches/registry_latency`), which
-// loads the index directly and times its selections in-process beside the HTTPS figures, and
-// `cli/tests/ldap_ca.rs` (the LDAP sync's `[ldap] ca`, beside `query --ldap --ca` through the
-// binary); hidden from the documentation, and to be closed when they move to the harness (or, for
-// the sync's part, into `src/tests` beside `ldap_sync.rs`).
-#[doc(hidden)]
-pub mod auth;
+mod auth;
 mod batch_limits;
 mod certificate;
 mod config;
 mod descriptors;
 mod distinct_caps;
 mod ingest;
-#[doc(hidden)]
-pub mod listen;
+mod listen;
 mod metrics;
-#[doc(hidden)]
-pub mod registry;
+mod registry;
 mod run;
 mod serve;
 #[cfg(test)]

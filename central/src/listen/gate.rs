@@ -297,6 +297,7 @@ impl Gate {
     }
 
     /// Connections open now (those told to give way not counted).
+    #[cfg(test)]
     pub fn open(&self) -> usize {
         lock(&self.open).slots.len()
     }

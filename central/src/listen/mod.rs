@@ -30,6 +30,5 @@ pub mod requests;
 pub mod tls;
 
 pub use accept::{Idle, Incoming, Port, Security, accept, incoming};
-pub use connection::Accepted;
-pub use gate::{Gate, Standing};
+pub use gate::Gate;
 pub use limits::ConnectionLimits;

@@ -87,11 +87,6 @@ impl QuietAlarm {
         }
     }
 
-    /// The count the alarm watches.
-    pub fn requests(&self) -> Arc<Requests> {
-        self.requests.clone()
-    }
-
     /// `Ready(Err)` once the connection has been quiet for the timeout; registers the waker
     /// otherwise (while a request is in flight, to look again one timeout later).
     pub fn poll_expired(&mut self, cx: &mut Context<'_>) -> Poll<io::Error> {

@@ -38,4 +38,4 @@ pub mod store;
 mod test_support;
 pub mod web;
 
-pub use state::{PushError, PushReport, Registry};
+pub use state::Registry;

@@ -93,11 +93,6 @@ impl Registry {
         self.keep_history.documents
     }
 
-    /// How many bytes of each site's history are kept (the latest document always is).
-    pub fn keep_history_bytes(&self) -> u64 {
-        self.keep_history.bytes
-    }
-
     /// `site`'s stored documents, newest first (the first is its current one); empty for a site
     /// that never pushed. Read from the store, not the index: a history is asked for rarely, and
     /// the store is what several instances on one PostgreSQL share, so every instance answers

@@ -11,8 +11,10 @@ use std::io::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use crate::registry::ldap::LdapSync;
 use crate::registry::ldap::config::{DEFAULT_BASE, GroupBase, LdapSyncConfig, LdapUrl, ModeName};
-use crate::registry::ldap::{LdapSync, PlanCounts, query};
+use crate::registry::ldap::plan::PlanCounts;
+use crate::registry::ldap::query::query;
 use accelfed_schemas::glue::SiteSnapshot;
 use accelfed_schemas::glue::from_json::{ParsedDocument, parse};
 use accelfed_schemas::glue::sample::snapshot;

@@ -21,9 +21,5 @@ pub mod round;
 pub mod task;
 pub mod view;
 
-pub use client::{ApplyReport, Connection};
 pub use config::LdapSyncConfig;
-pub use error::LdapError;
-pub use plan::{LdapOp, PlanCounts, plan};
-pub use query::query;
-pub use round::{LdapSync, SyncReport};
+pub use round::LdapSync;

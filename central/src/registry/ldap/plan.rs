@@ -67,6 +67,7 @@ impl PlanCounts {
         counts
     }
 
+    #[cfg(test)]
     pub fn total(&self) -> usize {
         self.adds + self.modifies + self.deletes
     }
