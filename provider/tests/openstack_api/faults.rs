@@ -310,6 +310,11 @@ async fn the_meter_reads_only_flavors_projects_and_servers() {
         1,
         "deleted servers are listed"
     );
+    assert_eq!(
+        cloud.count("deleted=true&changes-since="),
+        1,
+        "the second server listing asks Nova for the deleted servers alone"
+    );
 
     let provided = provide(&setup.config).await.unwrap();
     assert!(!provided.failures.is_empty(), "the provider does need them");

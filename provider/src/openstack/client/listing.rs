@@ -205,6 +205,13 @@ pub async fn flavor_access(
 ///
 /// The two listings run at once: neither depends on the other, and on a cloud that builds each
 /// page slowly (Nova renders every server with its flavor) they are the meter's longest calls.
+///
+/// The second asks only for the deleted ones (`deleted=true`, an admin filter, like
+/// `all_tenants`): `changes-since` alone also returns every live server changed since, which the
+/// first listing already has, and on a cloud whose servers were all started or changed in the
+/// window Nova then renders each of them twice. Nova drops filters a caller may not use, so
+/// where `deleted` is not allowed the answer is `changes-since`'s whole set, which the merge
+/// below reads just as well.
 pub async fn servers(
     session: &Session,
     compute: &str,
@@ -220,7 +227,7 @@ pub async fn servers(
     let Some(since) = changes_since else {
         return current.await;
     };
-    let path = format!("/servers/detail?all_tenants=1&changes-since={since}");
+    let path = format!("/servers/detail?all_tenants=1&deleted=true&changes-since={since}");
     let changed = nova_pages::<Server>(session, compute, &path, microversion);
     let (all, changed) = tokio::join!(current, changed);
     let mut all: Vec<Server> = all?;
