@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use tonic::transport::{Certificate, Channel, ClientTlsConfig};
+use tonic::transport::Channel;
 
 use accelfed_accounting::wire::encoded::{EncodedSubmitRequest, SUBMIT_PATH, encode_record};
 use accelfed_accounting::wire::proto::SubmitResponse;
@@ -88,32 +88,18 @@ fn document_of_many_flavors(flavors: usize) -> Vec<u8> {
 async fn seventy_thousand_vos_and_nine_thousand_flavors_are_bounded() {
     let dir = tempfile::tempdir().unwrap();
     let pki = pki(dir.path());
-    let config = dir.path().join("central.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[listen]\ngrpc = \"127.0.0.1:0\"\nhttps = \"127.0.0.1:0\"\nmetrics = \"127.0.0.1:0\"\n\
-             [tls]\ncertificate = \"{}\"\nkey = \"{}\"\n\
-             [database]\npath = \"{}\"\n\
-             [sites.{SITE}]\ntoken_sha256 = \"{}\"\n",
-            pki.cert.display(),
-            pki.key.display(),
+    let config = super::flood::serve_config(
+        dir.path(),
+        &pki,
+        &format!(
+            "[database]\npath = \"{}\"\n[sites.{SITE}]\ntoken_sha256 = \"{}\"\n",
             dir.path().join("accounting.sqlite").display(),
             accelfed_central::TokenHash::of(TOKEN).to_hex(),
         ),
-    )
-    .unwrap();
+    );
     let server = Server::start(&config);
     let ca = std::fs::read(&pki.ca).unwrap();
-    let tls = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(&ca));
-    let channel = Channel::from_shared(server.endpoint())
-        .unwrap()
-        .tls_config(tls)
-        .unwrap()
-        .timeout(Duration::from_secs(120))
-        .connect()
-        .await
-        .unwrap();
+    let channel = super::flood::channel(&server, &pki.ca, Duration::from_secs(120)).await;
     let http = reqwest::Client::builder()
         .add_root_certificate(reqwest::Certificate::from_pem(&ca).unwrap())
         .build()

@@ -4,6 +4,7 @@
 //! authenticated 16 MiB messages at once leave it within 50 MB of where it started (issue #30:
 //! four 97 MiB ones had taken it from 84 to 689 MB, and it stayed there).
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -16,7 +17,7 @@ use accelfed_schemas::usage::sample;
 // `accelfed serve` runs as a process of its own here, not in-process: the service's own resident
 // memory is what this test measures.
 use accelfed_tests::central::ServeProcess as Server;
-use accelfed_tests::pki::pki;
+use accelfed_tests::pki::{PkiFiles, pki};
 
 /// A message of 99 MB, as the issue's: one encoded record repeated (the bytes are shared, not
 /// copied), within the default message limit (about 102 MB), so only the token stops it.
@@ -47,20 +48,12 @@ async fn submit_without_token(channel: Channel) -> tonic::Code {
 async fn large_unauthenticated_messages_are_refused_before_decoding_and_memory_stays_flat() {
     let dir = tempfile::tempdir().unwrap();
     let pki = pki(dir.path());
-    let config = dir.path().join("central.toml");
     // The default max_batch, whose message limit (about 102 MB) lets 99 MB messages through.
-    std::fs::write(
-        &config,
-        format!(
-            "[listen]\ngrpc = \"127.0.0.1:0\"\nmetrics = \"127.0.0.1:0\"\n\
-             [tls]\ncertificate = \"{}\"\nkey = \"{}\"\n\
-             [sites.SITE-A]\ntoken_sha256 = \"{}\"\n",
-            pki.cert.display(),
-            pki.key.display(),
-            "ab".repeat(32),
-        ),
-    )
-    .unwrap();
+    let config = serve_config(
+        dir.path(),
+        &pki,
+        &format!("[sites.SITE-A]\ntoken_sha256 = \"{}\"\n", "ab".repeat(32)),
+    );
     let server = Server::start(&config);
     let connect = || channel(&server, &pki.ca, Duration::from_secs(60));
     // One refused call first, so the service's per-connection buffers exist before the baseline.
@@ -88,7 +81,21 @@ async fn large_unauthenticated_messages_are_refused_before_decoding_and_memory_s
 
 /// A new connection (a channel of its own) to `server`'s gRPC port, trusting the CA at `ca`, whose
 /// calls may take `timeout`.
-async fn channel(server: &Server, ca: &std::path::Path, timeout: Duration) -> Channel {
+/// A central.toml in `dir` for `accelfed serve`: port-0 listeners, the test PKI's identity, and
+/// `rest` (sites, database) after them.
+pub(super) fn serve_config(dir: &Path, pki: &PkiFiles, rest: &str) -> PathBuf {
+    let config = dir.join("central.toml");
+    let text = format!(
+        "[listen]\ngrpc = \"127.0.0.1:0\"\nhttps = \"127.0.0.1:0\"\nmetrics = \"127.0.0.1:0\"\n\
+         [tls]\ncertificate = \"{}\"\nkey = \"{}\"\n{rest}",
+        pki.cert.display(),
+        pki.key.display(),
+    );
+    std::fs::write(&config, text).unwrap();
+    config
+}
+
+pub(super) async fn channel(server: &Server, ca: &Path, timeout: Duration) -> Channel {
     let tls =
         ClientTlsConfig::new().ca_certificate(Certificate::from_pem(std::fs::read(ca).unwrap()));
     Channel::from_shared(server.endpoint())
@@ -140,21 +147,15 @@ async fn memory_stays_bounded_under_four_authenticated_16_mib_messages() {
     const TOKEN: &str = "9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f";
     let dir = tempfile::tempdir().unwrap();
     let pki = pki(dir.path());
-    let config = dir.path().join("central.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[listen]\ngrpc = \"127.0.0.1:0\"\nmetrics = \"127.0.0.1:0\"\n\
-             [tls]\ncertificate = \"{}\"\nkey = \"{}\"\n\
-             [database]\npath = \"{}\"\n\
-             [sites.CESNET-MCC]\ntoken_sha256 = \"{}\"\n",
-            pki.cert.display(),
-            pki.key.display(),
+    let config = serve_config(
+        dir.path(),
+        &pki,
+        &format!(
+            "[database]\npath = \"{}\"\n[sites.CESNET-MCC]\ntoken_sha256 = \"{}\"\n",
             dir.path().join("accounting.sqlite").display(),
             accelfed_central::TokenHash::of(TOKEN).to_hex(),
         ),
-    )
-    .unwrap();
+    );
     let server = Server::start(&config);
     let connect = || channel(&server, &pki.ca, Duration::from_secs(120));
     // One call first, so the repository, its caches and the connection buffers exist.
