@@ -94,12 +94,7 @@ async fn a_token_file_and_a_ca_file_override_the_kubeconfig() {
     )
     .replace("context = \"fixture\"\n", "");
     let config = Config::parse(Path::new("site.toml"), &text).unwrap();
-    let inventory = KubeClient::new(&config.kubernetes[0])
-        .await
-        .unwrap()
-        .inventory()
-        .await
-        .unwrap();
+    let inventory = super::inventory(&config).await;
     assert_eq!(inventory.nodes.len(), 7);
 }
 

@@ -82,6 +82,16 @@ fn config(setup: &Setup, extra: &str) -> Config {
     .unwrap()
 }
 
+/// The first cluster's inventory, read through the backend's client.
+async fn inventory(config: &Config) -> accelfed_provider::kubernetes::Inventory {
+    accelfed_provider::kubernetes::KubeClient::new(&config.kubernetes[0])
+        .await
+        .unwrap()
+        .inventory()
+        .await
+        .unwrap()
+}
+
 fn whole(n: u32) -> GpuCount {
     GpuCount::whole(n)
 }

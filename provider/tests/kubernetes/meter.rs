@@ -93,12 +93,7 @@ async fn meter_observes_every_started_gpu_pod_with_dcgm_utilisation() {
 async fn the_meter_keeps_only_pods_that_held_gpus_in_its_window() {
     let setup = setup(Behaviour::default()).await;
     let config = config(&setup, "");
-    let inventory = KubeClient::new(&config.kubernetes[0])
-        .await
-        .unwrap()
-        .inventory()
-        .await
-        .unwrap();
+    let inventory = super::inventory(&config).await;
     let site = SiteName::new("ACCELFED-TEST").unwrap();
     // [13:00, 14:00): the failed ROCm pod (ended 07:00) and eval-done-1 (ended 09:30) are out.
     let metered = accelfed_provider::kubernetes::observe_inventory(

@@ -12,7 +12,6 @@ use std::collections::BTreeMap;
 
 use chrono::{TimeZone, Utc};
 
-use accelfed_provider::kubernetes::KubeClient;
 use accelfed_schemas::glue::Service;
 use accelfed_schemas::gpu::{GpuCount, Sharing, Virtualization};
 use accelfed_schemas::names::{SiteName, Text};
@@ -126,12 +125,7 @@ async fn a_month_on_one_shared_gpu_is_never_more_than_the_month() {
 async fn capacity_counts_physical_gpus_bytes_memory_and_not_ready_nodes() {
     let setup = setup(sharing_setup()).await;
     let config = config(&setup, "");
-    let inventory = KubeClient::new(&config.kubernetes[0])
-        .await
-        .unwrap()
-        .inventory()
-        .await
-        .unwrap();
+    let inventory = super::inventory(&config).await;
     let mapped = accelfed_provider::kubernetes::service(&config.kubernetes[0], &inventory);
     for expected in [
         "node \"t4-time-sliced\": label nvidia.com/gpu.memory=\"16106127360\" is too large for MiB, so it is bytes; read as 15360 MiB",
@@ -264,12 +258,7 @@ async fn the_rendered_document_states_one_physical_count_and_its_parts_add_up() 
 async fn dcgm_model_names_and_gfd_labels_name_one_model() {
     let setup = setup(Behaviour::default()).await;
     let config = config(&setup, "");
-    let inventory = KubeClient::new(&config.kubernetes[0])
-        .await
-        .unwrap()
-        .inventory()
-        .await
-        .unwrap();
+    let inventory = super::inventory(&config).await;
     let text = std::fs::read_to_string(super::server::fixtures().join("prometheus_gpu_util.json"))
         .unwrap();
     let answer: serde_json::Value = serde_json::from_str(&text).unwrap();

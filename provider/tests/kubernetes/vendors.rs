@@ -29,7 +29,6 @@ use std::collections::BTreeMap;
 
 use chrono::{TimeZone, Utc};
 
-use accelfed_provider::kubernetes::KubeClient;
 use accelfed_schemas::glue::Service;
 use accelfed_schemas::gpu::{GpuCount, Sharing};
 use accelfed_schemas::names::SiteName;
@@ -125,12 +124,7 @@ async fn every_vendors_pods_are_metered_in_physical_gpus_of_the_canonical_model(
 async fn every_vendors_gpus_are_published_in_physical_units_and_unplaced_ids_reported_once() {
     let setup = setup(vendors()).await;
     let config = config(&setup, "");
-    let inventory = KubeClient::new(&config.kubernetes[0])
-        .await
-        .unwrap()
-        .inventory()
-        .await
-        .unwrap();
+    let inventory = super::inventory(&config).await;
     assert_eq!(inventory.pods.len(), PODS.len());
     let mapped = accelfed_provider::kubernetes::service(&config.kubernetes[0], &inventory);
     let ambiguous: Vec<&String> = mapped
