@@ -3,12 +3,15 @@
 
 #![allow(clippy::unwrap_used)]
 
+#[path = "common/openstack_capture.rs"]
+mod capture;
+
+use capture::{CONFIG, Flavors, Projects, Servers, config, fixture};
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use accelfed_provider::openstack::api::{
-    Flavor, Inventories, Project, ResourceProvider, Server, Traits, Usages,
-};
+use accelfed_provider::openstack::api::{Inventories, ResourceProvider, Server, Traits, Usages};
 use accelfed_provider::openstack::{
     CloudState, OpenstackConfig, ProviderState, map, map_usage, observations,
 };
@@ -17,48 +20,6 @@ use accelfed_schemas::names::{SiteName, Text};
 use accelfed_schemas::usage::{RecordType, Source};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
-
-fn fixture<T: for<'de> Deserialize<'de>>(name: &str) -> T {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/openstack")
-        .join(name);
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
-}
-
-#[derive(Deserialize)]
-struct Flavors {
-    flavors: Vec<Flavor>,
-}
-#[derive(Deserialize)]
-struct Servers {
-    servers: Vec<Server>,
-}
-#[derive(Deserialize)]
-struct Projects {
-    projects: Vec<Project>,
-}
-
-const CONFIG: &str = concat!(
-    r#"
-[[openstack]]
-id = "cloud"
-[openstack.vo_map]
-vo-atlas = "atlas"
-vo-cms = "cms"
-"#,
-    include_str!(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/openstack/devices.toml"
-    ))
-);
-
-fn config() -> OpenstackConfig {
-    #[derive(Deserialize)]
-    struct File {
-        openstack: Vec<OpenstackConfig>,
-    }
-    toml::from_str::<File>(CONFIG).unwrap().openstack.remove(0)
-}
 
 fn state(servers: Vec<Server>) -> CloudState {
     CloudState {

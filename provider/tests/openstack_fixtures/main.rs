@@ -4,64 +4,25 @@
 
 #![allow(clippy::unwrap_used)]
 
+#[path = "../common/openstack_capture.rs"]
+mod capture;
+
+use capture::{CONFIG, Flavors, Projects, Servers, config, fixture};
+
 mod flavors;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
-use accelfed_provider::openstack::api::{
-    Flavor, Inventories, Project, ResourceProvider, Server, Traits, Usages,
-};
+use accelfed_provider::openstack::api::{Inventories, ResourceProvider, Traits, Usages};
 use accelfed_provider::openstack::{CloudState, OpenstackConfig, ProviderState, map};
 use accelfed_schemas::glue::{AdminDomain, OsFamily, Service, SiteSnapshot};
 use accelfed_schemas::gpu::{GpuCount, Virtualization};
 use accelfed_schemas::names::SiteName;
 use serde::Deserialize;
 
-fn fixture<T: for<'de> Deserialize<'de>>(name: &str) -> T {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/openstack")
-        .join(name);
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
-}
-
-#[derive(Deserialize)]
-struct Flavors {
-    flavors: Vec<Flavor>,
-}
-#[derive(Deserialize)]
-struct Servers {
-    servers: Vec<Server>,
-}
-#[derive(Deserialize)]
-struct Projects {
-    projects: Vec<Project>,
-}
 #[derive(Deserialize)]
 struct Providers {
     resource_providers: Vec<ResourceProvider>,
-}
-
-const CONFIG: &str = concat!(
-    r#"
-[[openstack]]
-id = "cloud"
-[openstack.vo_map]
-vo-atlas = "atlas"
-vo-cms = "cms"
-"#,
-    include_str!(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/openstack/devices.toml"
-    ))
-);
-
-pub fn config() -> OpenstackConfig {
-    #[derive(Deserialize)]
-    struct File {
-        openstack: Vec<OpenstackConfig>,
-    }
-    toml::from_str::<File>(CONFIG).unwrap().openstack.remove(0)
 }
 
 pub fn captured_state(servers_file: &str) -> CloudState {
