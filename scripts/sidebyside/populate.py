@@ -110,7 +110,9 @@ def main():
                     raise
                 if isinstance(err, openstack.exceptions.ResourceFailure):
                     failed = c.compute.get_server(server)
-                    print(f"populate.py: {name} failed: {failed.fault}; again", file=sys.stderr)
+                    # `fault` is an attribute only of newer openstacksdk releases (not Debian 12's).
+                    why = getattr(failed, "fault", None) or failed.status
+                    print(f"populate.py: {name} failed: {why}; again", file=sys.stderr)
                     c.compute.delete_server(failed)
                     c.compute.wait_for_delete(failed, interval=2, wait=300)
                 else:
