@@ -11,8 +11,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use tonic::transport::Channel;
 
-use accelfed_accounting::wire::encoded::{EncodedSubmitRequest, SUBMIT_PATH, encode_record};
-use accelfed_accounting::wire::proto::SubmitResponse;
+use accelfed_accounting::wire::encoded::{EncodedSubmitRequest, encode_record};
 use accelfed_schemas::glue::Service;
 use accelfed_schemas::glue::sample as glue_sample;
 use accelfed_schemas::names::{LocalId, VoName};
@@ -47,19 +46,8 @@ fn records_of_distinct_vos(from: usize, to: usize) -> EncodedSubmitRequest {
 
 /// Submits one request; the reason kinds of its outcomes ("" for stored).
 async fn submit(channel: Channel, body: EncodedSubmitRequest) -> Vec<String> {
-    let mut grpc = tonic::client::Grpc::new(channel)
-        .max_encoding_message_size(32 << 20)
-        .max_decoding_message_size(64 << 20);
-    grpc.ready().await.unwrap();
-    let codec = tonic_prost::ProstCodec::<EncodedSubmitRequest, SubmitResponse>::default();
-    let path = tonic::codegen::http::uri::PathAndQuery::from_static(SUBMIT_PATH);
-    let mut request = tonic::Request::new(body);
-    request
-        .metadata_mut()
-        .insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
-    let answer = grpc.unary(request, path, codec).await.unwrap();
+    let answer = super::flood::submit_as(channel, TOKEN, body).await.unwrap();
     answer
-        .into_inner()
         .outcomes
         .into_iter()
         .map(|outcome| outcome.reason_kind)
@@ -88,15 +76,7 @@ fn document_of_many_flavors(flavors: usize) -> Vec<u8> {
 async fn seventy_thousand_vos_and_nine_thousand_flavors_are_bounded() {
     let dir = tempfile::tempdir().unwrap();
     let pki = pki(dir.path());
-    let config = super::flood::serve_config(
-        dir.path(),
-        &pki,
-        &format!(
-            "[database]\npath = \"{}\"\n[sites.{SITE}]\ntoken_sha256 = \"{}\"\n",
-            dir.path().join("accounting.sqlite").display(),
-            accelfed_central::TokenHash::of(TOKEN).to_hex(),
-        ),
-    );
+    let config = super::flood::site_config(dir.path(), &pki, SITE, TOKEN);
     let server = Server::start(&config);
     let ca = std::fs::read(&pki.ca).unwrap();
     let channel = super::flood::channel(&server, &pki.ca, Duration::from_secs(120)).await;

@@ -95,6 +95,16 @@ pub(super) fn serve_config(dir: &Path, pki: &PkiFiles, rest: &str) -> PathBuf {
     config
 }
 
+/// [`serve_config`] for one site of `token` with a SQLite repository in `dir`.
+pub(super) fn site_config(dir: &Path, pki: &PkiFiles, site: &str, token: &str) -> PathBuf {
+    let rest = format!(
+        "[database]\npath = \"{}\"\n[sites.{site}]\ntoken_sha256 = \"{}\"\n",
+        dir.join("accounting.sqlite").display(),
+        accelfed_central::TokenHash::of(token).to_hex(),
+    );
+    serve_config(dir, pki, &rest)
+}
+
 pub(super) async fn channel(server: &Server, ca: &Path, timeout: Duration) -> Channel {
     let tls =
         ClientTlsConfig::new().ca_certificate(Certificate::from_pem(std::fs::read(ca).unwrap()));
@@ -118,7 +128,12 @@ fn message_of_16_mib() -> EncodedSubmitRequest {
     }
 }
 
-async fn submit_with_token(channel: Channel, token: &str) -> tonic::Code {
+/// Submits `body` as the site of `token`: the service's answer or its refusal.
+pub(super) async fn submit_as(
+    channel: Channel,
+    token: &str,
+    body: EncodedSubmitRequest,
+) -> Result<SubmitResponse, tonic::Status> {
     // The answer holds an outcome per record, past tonic's default 4 MiB.
     let mut grpc = tonic::client::Grpc::new(channel)
         .max_encoding_message_size(32 << 20)
@@ -126,11 +141,17 @@ async fn submit_with_token(channel: Channel, token: &str) -> tonic::Code {
     grpc.ready().await.unwrap();
     let codec = tonic_prost::ProstCodec::<EncodedSubmitRequest, SubmitResponse>::default();
     let path = tonic::codegen::http::uri::PathAndQuery::from_static(SUBMIT_PATH);
-    let mut request = tonic::Request::new(message_of_16_mib());
+    let mut request = tonic::Request::new(body);
     request
         .metadata_mut()
         .insert("authorization", format!("Bearer {token}").parse().unwrap());
-    match grpc.unary(request, path, codec).await {
+    grpc.unary(request, path, codec)
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+async fn submit_with_token(channel: Channel, token: &str) -> tonic::Code {
+    match submit_as(channel, token, message_of_16_mib()).await {
         Ok(_) => tonic::Code::Ok,
         Err(status) => status.code(),
     }
@@ -147,15 +168,7 @@ async fn memory_stays_bounded_under_four_authenticated_16_mib_messages() {
     const TOKEN: &str = "9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f";
     let dir = tempfile::tempdir().unwrap();
     let pki = pki(dir.path());
-    let config = serve_config(
-        dir.path(),
-        &pki,
-        &format!(
-            "[database]\npath = \"{}\"\n[sites.CESNET-MCC]\ntoken_sha256 = \"{}\"\n",
-            dir.path().join("accounting.sqlite").display(),
-            accelfed_central::TokenHash::of(TOKEN).to_hex(),
-        ),
-    );
+    let config = site_config(dir.path(), &pki, "CESNET-MCC", TOKEN);
     let server = Server::start(&config);
     let connect = || channel(&server, &pki.ca, Duration::from_secs(120));
     // One call first, so the repository, its caches and the connection buffers exist.
