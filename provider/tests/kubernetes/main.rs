@@ -82,6 +82,18 @@ fn config(setup: &Setup, extra: &str) -> Config {
     .unwrap()
 }
 
+/// The GLUE 2.1 JSON document `accelfed provide` renders from the fake API's `behaviour` on
+/// 2025-03-01, after asserting that no backend failed and that the physical checker passes.
+async fn checked_document(behaviour: Behaviour) -> serde_json::Value {
+    let setup = setup(behaviour).await;
+    let config = config(&setup, "");
+    let now = Utc.with_ymd_and_hms(2025, 3, 1, 0, 0, 0).unwrap();
+    let gathered = accelfed_provider::gather(&config, now).await.unwrap();
+    assert!(gathered.failures.is_empty(), "{:?}", gathered.failures);
+    assert_eq!(gathered.snapshot.validate(), Ok(()));
+    accelfed_schemas::render::json::document(&gathered.snapshot)
+}
+
 /// The first cluster's inventory, read through the backend's client.
 async fn inventory(config: &Config) -> accelfed_provider::kubernetes::Inventory {
     accelfed_provider::kubernetes::KubeClient::new(&config.kubernetes[0])

@@ -211,13 +211,7 @@ async fn capacity_counts_physical_gpus_bytes_memory_and_not_ready_nodes() {
 /// 0.429 + 1 = 2.001.
 #[tokio::test]
 async fn the_rendered_document_states_one_physical_count_and_its_parts_add_up() {
-    let setup = setup(sharing_setup()).await;
-    let config = config(&setup, "");
-    let now = Utc.with_ymd_and_hms(2025, 3, 1, 0, 0, 0).unwrap();
-    let gathered = accelfed_provider::gather(&config, now).await.unwrap();
-    assert!(gathered.failures.is_empty(), "{:?}", gathered.failures);
-    assert_eq!(gathered.snapshot.validate(), Ok(()));
-    let document = accelfed_schemas::render::json::document(&gathered.snapshot);
+    let document = super::checked_document(sharing_setup()).await;
     let expected = [
         ("NVIDIA A100-SXM4-40GB", 2000),
         ("NVIDIA H100 80GB HBM3", 1000),

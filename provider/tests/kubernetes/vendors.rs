@@ -197,13 +197,7 @@ async fn every_vendors_gpus_are_published_in_physical_units_and_unplaced_ids_rep
 /// the README's physical GPUs per model, each as the typed counts' whole cards.
 #[tokio::test]
 async fn the_rendered_document_states_each_models_physical_gpus_at_every_level() {
-    let setup = setup(vendors()).await;
-    let config = config(&setup, "");
-    let now = Utc.with_ymd_and_hms(2025, 3, 1, 0, 0, 0).unwrap();
-    let gathered = accelfed_provider::gather(&config, now).await.unwrap();
-    assert!(gathered.failures.is_empty(), "{:?}", gathered.failures);
-    assert_eq!(gathered.snapshot.validate(), Ok(()));
-    let document = accelfed_schemas::render::json::document(&gathered.snapshot);
+    let document = super::checked_document(vendors()).await;
     let expected = [
         (MAX_1550, "4"),
         (MAX_1100, "2"),
