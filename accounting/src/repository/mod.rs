@@ -5,6 +5,7 @@
 mod backend;
 mod bulk;
 mod capacity;
+pub mod contacts;
 mod error;
 pub mod floor;
 mod period;

@@ -70,8 +70,9 @@ pub struct ShipReport {
     pub oversized: Vec<RecordId>,
     /// Calls that failed and were tried again.
     pub retries: u32,
-    /// No batch was sent, so the run called the repository with an empty one (a heartbeat
-    /// carrying the spool's depth): the token, endpoint and CA are checked on every run.
+    /// The run ended with an empty call (a heartbeat carrying the spool's depth and held
+    /// records), the only one when there was nothing to send: the token, endpoint and CA are
+    /// checked on every run.
     pub heartbeat: bool,
 }
 
@@ -168,10 +169,6 @@ pub async fn ship(
             )));
         }
         let Some(call) = in_flight.pop_front() else {
-            if report.batches == 0 {
-                // Nothing was answered: an empty spool (or only records too large to send).
-                break heartbeat(spool, client, options.backoff, &mut report).await;
-            }
             break Ok(());
         };
         let (records, (response, retries)) = match call.await {
@@ -204,13 +201,17 @@ pub async fn ship(
             break Ok(());
         }
     };
-    finish(result, in_flight, acker, spool, report)
+    let mut report = finish(result, in_flight, acker, spool, report)?;
+    heartbeat(spool, client, options.backoff, &mut report).await?;
+    Ok(report)
 }
 
-/// With nothing to send, calls the repository all the same with an empty batch and the spool's
-/// depth, so a wrong token, endpoint or CA fails this run rather than the first one that has
-/// records, and the repository's metrics see the site (its last contact and spool depth). An
-/// empty `Submit` is answered with no outcomes by every repository version, old ones included.
+/// Ends every successful run: an empty batch with the spool's depth as the run leaves it and the
+/// records held back. With nothing to send it is the run's only call, so a wrong token, endpoint
+/// or CA fails this run rather than the first one that has records; after batches it tells the
+/// central the depth after them (each batch reports the depth before its own acknowledgement,
+/// which the gauge would otherwise keep). An empty `Submit` is answered with no outcomes by every
+/// repository version, old ones included (they ignore the held fields).
 async fn heartbeat(
     spool: &Spool,
     client: &Client,
@@ -218,11 +219,29 @@ async fn heartbeat(
     report: &mut ShipReport,
 ) -> Result<(), ShipError> {
     let depth = spool.depth()?;
-    tracing::debug!(
-        spool_depth = depth,
+    let held = spool.held()?;
+    let held_count = spool.held_count()?;
+    let step = if report.batches == 0 {
         "nothing to send; calling the repository with an empty batch"
-    );
-    let (response, retries) = submit_with_retries(client.clone(), &[], depth, backoff).await?;
+    } else {
+        "reporting the spool's depth after the run with an empty batch"
+    };
+    tracing::debug!(spool_depth = depth, held = held_count, "{step}");
+    let request = EncodedSubmitRequest {
+        records: Vec::new(),
+        spool_depth: Some(depth),
+        held_count: Some(held_count),
+        held: held
+            .into_iter()
+            .take(crate::repository::contacts::MAX_HELD_REPORTED)
+            .map(|held| proto::HeldRecord {
+                record_id: held.record.id().to_string(),
+                reason: held.reason,
+                since: held.held_at,
+            })
+            .collect(),
+    };
+    let (response, retries) = submit_with_retries(client.clone(), request, backoff).await?;
     report.retries += retries;
     if !response.outcomes.is_empty() {
         return Err(ShipError::Protocol {
@@ -253,11 +272,12 @@ fn finish(
     result.map(|()| report)
 }
 
-/// The request for a batch, built for each attempt from the records' stored encodings.
+/// The request for a batch, from the records' stored encodings.
 fn request(records: &[PendingRecord], spool_depth: u64) -> EncodedSubmitRequest {
     EncodedSubmitRequest {
         records: records.iter().map(|p| p.wire.clone()).collect(),
         spool_depth: Some(spool_depth),
+        ..EncodedSubmitRequest::default()
     }
 }
 
@@ -315,20 +335,20 @@ async fn submit(
     spool_depth: u64,
     backoff: Backoff,
 ) -> (Vec<PendingRecord>, Result<Answer, ShipError>) {
-    let answer = submit_with_retries(client, &records, spool_depth, backoff).await;
+    let answer = submit_with_retries(client, request(&records, spool_depth), backoff).await;
     (records, answer)
 }
 
+/// Sends `request` (cheap to clone: its records are shared bytes) until answered or refused.
 async fn submit_with_retries(
     mut client: Client,
-    records: &[PendingRecord],
-    spool_depth: u64,
+    request: EncodedSubmitRequest,
     backoff: Backoff,
 ) -> Result<Answer, ShipError> {
     let attempts = backoff.attempts.max(1);
     let mut failed = 0;
     loop {
-        match client.submit_encoded(request(records, spool_depth)).await {
+        match client.submit_encoded(request.clone()).await {
             Ok(response) => return Ok((response, failed)),
             Err(status) if !retryable(&status) => {
                 return Err(refusal(&client, &status));

@@ -24,6 +24,12 @@ pub struct EncodedSubmitRequest {
     pub records: Vec<Bytes>,
     #[prost(uint64, optional, tag = "2")]
     pub spool_depth: Option<u64>,
+    /// How many records the site holds back; `None` when the call does not report them.
+    #[prost(uint64, optional, tag = "3")]
+    pub held_count: Option<u64>,
+    /// The first of them (see `repository::contacts::MAX_HELD_REPORTED`).
+    #[prost(message, repeated, tag = "4")]
+    pub held: Vec<proto::HeldRecord>,
 }
 
 impl EncodedSubmitRequest {
@@ -35,6 +41,7 @@ impl EncodedSubmitRequest {
                 .map(|record| record.encode_to_vec().into())
                 .collect(),
             spool_depth,
+            ..Self::default()
         }
     }
 }
@@ -77,6 +84,7 @@ mod tests {
         let encoded = EncodedSubmitRequest {
             records: records.iter().map(|r| encode_record(r).into()).collect(),
             spool_depth: Some(7),
+            ..EncodedSubmitRequest::default()
         }
         .encode_to_vec();
         // The `.proto`'s message as prost would generate it, written out here because the

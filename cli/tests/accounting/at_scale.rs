@@ -41,6 +41,7 @@ fn records_of_distinct_vos(from: usize, to: usize) -> EncodedSubmitRequest {
     EncodedSubmitRequest {
         records,
         spool_depth: None,
+        ..EncodedSubmitRequest::default()
     }
 }
 

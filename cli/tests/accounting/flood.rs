@@ -27,6 +27,7 @@ fn large_request() -> EncodedSubmitRequest {
     EncodedSubmitRequest {
         records: vec![record; copies],
         spool_depth: None,
+        ..EncodedSubmitRequest::default()
     }
 }
 
@@ -125,6 +126,7 @@ fn message_of_16_mib() -> EncodedSubmitRequest {
     EncodedSubmitRequest {
         records: vec![record; copies],
         spool_depth: None,
+        ..EncodedSubmitRequest::default()
     }
 }
 

@@ -6,6 +6,7 @@
 //! ourselves, see `copy`), we write all SQL by hand anyway, and it brings fewer dependencies and no
 //! compile-time database connection.
 
+mod contacts;
 pub(crate) mod copy;
 pub(crate) mod ingest;
 mod read;

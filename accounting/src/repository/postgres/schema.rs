@@ -84,10 +84,31 @@ const MIGRATIONS: &[(i64, &str)] = &[
         "CREATE INDEX records_by_site_user ON records (site, period, global_user_name)
              WHERE global_user_name IS NOT NULL;",
     ),
+    // What the central knows of each site's calls (`repository::contacts`), kept here so every
+    // instance's `/metrics` says the same, after a restart too: the last contact, the spool depth
+    // and held records the site last reported, the records received; and the held records
+    // themselves (a bounded list per site), which `accelfed report --check` lists.
+    (
+        5,
+        "CREATE TABLE site_contacts (
+             site             text   PRIMARY KEY,
+             last_contact     bigint NOT NULL,
+             spool_depth      bigint,
+             records_received bigint NOT NULL DEFAULT 0,
+             held_count       bigint
+         );
+         CREATE TABLE held_records (
+             site      text   NOT NULL,
+             record_id text   NOT NULL,
+             reason    text   NOT NULL,
+             since     bigint NOT NULL,
+             PRIMARY KEY (site, record_id)
+         );",
+    ),
 ];
 
 /// The newest schema version this program knows.
-pub(super) const LATEST: i64 = 4;
+pub(super) const LATEST: i64 = 5;
 
 /// Applies the migrations the database lacks; `Err(found)` when the database is newer than this
 /// program (nothing is changed then).

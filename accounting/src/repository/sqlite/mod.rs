@@ -2,6 +2,7 @@
 //! blocking pool; a writer and a reader connection (WAL mode) let reports run while a batch is
 //! written. SQLite has one writer at a time, so the writer is behind a mutex and batches queue.
 
+mod contacts;
 pub(crate) mod ingest;
 mod read;
 pub(crate) mod schema;

@@ -80,10 +80,31 @@ const MIGRATIONS: &[(i64, &str)] = &[
         "CREATE INDEX records_by_site_user ON records (site, period, global_user_name)
              WHERE global_user_name IS NOT NULL;",
     ),
+    // Schema 5: what the central knows of each site's calls (`repository::contacts`), kept here
+    // so `/metrics` says the same after a restart: the last contact, the spool depth and held
+    // records the site last reported, the records received; and the held records themselves
+    // (a bounded list per site), which `accelfed report --check` lists.
+    (
+        5,
+        "CREATE TABLE site_contacts (
+             site             TEXT    PRIMARY KEY,
+             last_contact     INTEGER NOT NULL,
+             spool_depth      INTEGER,
+             records_received INTEGER NOT NULL DEFAULT 0,
+             held_count       INTEGER
+         );
+         CREATE TABLE held_records (
+             site      TEXT    NOT NULL,
+             record_id TEXT    NOT NULL,
+             reason    TEXT    NOT NULL,
+             since     INTEGER NOT NULL,
+             PRIMARY KEY (site, record_id)
+         );",
+    ),
 ];
 
 /// The newest schema version this program knows.
-pub(super) const LATEST: i64 = 4;
+pub(super) const LATEST: i64 = 5;
 
 /// Applies the migrations the database lacks. Returns the version found before, for logs.
 /// A database newer than this program is refused rather than written to.
