@@ -8,6 +8,9 @@ use std::sync::Arc;
 use chrono::Utc;
 use tonic::{Request, Response, Status};
 
+use accelfed_accounting::repository::contacts::{
+    Contact, HeldEntry, HeldReport, MAX_HELD_REPORTED,
+};
 use accelfed_accounting::repository::{IngestOptions, Repository};
 use accelfed_accounting::wire::convert::{outcome_to_proto, rejection_kind};
 use accelfed_accounting::wire::encoded::{EncodedSubmitRequest, decode_submission};
@@ -105,6 +108,31 @@ fn plausible_spool_depth(site: &SiteName, depth: Option<u64>) -> Option<u64> {
     }
 }
 
+/// The held records a call reports, or `None` when it reports none (a batch, an older sender).
+/// A `since` that is not RFC 3339 reads as the epoch: the list is for people, the id and reason
+/// are what matter; the count is capped at what a spool can hold, like the depth.
+fn held_report(body: &EncodedSubmitRequest) -> Option<HeldReport> {
+    let total = body.held_count?.min(MAX_SPOOL_DEPTH);
+    let records = body
+        .held
+        .iter()
+        .take(MAX_HELD_REPORTED)
+        .map(|held| HeldEntry {
+            record_id: bounded(&held.record_id),
+            reason: bounded(&held.reason),
+            since: chrono::DateTime::parse_from_rfc3339(&held.since)
+                .map_or(chrono::DateTime::UNIX_EPOCH, |t| t.with_timezone(&Utc)),
+        })
+        .collect();
+    Some(HeldReport { total, records })
+}
+
+/// A held record's text cut to 500 characters: a reason is a sentence, an id 64 hex digits, and
+/// the repository keeps a hundred per site, so a sender cannot make it hold more.
+fn bounded(text: &str) -> String {
+    text.chars().take(500).collect()
+}
+
 /// The entries of a call, as the repository screens them: the first `max_batch` decoded, each on
 /// its own; those past it refused with `batch_too_large` without being decoded, so a sender cannot
 /// make the service decode (and hold) more records than the limit.
@@ -140,7 +168,13 @@ impl Accounting for IngestService {
             )));
         }
         let spool_depth = plausible_spool_depth(&site, body.spool_depth);
-        self.metrics.contact(site.as_str(), Utc::now(), spool_depth);
+        let contact = Contact {
+            spool_depth,
+            held: held_report(&body),
+        };
+        self.metrics
+            .contact(site.as_str(), Utc::now(), contact)
+            .await;
         if body.records.is_empty() {
             // A site with nothing to send calls all the same (a heartbeat): the contact and its
             // spool depth are what it reports; the repository is not touched.
@@ -190,11 +224,13 @@ impl Accounting for IngestService {
             rejected = refused,
             "batch ingested"
         );
-        self.metrics.ingested(
-            site.as_str(),
-            (stored + replaced + unchanged) as u64,
-            &rejected,
-        );
+        self.metrics
+            .ingested(
+                site.as_str(),
+                (stored + replaced + unchanged) as u64,
+                &rejected,
+            )
+            .await;
         Ok(Response::new(proto::SubmitResponse {
             outcomes: report.outcomes.iter().map(outcome_to_proto).collect(),
         }))
@@ -205,7 +241,9 @@ impl Accounting for IngestService {
         request: Request<proto::SyncRequest>,
     ) -> Result<Response<proto::SyncResponse>, Status> {
         let site = self.authenticate(&request)?;
-        self.metrics.contact(site.as_str(), Utc::now(), None);
+        self.metrics
+            .contact(site.as_str(), Utc::now(), Contact::default())
+            .await;
         let counts = self
             .repository
             .sync_counts(site.as_str())

@@ -27,6 +27,7 @@ pub use run::{Addresses, Listeners, RunError, check, run, run_checked};
 
 mod auth;
 mod batch_limits;
+pub mod build_info;
 mod certificate;
 mod config;
 mod descriptors;

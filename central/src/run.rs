@@ -5,6 +5,7 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use tokio::net::TcpListener;
 
@@ -14,6 +15,7 @@ use accelfed_schemas::cause;
 use crate::certificate::{Standing, Validity};
 use crate::config::{ListenConfig, LoadedCentral};
 use crate::listen::{Gate, incoming, tls};
+use crate::metrics::Metrics;
 use crate::registry::ldap::{LdapSync, task as ldap_task};
 use crate::serve::{ServeError, ServeSettings, serve};
 
@@ -151,6 +153,10 @@ pub async fn run_checked(
     let repository = Repository::open(&loaded.database_location())
         .await
         .map_err(|err| RunError::Start(cause::chain(&err)))?;
+    let metrics = Arc::new(Metrics::new(
+        repository.clone(),
+        config.sites.keys().map(ToString::to_string).collect(),
+    ));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         shutdown.await;
@@ -187,6 +193,7 @@ pub async fn run_checked(
             )
             .await
             .map_err(|err| RunError::Start(cause::chain(&err)))?;
+            metrics.set_registry(registry.clone());
             if let Some(ldap) = &config.ldap {
                 let sync = LdapSync::new(ldap, |path| loaded.resolve(path))
                     .map_err(|err| RunError::Config(format!("[ldap]: {err}")))?;
@@ -207,6 +214,7 @@ pub async fn run_checked(
         key_pem,
         batches: config.batch_limits(),
         limits: config.listen.limits,
+        metrics,
     };
     let mut grpc_stop = stop_rx;
     let stopped = async move {

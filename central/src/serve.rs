@@ -37,6 +37,8 @@ pub struct ServeSettings {
     pub batches: BatchLimits,
     /// Connections at once, handshake and idle timeouts.
     pub limits: ConnectionLimits,
+    /// What `/metrics` renders (its per-site series kept in the repository).
+    pub metrics: Arc<Metrics>,
 }
 
 impl std::fmt::Debug for ServeSettings {
@@ -90,7 +92,7 @@ pub async fn serve(
     metrics: Option<TcpListener>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    let counters = Arc::new(Metrics::default());
+    let counters = settings.metrics.clone();
     if let Ok(validity) = crate::certificate::Validity::of_leaf(&settings.certificate_pem) {
         counters.certificate_expires(validity.not_after);
     }
@@ -170,7 +172,7 @@ async fn serve_metrics(
                         axum::http::header::CONTENT_TYPE,
                         "text/plain; version=0.0.4; charset=utf-8",
                     )],
-                    counters.render(),
+                    counters.render().await,
                 )
             }
         }),

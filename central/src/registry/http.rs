@@ -32,6 +32,7 @@ use super::body::BodyError;
 use super::check::Rejection;
 use super::index::{BrokerRequest, answer};
 use super::paging::Paging;
+use super::push_counts::PushOutcome;
 use super::state::{PushError, Registry};
 use super::store::HistoryEntry;
 use crate::auth::Tokens;
@@ -90,6 +91,14 @@ async fn push(
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok());
     let Some(site) = state.tokens.authenticate(authorization) else {
+        state
+            .registry
+            .pushes
+            .count(PushOutcome::Refused("unauthorized"));
+        tracing::warn!(
+            peer = ?connection.as_ref().and_then(|Extension(c)| c.tcp.remote_addr()),
+            "registry push refused: missing or unknown bearer token"
+        );
         return error_response(
             StatusCode::UNAUTHORIZED,
             "missing or unknown bearer token (Authorization: Bearer <site token>)",
@@ -101,6 +110,10 @@ async fn push(
     }
     if let Some(refusal) = unsupported_encoding(&headers) {
         tracing::warn!(site = %site, "registry push refused: {refusal}");
+        state
+            .registry
+            .pushes
+            .count(PushOutcome::Refused("unsupported_encoding"));
         return error_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &refusal);
     }
     let max_body = state
@@ -110,11 +123,12 @@ async fn push(
     let body: Bytes = match super::body::read(body, max_body, state.body_rate).await {
         Ok(body) => body,
         Err(error) => {
-            let status = match error {
-                BodyError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-                BodyError::TooSlow { .. } => StatusCode::REQUEST_TIMEOUT,
-                BodyError::Failed(_) => StatusCode::BAD_REQUEST,
+            let (status, reason) = match error {
+                BodyError::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "too_large"),
+                BodyError::TooSlow { .. } => (StatusCode::REQUEST_TIMEOUT, "too_slow"),
+                BodyError::Failed(_) => (StatusCode::BAD_REQUEST, "body_failed"),
             };
+            state.registry.pushes.count(PushOutcome::Refused(reason));
             tracing::warn!(site = %site, "registry push refused: {error}");
             // The rest of the body is not read: the connection is closed after the answer.
             let mut response = error_response(status, &error.to_string());
@@ -127,11 +141,16 @@ async fn push(
     };
     match state.registry.push(site.as_str(), &body, Utc::now()).await {
         Ok(report) => {
+            state.registry.pushes.count(PushOutcome::Accepted);
             tracing::info!(site = %report.site, entities = report.entities, offers = report.offers, "registry document stored");
             json(StatusCode::OK, &report)
         }
         Err(PushError::Rejected(rejection)) => {
             tracing::warn!(site = %site, "registry push refused: {rejection}");
+            state
+                .registry
+                .pushes
+                .count(PushOutcome::of_rejection(&rejection));
             let status = match rejection {
                 Rejection::TooLarge { .. } | Rejection::TooManyEntities { .. } => {
                     StatusCode::PAYLOAD_TOO_LARGE
@@ -145,6 +164,7 @@ async fn push(
             error_response(status, &rejection.to_string())
         }
         Err(PushError::Store(error)) => {
+            state.registry.pushes.count(PushOutcome::Refused("store"));
             tracing::error!(site = %site, "registry store: {error}");
             error_response(StatusCode::SERVICE_UNAVAILABLE, &error.to_string())
         }

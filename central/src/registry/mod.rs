@@ -30,6 +30,7 @@ pub mod ldap;
 mod offer;
 pub mod paging;
 pub mod postings;
+pub mod push_counts;
 pub mod sanity;
 pub mod service;
 mod state;

@@ -42,6 +42,8 @@ pub struct Registry {
     index: RwLock<Arc<Index>>,
     /// Pushes are applied one at a time, so two sites' swaps cannot lose each other.
     push_lock: Mutex<()>,
+    /// Pushes by outcome, for `/metrics` (the API counts each answer it gives).
+    pub pushes: super::push_counts::PushCounts,
 }
 
 impl Registry {
@@ -77,6 +79,7 @@ impl Registry {
             keep_history: keep_history.into(),
             index: RwLock::new(Arc::new(index)),
             push_lock: Mutex::new(()),
+            pushes: super::push_counts::PushCounts::default(),
         })
     }
 

@@ -17,7 +17,7 @@ pub use report::{DEFAULT_DATABASE, ReportArgs};
 /// accelfed: which GPUs a research site offers to which VO, published as GLUE2, and their use
 /// accounted per VO.
 #[derive(Debug, Parser)]
-#[command(version, about, long_about = None, propagate_version = true)]
+#[command(version = accelfed_central::build_info::VERSION_LINE, about, long_about = None, propagate_version = true)]
 pub struct Args {
     /// More log output on standard error: -v debug for accelfed, -vv debug for every library too.
     /// Without it accelfed logs one summary line per run at info.
