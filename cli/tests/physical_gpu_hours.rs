@@ -214,8 +214,17 @@ fn a_site_of_mig_time_sliced_and_vgpu_gpus_reports_physical_gpu_hours_within_cap
     assert_eq!(status(&metered), 1, "{}", stderr(&metered));
     let shipped = ship();
     assert_eq!(status(&shipped), 0, "{}", stderr(&shipped));
+    // Held back, not shipped: the repository's sums are within capacity, and the check lists
+    // the held records as the site's last `ship` reported them (exit 1).
     let check = run(&["report", "--database", database, "--check"]);
-    assert_eq!(status(&check), 0, "held back, not shipped: {check:?}");
+    assert_eq!(status(&check), 1, "{check:?}");
+    let held = String::from_utf8(check.stdout).unwrap();
+    assert!(!held.is_empty(), "{held}");
+    assert!(
+        held.lines()
+            .all(|line| line.starts_with("held at SITE-A: ")),
+        "{held}"
+    );
     let released = accelfed()
         .args(["spool", "release", "--all", "--config"])
         .arg(&config)

@@ -42,9 +42,11 @@ fn an_empty_spool_still_makes_contact_and_a_wrong_token_or_ca_fails() {
             .any(|l| l == "accelfed_auth_failures_total 1"),
         "{metrics}"
     );
+    // Refused, so no contact: SITE-A is configured and has never called (its last contact 0).
     assert_eq!(
-        site_metric(&metrics, "accelfed_site_last_contact_timestamp_seconds"),
-        None
+        site_metric(&metrics, "accelfed_site_last_contact_timestamp_seconds").as_deref(),
+        Some("0"),
+        "{metrics}"
     );
 
     // A CA that did not sign the repository's certificate: a settings error, exit 2.
@@ -171,4 +173,81 @@ fn a_spool_whose_folder_does_not_exist_is_refused_unless_asked_to_create_it() {
         .unwrap();
     assert_eq!(status(&created), 0, "{}", stderr(&created));
     assert!(mistyped.is_file());
+}
+
+#[test]
+fn the_per_site_series_survive_a_restart_of_the_central() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = pki(dir.path());
+    let (server, _database) = Server::start_sqlite(dir.path(), &pki);
+    let usage = concat!(
+        r#"{"resource": "node-1", "model": "NVIDIA A100-SXM4-80GB", "count": 1, "vo": "atlas", "start": "2026-01-01T00:00:00Z", "end": "2026-01-02T00:00:00Z"}"#,
+        "\n",
+        r#"{"resource": "node-2", "model": "NVIDIA A100-SXM4-80GB", "count": 1, "vo": "atlas", "start": "2026-01-01T00:00:00Z", "end": "2026-01-02T00:00:00Z"}"#,
+        "\n"
+    );
+    let owner = site_a(
+        dir.path(),
+        "owner",
+        &server.endpoint(),
+        TOKEN_A,
+        &pki,
+        usage,
+    );
+    let metered = owner.meter();
+    assert_eq!(status(&metered), 0, "{}", stderr(&metered));
+    assert_eq!(owner.spool_depth(), 2);
+    let shipped = owner.ship(false);
+    assert_eq!(status(&shipped), 0, "{}", stderr(&shipped));
+    let before = server.metrics();
+    let contact = site_metric(&before, "accelfed_site_last_contact_timestamp_seconds")
+        .unwrap_or_else(|| panic!("no contact in\n{before}"));
+    // The run's last call reported the spool as the run left it: empty, not the batch's depth.
+    assert_eq!(
+        site_metric(&before, "accelfed_site_spool_depth").as_deref(),
+        Some("0"),
+        "{before}"
+    );
+    assert_eq!(
+        site_metric(&before, "accelfed_records_ingested_total").as_deref(),
+        Some("2"),
+        "{before}"
+    );
+
+    server.stop().unwrap();
+    let restarted = Server::start(&dir.path().join("central.toml"));
+    let after = restarted.metrics();
+    assert_eq!(
+        site_metric(&after, "accelfed_site_last_contact_timestamp_seconds"),
+        Some(contact),
+        "{after}"
+    );
+    assert_eq!(
+        site_metric(&after, "accelfed_site_spool_depth").as_deref(),
+        Some("0"),
+        "{after}"
+    );
+    assert_eq!(
+        site_metric(&after, "accelfed_records_ingested_total").as_deref(),
+        Some("2"),
+        "{after}"
+    );
+    // SITE-B is configured and never called: its series are there, its last contact 0.
+    let never = |name: &str| {
+        let prefix = format!("{name}{{site=\"SITE-B\"}} ");
+        after
+            .lines()
+            .find_map(|line| line.strip_prefix(&prefix))
+            .map(str::to_owned)
+    };
+    assert_eq!(
+        never("accelfed_site_last_contact_timestamp_seconds").as_deref(),
+        Some("0"),
+        "{after}"
+    );
+    assert_eq!(
+        never("accelfed_records_ingested_total").as_deref(),
+        Some("0")
+    );
+    assert_eq!(never("accelfed_site_configured").as_deref(), Some("1"));
 }

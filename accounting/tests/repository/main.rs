@@ -86,4 +86,5 @@ both_backends!(
     reopening_keeps_data_and_schema,
     batches_sent_at_once_count_each_record_once,
     shares_sum_exactly_and_capacity_is_checked,
+    site_contacts_are_kept_and_held_lists_replaced,
 );

@@ -30,7 +30,9 @@ pub struct ReportArgs {
     #[arg(long)]
     pub model: Option<String>,
     /// Instead of a report, check that no site's GPU-hours per model and month exceed its
-    /// installed GPUs x the month's hours: lists every site-month-model that does, exit 1 if any.
+    /// installed GPUs x the month's hours: lists every site-month-model that does, and the records
+    /// sites hold back (their own capacity check doubts them; as their last `ship` reported),
+    /// exit 1 if any.
     #[arg(long)]
     pub check: bool,
     /// Output format: table, csv, json or svg (GPU-hours per group per month, stacked bars).

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use accelfed_accounting::report::{Report, ReportFormat, render_svg};
+use accelfed_accounting::repository::contacts::SiteHeld;
 use accelfed_accounting::repository::{
     Dimension, Repository, RepositoryError, SummaryFilter, SummaryQuery,
 };
@@ -63,19 +64,23 @@ fn check(args: &ReportArgs, runtime: &tokio::runtime::Runtime) -> Outcome {
         ..filter(args)
     };
     let checked = runtime.block_on(async {
-        Repository::open_read_only(&args.database)
-            .await?
-            .capacity_check(filter)
-            .await
+        let repository = Repository::open_read_only(&args.database).await?;
+        let found = repository.capacity_check(filter).await?;
+        let held = repository.held_records().await?;
+        Ok::<_, RepositoryError>((found, held))
     });
-    let found = match checked {
-        Ok(found) => found,
+    let (found, mut held) = match checked {
+        Ok(checked) => checked,
         Err(err) => return failed(&err),
     };
+    if let Some(site) = &args.site {
+        held.retain(|held| held.site == *site);
+    }
     let mut text = String::new();
     for breach in &found.breaches {
         text.push_str(&format!("over capacity: {breach}\n"));
     }
+    text.push_str(&held_lines(&held));
     let destination = match &args.output {
         Some(path) => Destination::File(path.clone()),
         None => Destination::Stdout,
@@ -91,17 +96,55 @@ fn check(args: &ReportArgs, runtime: &tokio::runtime::Runtime) -> Outcome {
             "site-month-models whose records carry no installed GPU count were not checked"
         );
     }
+    let held_total: u64 = held.iter().map(|site| site.total).sum();
+    if held_total > 0 {
+        tracing::error!(
+            held = held_total,
+            sites = held.len(),
+            "records held back at sites (their capacity check doubts them): release or correct them there"
+        );
+    }
     if found.breaches.is_empty() {
         tracing::info!(checked = found.checked, "usage within installed capacity");
-        Outcome::Ok
     } else {
         tracing::error!(
             breaches = found.breaches.len(),
             checked = found.checked,
             "usage above installed capacity"
         );
+    }
+    if found.breaches.is_empty() && held_total == 0 {
+        Outcome::Ok
+    } else {
         Outcome::Partial
     }
+}
+
+/// One line per record a site holds back, as its last `ship` reported them, and one for those
+/// past the listed ones.
+fn held_lines(held: &[SiteHeld]) -> String {
+    let mut text = String::new();
+    for site in held {
+        for record in &site.records {
+            text.push_str(&format!(
+                "held at {}: {} since {}: {}\n",
+                site.site,
+                record.record_id,
+                record
+                    .since
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                record.reason
+            ));
+        }
+        let unlisted = site.total.saturating_sub(site.records.len() as u64);
+        if unlisted > 0 {
+            text.push_str(&format!(
+                "held at {}: {unlisted} more (`accelfed spool held` at the site lists them)\n",
+                site.site
+            ));
+        }
+    }
+    text
 }
 
 fn filter(args: &ReportArgs) -> SummaryFilter {

@@ -57,6 +57,31 @@ fn report_check_names_the_site_month_an_overlapping_manual_file_breaks() {
     assert_eq!(status(&shipped), 0, "{}", stderr(&shipped));
     assert!(stderr(&shipped).contains("held"), "{}", stderr(&shipped));
     assert_eq!(report_by_vo(database).1, 360.0, "nothing held was shipped");
+    // The central knows them all the same: the run's last call reported them, and the check
+    // lists them (exit 1), each with its id, since when and why.
+    let held_at_central = check();
+    assert_eq!(status(&held_at_central), 1, "{}", stderr(&held_at_central));
+    let listed = String::from_utf8(held_at_central.stdout.clone()).unwrap();
+    assert_eq!(listed.lines().count(), 2, "{listed}");
+    for line in listed.lines() {
+        assert!(
+            line.starts_with("held at SITE-A: ") && line.contains(" since 20"),
+            "{listed}"
+        );
+        assert!(line.contains("above installed capacity"), "{listed}");
+    }
+    assert!(
+        stderr(&held_at_central).contains("records held back at sites"),
+        "{}",
+        stderr(&held_at_central)
+    );
+    let metrics = server.metrics();
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l == "accelfed_site_held_records{site=\"SITE-A\"} 2"),
+        "{metrics}"
+    );
     let held = accelfed()
         .args(["spool", "held", "--config"])
         .arg(&overlapping.config)
@@ -75,6 +100,8 @@ fn report_check_names_the_site_month_an_overlapping_manual_file_breaks() {
     assert_eq!(overlapping.spool_depth(), 2);
     assert_eq!(status(&overlapping.ship(false)), 0);
     assert_eq!(report_by_vo(database).1, 1080.0);
+    // Released and shipped: the run's last call reports none held, so the check lists only the
+    // repository's own finding.
     let failed = check();
     assert_eq!(status(&failed), 1, "{}", stderr(&failed));
     let listed = String::from_utf8(failed.stdout.clone()).unwrap();

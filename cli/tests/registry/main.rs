@@ -10,6 +10,7 @@
 mod consistency;
 mod gpu_filters;
 mod history;
+mod metrics;
 mod publish_table;
 
 use std::path::{Path, PathBuf};

@@ -125,7 +125,7 @@ async fn replace_held(
     client
         .execute(
             "WITH gone AS (
-                 DELETE FROM held_records WHERE site = $1 AND NOT (record_id = ANY($2))
+                 DELETE FROM held_records WHERE site = $1 AND NOT (record_id = ANY($2::text[]))
              )
              INSERT INTO held_records (site, record_id, reason, since)
              SELECT DISTINCT ON (id) $1, id, reason, since

@@ -2,8 +2,11 @@
 //! refused, `summaries.rs` what is read back (reports, sync counts, reopening, concurrency,
 //! shares). The helpers below are the workload both use.
 
+mod contacts;
 mod ingest;
 mod summaries;
+
+pub use contacts::site_contacts_are_kept_and_held_lists_replaced;
 
 pub use ingest::{
     bad_records_are_refused_with_reasons, changed_resend_replaces_and_moves_totals,
