@@ -70,14 +70,14 @@ impl Metrics {
     /// A site called (authenticated), with what it reported: written to the repository. A
     /// failure is logged, never the call's: its records matter, not the gauge.
     pub async fn contact(&self, site: &str, at: DateTime<Utc>, contact: Contact) {
-        if let Some(repository) = &self.repository {
-            if let Err(err) = repository.record_contact(site, at, contact).await {
-                tracing::warn!(
-                    site,
-                    "the site's contact was not recorded for /metrics: {}",
-                    accelfed_schemas::cause::chain(&err)
-                );
-            }
+        if let Some(repository) = &self.repository
+            && let Err(err) = repository.record_contact(site, at, contact).await
+        {
+            tracing::warn!(
+                site,
+                "the site's contact was not recorded for /metrics: {}",
+                accelfed_schemas::cause::chain(&err)
+            );
         }
     }
 
@@ -90,18 +90,17 @@ impl Metrics {
                 *reasons.entry(kind.clone()).or_default() += 1;
             }
         });
-        if let Some(repository) = &self.repository {
-            if let Err(err) = repository
+        if let Some(repository) = &self.repository
+            && let Err(err) = repository
                 .count_received(site, Utc::now(), acknowledged)
                 .await
-            {
-                tracing::warn!(
-                    site,
-                    records = acknowledged,
-                    "the records received were not counted for /metrics: {}",
-                    accelfed_schemas::cause::chain(&err)
-                );
-            }
+        {
+            tracing::warn!(
+                site,
+                records = acknowledged,
+                "the records received were not counted for /metrics: {}",
+                accelfed_schemas::cause::chain(&err)
+            );
         }
     }
 
