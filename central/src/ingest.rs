@@ -150,6 +150,67 @@ fn decode_batch(entries: &[impl AsRef<[u8]>], max_batch: usize) -> Vec<Submissio
         .collect()
 }
 
+impl IngestService {
+    /// Decodes, screens and stores one batch of `site`; the answer, and the records the
+    /// repository now holds of it (stored, replaced or unchanged; 0 when it failed).
+    async fn store(
+        &self,
+        site: &SiteName,
+        body: &EncodedSubmitRequest,
+    ) -> (Result<Response<proto::SubmitResponse>, Status>, u64) {
+        let max_batch = self.batches.of(site);
+        let mut batch = decode_batch(&body.records, max_batch);
+        let caps = self.batches.distinct_caps();
+        if let Err(err) =
+            crate::distinct_caps::screen(&self.repository, site, &mut batch, caps).await
+        {
+            let why = cause::chain(&err);
+            tracing::error!(site = %site, "batch not stored: reading the site's VOs and models: {why}");
+            let refusal = Status::unavailable(
+                "the repository could not be read; nothing of the batch was stored, send it again",
+            );
+            return (Err(refusal), 0);
+        }
+        let submitted = batch.len();
+        let options = IngestOptions {
+            max_batch,
+            now: Utc::now(),
+        };
+        let report = match self.repository.ingest(site, batch, options).await {
+            Ok(report) => report,
+            Err(err) => {
+                self.metrics.batch_failed();
+                let why = cause::chain(&err);
+                tracing::error!(site = %site, records = submitted, "batch not stored: {why}");
+                let refusal = Status::unavailable(
+                    "the repository could not store the batch; nothing of it was stored, send it again",
+                );
+                return (Err(refusal), 0);
+            }
+        };
+        let mut rejected = Vec::new();
+        for outcome in &report.outcomes {
+            if let Outcome::Rejected { reason } = outcome {
+                rejected.push(rejection_kind(reason));
+            }
+        }
+        let (stored, replaced, unchanged, refused) = report.counts();
+        tracing::info!(
+            site = %site,
+            stored,
+            replaced,
+            unchanged,
+            rejected = refused,
+            "batch ingested"
+        );
+        self.metrics.rejected(site.as_str(), &rejected);
+        let answer = Response::new(proto::SubmitResponse {
+            outcomes: report.outcomes.iter().map(outcome_to_proto).collect(),
+        });
+        (Ok(answer), (stored + replaced + unchanged) as u64)
+    }
+}
+
 #[tonic::async_trait]
 impl Accounting for IngestService {
     async fn submit(
@@ -171,69 +232,27 @@ impl Accounting for IngestService {
         let contact = Contact {
             spool_depth,
             held: held_report(&body),
+            received: 0,
+        };
+        if body.records.is_empty() {
+            // A site with nothing to send calls all the same (a heartbeat): the contact, its
+            // spool depth and held records are what it reports; no record is stored.
+            tracing::debug!(site = %site, spool_depth, "heartbeat (an empty batch)");
+            self.metrics
+                .contact(site.as_str(), Utc::now(), contact)
+                .await;
+            return Ok(Response::new(proto::SubmitResponse::default()));
+        }
+        let (answer, received) = self.store(&site, &body).await;
+        // Written once the batch is stored, with its count: one write per call.
+        let contact = Contact {
+            received,
+            ..contact
         };
         self.metrics
             .contact(site.as_str(), Utc::now(), contact)
             .await;
-        if body.records.is_empty() {
-            // A site with nothing to send calls all the same (a heartbeat): the contact and its
-            // spool depth are what it reports; the repository is not touched.
-            tracing::debug!(site = %site, spool_depth, "heartbeat (an empty batch)");
-            return Ok(Response::new(proto::SubmitResponse::default()));
-        }
-        let max_batch = self.batches.of(&site);
-        let mut batch = decode_batch(&body.records, max_batch);
-        let caps = self.batches.distinct_caps();
-        if let Err(err) =
-            crate::distinct_caps::screen(&self.repository, &site, &mut batch, caps).await
-        {
-            let why = cause::chain(&err);
-            tracing::error!(site = %site, "batch not stored: reading the site's VOs and models: {why}");
-            return Err(Status::unavailable(
-                "the repository could not be read; nothing of the batch was stored, send it again",
-            ));
-        }
-        let submitted = batch.len();
-        let options = IngestOptions {
-            max_batch,
-            now: Utc::now(),
-        };
-        let report = match self.repository.ingest(&site, batch, options).await {
-            Ok(report) => report,
-            Err(err) => {
-                self.metrics.batch_failed();
-                let why = cause::chain(&err);
-                tracing::error!(site = %site, records = submitted, "batch not stored: {why}");
-                return Err(Status::unavailable(
-                    "the repository could not store the batch; nothing of it was stored, send it again",
-                ));
-            }
-        };
-        let mut rejected = Vec::new();
-        for outcome in &report.outcomes {
-            if let Outcome::Rejected { reason } = outcome {
-                rejected.push(rejection_kind(reason));
-            }
-        }
-        let (stored, replaced, unchanged, refused) = report.counts();
-        tracing::info!(
-            site = %site,
-            stored,
-            replaced,
-            unchanged,
-            rejected = refused,
-            "batch ingested"
-        );
-        self.metrics
-            .ingested(
-                site.as_str(),
-                (stored + replaced + unchanged) as u64,
-                &rejected,
-            )
-            .await;
-        Ok(Response::new(proto::SubmitResponse {
-            outcomes: report.outcomes.iter().map(outcome_to_proto).collect(),
-        }))
+        answer
     }
 
     async fn sync_counts(

@@ -3,8 +3,9 @@
 //! that shares one database: when the site last called, the spool depth and the held records it
 //! last reported, and how many records the repository received from it.
 //!
-//! Written on every authenticated call (a batch, a heartbeat, a sync count); a failure to write
-//! is the caller's to log, never a reason to refuse the call (the records matter, not the gauge).
+//! Written once per authenticated call (a batch, with its count, once stored; a heartbeat; a sync
+//! count); a failure to write is the caller's to log, never a reason to refuse the call (the
+//! records matter, not the gauge).
 
 use chrono::{DateTime, TimeZone, Utc};
 
@@ -59,6 +60,9 @@ pub struct SiteHeld {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Contact {
     pub spool_depth: Option<u64>,
+    /// Records of the call the repository now holds (stored, replaced or unchanged), added to
+    /// the site's count.
+    pub received: u64,
     /// `None`: the call did not report them (a batch, or a site older than the report); the
     /// stored list stays. `Some`: the list replaces the stored one.
     pub held: Option<HeldReport>,
@@ -90,23 +94,19 @@ impl Repository {
         }
         match self {
             Self::Sqlite(r) => {
-                r.record_contact(site.to_owned(), at, contact.spool_depth, held)
+                r.record_contact(
+                    site.to_owned(),
+                    at,
+                    contact.spool_depth,
+                    contact.received,
+                    held,
+                )
+                .await
+            }
+            Self::Postgres(r) => {
+                r.record_contact(site, at, contact.spool_depth, contact.received, held)
                     .await
             }
-            Self::Postgres(r) => r.record_contact(site, at, contact.spool_depth, held).await,
-        }
-    }
-
-    /// Adds `records` to what `site` has sent.
-    pub async fn count_received(
-        &self,
-        site: &str,
-        at: DateTime<Utc>,
-        records: u64,
-    ) -> Result<(), RepositoryError> {
-        match self {
-            Self::Sqlite(r) => r.count_received(site.to_owned(), at, records).await,
-            Self::Postgres(r) => r.count_received(site, at, records).await,
         }
     }
 

@@ -67,8 +67,9 @@ impl Metrics {
         f(&mut state)
     }
 
-    /// A site called (authenticated), with what it reported: written to the repository. A
-    /// failure is logged, never the call's: its records matter, not the gauge.
+    /// A site called (authenticated), with what it reported and the records the repository now
+    /// holds of the call: written to the repository. A failure is logged, never the call's: its
+    /// records matter, not the gauge.
     pub async fn contact(&self, site: &str, at: DateTime<Utc>, contact: Contact) {
         if let Some(repository) = &self.repository
             && let Err(err) = repository.record_contact(site, at, contact).await
@@ -81,27 +82,14 @@ impl Metrics {
         }
     }
 
-    /// The outcome of one batch: records the repository holds (kept in it), and rejections by
-    /// kind.
-    pub async fn ingested(&self, site: &str, acknowledged: u64, rejected: &[String]) {
+    /// Records of a batch the repository refused, by kind.
+    pub fn rejected(&self, site: &str, rejected: &[String]) {
         self.with(|s| {
             let reasons = s.rejected.entry(site.to_owned()).or_default();
             for kind in rejected {
                 *reasons.entry(kind.clone()).or_default() += 1;
             }
         });
-        if let Some(repository) = &self.repository
-            && let Err(err) = repository
-                .count_received(site, Utc::now(), acknowledged)
-                .await
-        {
-            tracing::warn!(
-                site,
-                records = acknowledged,
-                "the records received were not counted for /metrics: {}",
-                accelfed_schemas::cause::chain(&err)
-            );
-        }
     }
 
     /// The end of the service certificate's validity, for the expiry gauge.
@@ -230,6 +218,7 @@ mod tests {
                 at,
                 Contact {
                     spool_depth: Some(42),
+                    received: 10,
                     held: Some(HeldReport {
                         total: 3,
                         records: vec![HeldEntry {
@@ -241,13 +230,10 @@ mod tests {
                 },
             )
             .await;
-        metrics
-            .ingested(
-                "CESNET-MCC",
-                10,
-                &["wrong_site".to_owned(), "wrong_site".to_owned()],
-            )
-            .await;
+        metrics.rejected(
+            "CESNET-MCC",
+            &["wrong_site".to_owned(), "wrong_site".to_owned()],
+        );
         // A call without a depth or held records keeps the last reported ones.
         metrics.contact("CESNET-MCC", at, Contact::default()).await;
         metrics.contact("A\"B", at, Contact::default()).await;

@@ -13,21 +13,26 @@ impl PostgresRepository {
         site: &str,
         at: DateTime<Utc>,
         spool_depth: Option<u64>,
+        received: u64,
         held: Option<HeldReport>,
     ) -> Result<(), RepositoryError> {
+        let received = stored_count(received);
         let depth = spool_depth.map(stored_count);
         let held_count = held.as_ref().map(|held| stored_count(held.total));
         let result: Result<(), tokio_postgres::Error> = async {
             self.reader
                 .execute(
-                    "INSERT INTO site_contacts (site, last_contact, spool_depth, held_count)
-                     VALUES ($1, $2, $3, $4)
+                    "INSERT INTO site_contacts
+                         (site, last_contact, spool_depth, held_count, records_received)
+                     VALUES ($1, $2, $3, $4, $5)
                      ON CONFLICT (site) DO UPDATE
                      SET last_contact = greatest(site_contacts.last_contact,
                                                  excluded.last_contact),
                          spool_depth = coalesce(excluded.spool_depth, site_contacts.spool_depth),
-                         held_count = coalesce(excluded.held_count, site_contacts.held_count)",
-                    &[&site, &at.timestamp(), &depth, &held_count],
+                         held_count = coalesce(excluded.held_count, site_contacts.held_count),
+                         records_received = site_contacts.records_received
+                             + excluded.records_received",
+                    &[&site, &at.timestamp(), &depth, &held_count, &received],
                 )
                 .await?;
             if let Some(held) = held {
@@ -37,26 +42,6 @@ impl PostgresRepository {
         }
         .await;
         result.map_err(|e| self.fail(PgFailure::from(e)))
-    }
-
-    pub(crate) async fn count_received(
-        &self,
-        site: &str,
-        at: DateTime<Utc>,
-        records: u64,
-    ) -> Result<(), RepositoryError> {
-        self.reader
-            .execute(
-                "INSERT INTO site_contacts (site, last_contact, records_received)
-                 VALUES ($1, $2, $3)
-                 ON CONFLICT (site) DO UPDATE
-                 SET records_received = site_contacts.records_received
-                     + excluded.records_received",
-                &[&site, &at.timestamp(), &stored_count(records)],
-            )
-            .await
-            .map(|_| ())
-            .map_err(|e| self.fail(PgFailure::from(e)))
     }
 
     pub(crate) async fn site_contacts(&self) -> Result<Vec<SiteContact>, RepositoryError> {

@@ -13,29 +13,11 @@ impl SqliteRepository {
         site: String,
         at: DateTime<Utc>,
         spool_depth: Option<u64>,
+        received: u64,
         held: Option<HeldReport>,
     ) -> Result<(), RepositoryError> {
         self.run(&self.writer, move |conn| {
-            record(conn, &site, at, spool_depth, held.as_ref())
-        })
-        .await
-    }
-
-    pub(crate) async fn count_received(
-        &self,
-        site: String,
-        at: DateTime<Utc>,
-        records: u64,
-    ) -> Result<(), RepositoryError> {
-        self.run(&self.writer, move |conn| {
-            conn.execute(
-                "INSERT INTO site_contacts (site, last_contact, records_received)
-                 VALUES (?1, ?2, ?3)
-                 ON CONFLICT (site) DO UPDATE
-                 SET records_received = records_received + excluded.records_received",
-                params![site, at.timestamp(), stored_count(records)],
-            )
-            .map(|_| ())
+            record(conn, &site, at, (spool_depth, received), held.as_ref())
         })
         .await
     }
@@ -88,22 +70,24 @@ fn record(
     conn: &mut Connection,
     site: &str,
     at: DateTime<Utc>,
-    spool_depth: Option<u64>,
+    (spool_depth, received): (Option<u64>, u64),
     held: Option<&HeldReport>,
 ) -> rusqlite::Result<()> {
     let tx = conn.transaction()?;
     tx.execute(
-        "INSERT INTO site_contacts (site, last_contact, spool_depth, held_count)
-         VALUES (?1, ?2, ?3, ?4)
+        "INSERT INTO site_contacts (site, last_contact, spool_depth, held_count, records_received)
+         VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT (site) DO UPDATE
          SET last_contact = max(last_contact, excluded.last_contact),
              spool_depth = coalesce(excluded.spool_depth, spool_depth),
-             held_count = coalesce(excluded.held_count, held_count)",
+             held_count = coalesce(excluded.held_count, held_count),
+             records_received = records_received + excluded.records_received",
         params![
             site,
             at.timestamp(),
             spool_depth.map(stored_count),
-            held.map(|held| stored_count(held.total))
+            held.map(|held| stored_count(held.total)),
+            stored_count(received)
         ],
     )?;
     if let Some(held) = held {

@@ -35,19 +35,22 @@ pub async fn site_contacts_are_kept_and_held_lists_replaced(fixture: &Fixture) {
         at(5),
         Contact {
             spool_depth: Some(7),
+            received: 10,
             held: Some(held),
         },
     )
     .await
     .unwrap();
-    repo.count_received("SITE-A", at(5), 10).await.unwrap();
-    repo.count_received("SITE-A", at(5), 4).await.unwrap();
     // An earlier time (an instance with a slow clock) does not move the contact back; a call
     // without a depth or a held list keeps the stored ones.
-    repo.record_contact("SITE-A", at(4), Contact::default())
+    let batch = Contact {
+        received: 4,
+        ..Contact::default()
+    };
+    repo.record_contact("SITE-A", at(4), batch.clone())
         .await
         .unwrap();
-    repo.count_received("SITE-B", at(6), 2).await.unwrap();
+    repo.record_contact("SITE-B", at(6), batch).await.unwrap();
 
     let contacts = repo.site_contacts().await.unwrap();
     assert_eq!(contacts.len(), 2, "{contacts:?}");
@@ -58,6 +61,7 @@ pub async fn site_contacts_are_kept_and_held_lists_replaced(fixture: &Fixture) {
     assert_eq!(contacts[0].held_count, Some(3));
     assert_eq!(contacts[1].site, "SITE-B");
     assert_eq!(contacts[1].spool_depth, None);
+    assert_eq!(contacts[1].records_received, 4);
     assert_eq!(contacts[1].held_count, None);
     let held = repo.held_records().await.unwrap();
     assert_eq!(held.len(), 1);
@@ -75,6 +79,7 @@ pub async fn site_contacts_are_kept_and_held_lists_replaced(fixture: &Fixture) {
         at(8),
         Contact {
             spool_depth: Some(0),
+            received: 0,
             held: Some(HeldReport {
                 total: 2,
                 records: vec![entry("r-b", "still over", 2), entry("r-c", "new", 7)],
@@ -101,6 +106,7 @@ pub async fn site_contacts_are_kept_and_held_lists_replaced(fixture: &Fixture) {
             at(9),
             Contact {
                 spool_depth: Some(0),
+                received: 0,
                 held: Some(HeldReport::default()),
             },
         )
