@@ -1,7 +1,7 @@
 //! `accelfed serve`: the central services of a federation.
 //!
 //! The gRPC ingest of usage records (`ingest.rs`) over TLS with per-site bearer tokens
-//! (`auth.rs`), the `/metrics` endpoint (`metrics.rs`), the configuration file (`config/`), and the
+//! (`auth.rs`), the `/metrics` endpoint (`metrics/`), the configuration file (`config/`), and the
 //! federation registry (`registry/`: pushes, the query API, LDAP sync, the web page), the accept
 //! loop every port shares (`listen/`), and the composition root (`run.rs`). Daemons take their
 //! listener and a shutdown future as arguments so tests can bind port 0.
