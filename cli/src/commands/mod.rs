@@ -1,6 +1,7 @@
 //! One file per subcommand.
 
 mod accounting_site;
+mod agent;
 mod export;
 mod generate;
 mod init;
@@ -35,6 +36,7 @@ pub fn run(command: Command) -> Outcome {
         Command::Token(args) => token::run(&args),
         Command::Init(args) => init::run(&args),
         Command::Generate(args) => generate::run(&args),
+        Command::Agent(args) => agent::run(&args),
     }
 }
 
