@@ -151,12 +151,14 @@ impl NvmlReader {
             });
         }
         identity.vgpu_instances = vgpus;
+        let energy_mj = optional(device.total_energy_consumption());
         Ok(GpuReading {
+            read_at_ms: crate::run::now_ms(),
             identity,
             utilisation_percent,
             memory_used_bytes: memory.map(|m| m.used),
             power_mw: optional(device.power_usage()),
-            energy_mj: optional(device.total_energy_consumption()),
+            energy_mj,
             holdings,
         })
     }

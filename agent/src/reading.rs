@@ -50,6 +50,8 @@ pub struct GpuReading {
     pub power_mw: Option<u32>,
     /// The GPU's energy counter since the driver loaded, in millijoules.
     pub energy_mj: Option<u64>,
+    /// Unix milliseconds when the energy counter was read: the end of this GPU's window.
+    pub read_at_ms: u64,
     /// Who held the GPU (or one of its MIG or vGPU instances) at this reading.
     pub holdings: Vec<Holding>,
 }

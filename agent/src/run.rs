@@ -111,7 +111,8 @@ pub fn run(mut agent: Agent, listener: TcpListener, stop: &AtomicBool) -> Result
     Ok(())
 }
 
-fn now_ms() -> u64 {
+/// Unix milliseconds now.
+pub fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
