@@ -6,6 +6,7 @@
 //! * Kubernetes, cgroupfs driver: `/kubepods/<qos>/pod<uid>/<container>`;
 //!   systemd driver: `/kubepods.slice/kubepods-<qos>.slice/kubepods-<qos>-pod<uid with _>.slice/...`
 //!   (the UID's dashes become underscores in systemd unit names).
+//!
 //! A process in neither is its own holder; one whose cgroup file cannot be read (it ended, or
 //! another PID namespace) too.
 

@@ -16,6 +16,11 @@ use crate::idle::IdleRule;
 use crate::ledger::Ledger;
 use crate::reading::GpuReading;
 
+/// A Prometheus family of the GPUs: name, help, the value of a reading.
+type GpuGauge = (&'static str, &'static str, fn(&GpuReading) -> Option<f64>);
+/// A Prometheus family of the holders: name, help, the value of an entry.
+type HolderCounter = (&'static str, &'static str, fn(&crate::ledger::Entry) -> f64);
+
 /// The JSON document's format version.
 pub const JSON_VERSION: u32 = 1;
 
@@ -102,7 +107,7 @@ pub fn prometheus(ledger: &Ledger, readings: &[GpuReading]) -> String {
             escape(&r.identity.model)
         )
     };
-    let gauges: [(&str, &str, fn(&GpuReading) -> Option<f64>); 4] = [
+    let gauges: [GpuGauge; 4] = [
         (
             "accelfed_agent_gpu_utilisation_percent",
             "GPU utilisation NVML gave at the last reading.",
@@ -147,7 +152,7 @@ pub fn prometheus(ledger: &Ledger, readings: &[GpuReading]) -> String {
             (labels, e)
         })
         .collect();
-    let counters: [(&str, &str, fn(&crate::ledger::Entry) -> f64); 5] = [
+    let counters: [HolderCounter; 5] = [
         (
             "accelfed_agent_holder_held_seconds_total",
             "Seconds the holder held the GPU or instance.",
