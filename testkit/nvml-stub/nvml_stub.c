@@ -23,72 +23,12 @@
 #include <string.h>
 #include <time.h>
 
-typedef int nvmlReturn_t;
-enum {
-    NVML_SUCCESS = 0,
-    NVML_ERROR_UNINITIALIZED = 1,
-    NVML_ERROR_INVALID_ARGUMENT = 2,
-    NVML_ERROR_NOT_SUPPORTED = 3,
-    NVML_ERROR_NOT_FOUND = 6,
-    NVML_ERROR_INSUFFICIENT_SIZE = 7,
-    NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
-};
+#include "nvml_stub.h"
 
-typedef struct stub_device *nvmlDevice_t;
-typedef unsigned int nvmlVgpuInstance_t;
-typedef int nvmlVgpuVmIdType_t; /* NVML_VGPU_VM_ID_DOMAIN_ID = 0, NVML_VGPU_VM_ID_UUID = 1 */
-
-typedef struct { unsigned int gpu; unsigned int memory; } nvmlUtilization_t;
-typedef struct {
-    unsigned int version;
-    unsigned long long total, reserved, free, used;
-} nvmlMemory_v2_t;
-#define NVML_STRUCT_VERSION(size, ver) ((unsigned int)(size) | ((ver) << 24U))
-typedef struct {
-    unsigned int pid;
-    unsigned long long usedGpuMemory;
-    unsigned int gpuInstanceId, computeInstanceId;
-} nvmlProcessInfo_t;
-typedef struct {
-    unsigned int pid;
-    unsigned long long timeStamp;
-    unsigned int smUtil, memUtil, encUtil, decUtil;
-} nvmlProcessUtilizationSample_t;
-
-typedef struct stub_gpm_sample *nvmlGpmSample_t;
-typedef struct {
-    unsigned int metricId;
-    nvmlReturn_t nvmlReturn;
-    double value;
-    struct { char *shortName, *longName, *unit; } metricInfo;
-} nvmlGpmMetric_t;
-#define NVML_GPM_METRIC_MAX 210
-typedef struct {
-    unsigned int version, numMetrics;
-    nvmlGpmSample_t sample1, sample2;
-    nvmlGpmMetric_t metrics[NVML_GPM_METRIC_MAX];
-} nvmlGpmMetricsGet_t;
-typedef struct { unsigned int version, isSupportedDevice; } nvmlGpmSupport_t;
-#define NVML_GPM_METRICS_GET_VERSION 1
-#define NVML_GPM_SUPPORT_VERSION 1
-#define NVML_GPM_METRIC_GRAPHICS_UTIL 1
-#define NVML_GPM_METRIC_SM_UTIL 2
-
-struct stub_process { unsigned int pid; unsigned long long memory; unsigned int gi; int sm_util; };
-struct stub_vgpu { unsigned int id; const char *uuid; const char *vm_uuid; };
-struct stub_device {
-    int index, template_index, is_mig, mig_parent;
-    unsigned int gpu_instance_id;
-    char uuid[96];
-    char name[96];
-};
-
-#define MAX_GPUS 64
-#define MIB (1024ULL * 1024ULL)
-static struct stub_device devices[MAX_GPUS];
-static struct stub_device mig_devices[MAX_GPUS][2];
+struct stub_device devices[MAX_GPUS];
+struct stub_device mig_devices[MAX_GPUS][2];
 static unsigned int gpu_count;
-static int initialised;
+int initialised;
 
 static const char *const template_uuids[4] = {
     "GPU-f056ed22-e9af-22b3-c6b1-ca31bc2d9cc7", /* the H200 of the captures */
@@ -107,7 +47,7 @@ static const unsigned long long template_used[4] = {
 };
 static const unsigned int template_power_mw[4] = {122090, 691870, 180000, 250000};
 static const unsigned long long template_energy_base_mj[4] = {5016958, 17022012, 1000000, 2000000};
-static const nvmlUtilization_t template_util[4] = {{0, 0}, {100, 23}, {0, 0}, {40, 12}};
+const nvmlUtilization_t template_util[4] = {{0, 0}, {100, 23}, {0, 0}, {40, 12}};
 
 static const struct stub_process idle_allocated[] = {{473, 10240 * MIB, 0xFFFFFFFF, 0}};
 static const struct stub_process busy_and_idle[] = {
@@ -115,11 +55,6 @@ static const struct stub_process busy_and_idle[] = {
     {5040, 1008 * MIB, 0xFFFFFFFF, 100},
 };
 static const struct stub_process mig_processes[] = {{6001, 20000 * MIB, 1, -1}, {6002, 20000 * MIB, 2, -1}};
-static const double mig_sm_activity[3] = {0.0, 87.5, 0.0}; /* by GPU instance id */
-static const struct stub_vgpu vgpus[] = {
-    {101, "a3b1c2d4-0001-4e5f-8a9b-0c1d2e3f4a5b", "6f1c9f7e-52a4-4b8e-9d3c-2a7b8c9d0e1f"},
-    {102, "a3b1c2d4-0002-4e5f-8a9b-0c1d2e3f4a5b", "0b2d4f6a-8c1e-4a3b-9c5d-7e9f1a3b5c7d"},
-};
 
 static const struct stub_process *processes_of(const struct stub_device *d, unsigned int *count) {
     switch (d->template_index) {
@@ -141,15 +76,13 @@ static unsigned long long now_us(void) {
     return (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000ULL;
 }
 
-static nvmlReturn_t copy_string(const char *value, char *out, unsigned int length) {
+nvmlReturn_t copy_string(const char *value, char *out, unsigned int length) {
     if (!out) return NVML_ERROR_INVALID_ARGUMENT;
     if (strlen(value) + 1 > length) return NVML_ERROR_INSUFFICIENT_SIZE;
     memcpy(out, value, strlen(value) + 1);
     return NVML_SUCCESS;
 }
 
-#define CHECK_INIT() do { if (!initialised) return NVML_ERROR_UNINITIALIZED; } while (0)
-#define CHECK_DEVICE(d) do { CHECK_INIT(); if (!(d)) return NVML_ERROR_INVALID_ARGUMENT; } while (0)
 
 nvmlReturn_t nvmlInit_v2(void) {
     long long forced = env_ll("NVML_STUB_INIT_ERROR", 0);
@@ -335,148 +268,5 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUti
         n++;
     }
     *processSamplesCount = n;
-    return NVML_SUCCESS;
-}
-
-nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode, unsigned int *pendingMode) {
-    CHECK_DEVICE(device);
-    if (!currentMode || !pendingMode) return NVML_ERROR_INVALID_ARGUMENT;
-    if (device->is_mig) return NVML_ERROR_NOT_SUPPORTED;
-    *currentMode = *pendingMode = device->template_index == 2 ? 1 : 0;
-    return NVML_SUCCESS;
-}
-
-nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int *isMigDevice) {
-    CHECK_DEVICE(device);
-    if (!isMigDevice) return NVML_ERROR_INVALID_ARGUMENT;
-    *isMigDevice = (unsigned int)device->is_mig;
-    return NVML_SUCCESS;
-}
-
-nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *count) {
-    CHECK_DEVICE(device);
-    if (!count) return NVML_ERROR_INVALID_ARGUMENT;
-    if (device->is_mig) return NVML_ERROR_NOT_SUPPORTED;
-    *count = device->template_index == 2 ? 7 : 0; /* seven 1g slices on an H100 */
-    return NVML_SUCCESS;
-}
-
-/* Of the seven possible MIG device slots, the first two hold instances; the rest are NOT_FOUND. */
-nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index, nvmlDevice_t *migDevice) {
-    CHECK_DEVICE(device);
-    if (!migDevice) return NVML_ERROR_INVALID_ARGUMENT;
-    if (device->is_mig || device->template_index != 2) return NVML_ERROR_NOT_SUPPORTED;
-    if (index >= 7) return NVML_ERROR_INVALID_ARGUMENT;
-    if (index >= 2) return NVML_ERROR_NOT_FOUND;
-    *migDevice = &mig_devices[device->index][index];
-    return NVML_SUCCESS;
-}
-
-nvmlReturn_t nvmlDeviceGetActiveVgpus(nvmlDevice_t device, unsigned int *vgpuCount, nvmlVgpuInstance_t *vgpuInstances) {
-    CHECK_DEVICE(device);
-    if (!vgpuCount) return NVML_ERROR_INVALID_ARGUMENT;
-    if (device->template_index != 3) return NVML_ERROR_NOT_SUPPORTED; /* bare metal, as the H200 */
-    unsigned int wanted = 2;
-    if (!vgpuInstances || *vgpuCount < wanted) { *vgpuCount = wanted; return NVML_ERROR_INSUFFICIENT_SIZE; }
-    for (unsigned int i = 0; i < wanted; i++) vgpuInstances[i] = vgpus[i].id + 1000 * (unsigned int)device->index;
-    *vgpuCount = wanted;
-    return NVML_SUCCESS;
-}
-
-static const struct stub_vgpu *vgpu_of(nvmlVgpuInstance_t instance) {
-    for (unsigned int i = 0; i < 2; i++) if (vgpus[i].id == instance % 1000) return &vgpus[i];
-    return NULL;
-}
-
-nvmlReturn_t nvmlVgpuInstanceGetVmID(nvmlVgpuInstance_t vgpuInstance, char *vmId, unsigned int size,
-                                     nvmlVgpuVmIdType_t *vmIdType) {
-    CHECK_INIT();
-    const struct stub_vgpu *vgpu = vgpu_of(vgpuInstance);
-    if (!vgpu || !vmIdType) return vgpu ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_NOT_FOUND;
-    *vmIdType = 1; /* NVML_VGPU_VM_ID_UUID: KVM hypervisors name the VM by its libvirt UUID */
-    return copy_string(vgpu->vm_uuid, vmId, size);
-}
-
-nvmlReturn_t nvmlVgpuInstanceGetUUID(nvmlVgpuInstance_t vgpuInstance, char *uuid, unsigned int size) {
-    CHECK_INIT();
-    const struct stub_vgpu *vgpu = vgpu_of(vgpuInstance);
-    if (!vgpu) return NVML_ERROR_NOT_FOUND;
-    return copy_string(vgpu->uuid, uuid, size);
-}
-
-/* GPM (Hopper and newer): samples of a GPU or of one of its GPU instances, metrics between two. */
-struct stub_gpm_sample { const struct stub_device *device; unsigned int gpu_instance_id; int filled; };
-
-nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t device, nvmlGpmSupport_t *gpmSupport) {
-    CHECK_DEVICE(device);
-    if (!gpmSupport) return NVML_ERROR_INVALID_ARGUMENT;
-    if (gpmSupport->version != NVML_GPM_SUPPORT_VERSION) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
-    gpmSupport->isSupportedDevice = 1; /* both the H100 and the H200 answered 1 */
-    return NVML_SUCCESS;
-}
-
-nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t *gpmSample) {
-    CHECK_INIT();
-    if (!gpmSample) return NVML_ERROR_INVALID_ARGUMENT;
-    *gpmSample = calloc(1, sizeof(struct stub_gpm_sample));
-    return *gpmSample ? NVML_SUCCESS : NVML_ERROR_INSUFFICIENT_SIZE;
-}
-
-nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t gpmSample) {
-    CHECK_INIT();
-    free(gpmSample);
-    return NVML_SUCCESS;
-}
-
-nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSample_t gpmSample) {
-    CHECK_DEVICE(device);
-    if (!gpmSample) return NVML_ERROR_INVALID_ARGUMENT;
-    gpmSample->device = device;
-    gpmSample->gpu_instance_id = 0xFFFFFFFF;
-    gpmSample->filled = 1;
-    return NVML_SUCCESS;
-}
-
-nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t device, unsigned int gpuInstanceId, nvmlGpmSample_t gpmSample) {
-    CHECK_DEVICE(device);
-    if (!gpmSample) return NVML_ERROR_INVALID_ARGUMENT;
-    if (device->template_index != 2 || gpuInstanceId < 1 || gpuInstanceId > 2) return NVML_ERROR_NOT_FOUND;
-    gpmSample->device = device;
-    gpmSample->gpu_instance_id = gpuInstanceId;
-    gpmSample->filled = 1;
-    return NVML_SUCCESS;
-}
-
-static char sm_short[] = "SM_UTIL", sm_long[] = "SM utilization", percent[] = "%";
-static char gr_short[] = "GRAPHICS_UTIL", gr_long[] = "Graphics utilization";
-
-nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *metricsGet) {
-    CHECK_INIT();
-    if (!metricsGet) return NVML_ERROR_INVALID_ARGUMENT;
-    if (metricsGet->version != NVML_GPM_METRICS_GET_VERSION) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
-    nvmlGpmSample_t first = metricsGet->sample1, second = metricsGet->sample2;
-    if (!first || !second || !first->filled || !second->filled || first->device != second->device ||
-        first->gpu_instance_id != second->gpu_instance_id || metricsGet->numMetrics > NVML_GPM_METRIC_MAX)
-        return NVML_ERROR_INVALID_ARGUMENT;
-    double activity;
-    if (second->gpu_instance_id <= 2) activity = mig_sm_activity[second->gpu_instance_id];
-    else activity = (double)template_util[second->device->template_index].gpu;
-    for (unsigned int i = 0; i < metricsGet->numMetrics; i++) {
-        nvmlGpmMetric_t *metric = &metricsGet->metrics[i];
-        metric->metricInfo.unit = percent;
-        if (metric->metricId == NVML_GPM_METRIC_SM_UTIL) {
-            metric->nvmlReturn = NVML_SUCCESS;
-            metric->value = activity;
-            metric->metricInfo.shortName = sm_short;
-            metric->metricInfo.longName = sm_long;
-        } else if (metric->metricId == NVML_GPM_METRIC_GRAPHICS_UTIL) {
-            metric->nvmlReturn = NVML_SUCCESS;
-            metric->value = activity;
-            metric->metricInfo.shortName = gr_short;
-            metric->metricInfo.longName = gr_long;
-        } else {
-            metric->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
-        }
-    }
     return NVML_SUCCESS;
 }

@@ -1,12 +1,20 @@
 //! A stub `libnvidia-ml.so.1` for the node agent's tests: `nvml-stub/nvml_stub.c` (its header
-//! comment describes the machine it answers for), compiled with the machine's `cc` into a folder
-//! of the test's, so no binary is committed and no NVIDIA driver is needed.
+//! comment describes the machine it answers for), `nvml_stub_instances.c` (MIG, vGPU, GPM) and
+//! their `nvml_stub.h`, compiled with the machine's `cc` into a folder of the test's, so no binary
+//! is committed and no NVIDIA driver is needed.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The C source, kept beside the kit so every crate's tests build the same stub.
-const SOURCE: &str = include_str!("../nvml-stub/nvml_stub.c");
+/// The C sources, kept beside the kit so every crate's tests build the same stub.
+const SOURCES: [(&str, &str); 3] = [
+    ("nvml_stub.h", include_str!("../nvml-stub/nvml_stub.h")),
+    ("nvml_stub.c", include_str!("../nvml-stub/nvml_stub.c")),
+    (
+        "nvml_stub_instances.c",
+        include_str!("../nvml-stub/nvml_stub_instances.c"),
+    ),
+];
 
 /// The UUIDs the stub's first four GPUs answer with (templates 0 to 3 of the source).
 pub const IDLE_ALLOCATED_H200: &str = "GPU-f056ed22-e9af-22b3-c6b1-ca31bc2d9cc7";
@@ -30,15 +38,18 @@ pub const VGPU_VMS: [&str; 2] = [
 
 /// Compiles the stub into `dir/libnvidia-ml.so.1` and returns that path.
 pub fn build(dir: &Path) -> Result<PathBuf, String> {
-    let source = dir.join("nvml_stub.c");
-    std::fs::write(&source, SOURCE).map_err(|e| format!("writing {}: {e}", source.display()))?;
+    for (name, text) in SOURCES {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    }
     let library = dir.join("libnvidia-ml.so.1");
     let output = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
         .args([
             "-O1", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-o",
         ])
         .arg(&library)
-        .arg(&source)
+        .arg(dir.join("nvml_stub.c"))
+        .arg(dir.join("nvml_stub_instances.c"))
         .output()
         .map_err(|e| format!("running cc for the NVML stub: {e}"))?;
     if !output.status.success() {
