@@ -12,7 +12,8 @@
 //! * [`reading`]: one period's readings; [`nvml_reader`] makes them from NVML;
 //! * [`cgroup`]: process -> Slurm job or pod; [`holder`]: who holds a GPU;
 //! * [`idle`]: the idle rule; [`ledger`]: the counters; [`state`]: their file;
-//! * [`render`]: JSON and Prometheus text; [`http`]: the endpoint; [`run`]: the loop.
+//! * [`render`]: JSON and Prometheus text; [`http`]: the endpoint; [`run`]: the loop;
+//! * [`idle_list`]: the allocations idle now, from the JSON (`accelfed idle`).
 
 pub mod cgroup;
 pub mod config;
@@ -20,6 +21,7 @@ pub mod error;
 pub mod holder;
 pub mod http;
 pub mod idle;
+pub mod idle_list;
 pub mod ledger;
 pub mod nvml_reader;
 pub mod reading;

@@ -209,3 +209,57 @@ fn a_corrupt_state_file_is_refused_not_overwritten() {
         "{not json"
     );
 }
+
+#[test]
+fn idle_lists_the_allocations_idle_now() {
+    let node = node();
+    let (mut agent, address) = start(node.dir.path());
+    std::thread::sleep(Duration::from_millis(800));
+    let output = Command::new(env!("CARGO_BIN_EXE_accelfed"))
+        .args(["idle", "--format", "json", "--agent", &address])
+        .output()
+        .expect("idle ran");
+    let table = Command::new(env!("CARGO_BIN_EXE_accelfed"))
+        .args(["idle", "--agent", &address])
+        .output()
+        .expect("idle ran");
+    agent.kill();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let listed: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let mut holders: Vec<String> = listed["allocations"]
+        .as_array()
+        .expect("allocations")
+        .iter()
+        .map(|a| {
+            format!(
+                "{}:{}",
+                a["kind"].as_str().unwrap_or("?"),
+                a["id"].as_str().unwrap_or("?")
+            )
+        })
+        .collect();
+    holders.sort();
+    // The captured idle holder (job 4242), the holder absent from the busy GPU's samples (job
+    // 4243), and the idle MIG instance's process; not the busy pods, not the VMs (unknown).
+    assert_eq!(
+        holders,
+        ["process:6002", "slurm_job:4242", "slurm_job:4243"],
+        "{listed}"
+    );
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        table.contains("slurm_job") && table.contains("3 allocation(s) idle"),
+        "{table}"
+    );
+
+    let refused = Command::new(env!("CARGO_BIN_EXE_accelfed"))
+        .args(["idle", "--agent", "192.0.2.1:9477"])
+        .output()
+        .expect("idle ran");
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("loopback"));
+}

@@ -42,3 +42,33 @@ fn parse_percent(text: &str) -> Result<f64, String> {
         _ => Err(format!("{text:?}: a percentage between 0 and 100")),
     }
 }
+
+/// `accelfed idle`'s flags.
+#[derive(Debug, clap::Args)]
+pub struct IdleArgs {
+    /// The agent's endpoint on this node (a loopback address: plain HTTP never leaves the host).
+    #[arg(long, default_value = "127.0.0.1:9477", conflicts_with = "from")]
+    pub agent: SocketAddr,
+    /// Read a saved state document (the agent's /v1/state, or `accelfed agent --once`) instead.
+    #[arg(long)]
+    pub from: Option<PathBuf>,
+    /// Only allocations idle for at least this many hours.
+    #[arg(long, default_value_t = 0.0, value_parser = parse_hours)]
+    pub min_hours: f64,
+    /// Output: a table, or JSON for the site's automation.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: IdleFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum IdleFormat {
+    Table,
+    Json,
+}
+
+fn parse_hours(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(hours) if hours >= 0.0 && hours.is_finite() => Ok(hours),
+        _ => Err(format!("{text:?}: hours, 0 or more")),
+    }
+}

@@ -114,6 +114,11 @@ pub enum Command {
     /// Exit status: 0 stopped (or --once done); 1 no NVML library, driver or GPU; 2 usage error,
     /// an unreadable state file or an endpoint that cannot be opened.
     Agent(agent::AgentArgs),
+    /// The GPU allocations of this node idle right now (jobs, pods, VMs, processes), from the
+    /// node agent: idle since, idle hours; a table, or JSON for the site's automation.
+    ///
+    /// Exit status: 0 listed; 1 the agent could not be read; 2 usage error or an unreadable --from file.
+    Idle(agent::IdleArgs),
 }
 
 /// What `accelfed generate` writes.

@@ -4,6 +4,7 @@ mod accounting_site;
 mod agent;
 mod export;
 mod generate;
+mod idle;
 mod init;
 mod man_sections;
 mod meter;
@@ -37,6 +38,7 @@ pub fn run(command: Command) -> Outcome {
         Command::Init(args) => init::run(&args),
         Command::Generate(args) => generate::run(&args),
         Command::Agent(args) => agent::run(&args),
+        Command::Idle(args) => idle::run(&args),
     }
 }
 
