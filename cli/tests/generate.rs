@@ -34,8 +34,10 @@ fn man_pages_cover_every_visible_subcommand_with_its_options() {
     pages.sort();
     let expected = [
         "accelfed",
+        "agent",
         "export",
         "init",
+        "idle",
         "init-central",
         "meter",
         "provide",

@@ -11,6 +11,7 @@
 //! * real components: [`slapd`], [`slurm`], [`openstack`] (installed through [`apt`] off CI), each
 //!   started as a process group of its own and stopped as one ([`owned`]), a panicking test included,
 //!   on ports held for them until they listen ([`port`]);
+//! * [`nvml_stub`]: a stub `libnvidia-ml.so.1` (C, built with `cc` at test time) for the node agent;
 //! * [`tls_client`]: a raw TLS client trusting the test CA, and HTTP/2 frames to send by hand;
 //! * with the `bench-support` feature, [`bench_records`]: the repository benchmarks' records.
 //!
@@ -25,6 +26,7 @@ pub mod bench_records;
 pub mod fake_http;
 pub mod fake_kubernetes;
 pub mod fake_openstack;
+pub mod nvml_stub;
 pub mod openstack;
 pub mod owned;
 pub mod pki;

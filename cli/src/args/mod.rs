@@ -8,6 +8,7 @@ pub use spool::{SpoolAction, SpoolArgs};
 use accelfed_schemas::render::Format;
 use clap::{Parser, Subcommand};
 
+pub mod agent;
 mod init;
 mod report;
 
@@ -106,6 +107,18 @@ pub enum Command {
     /// definition into a folder, for packages (`scripts/package`).
     #[command(hide = true)]
     Generate(GenerateArgs),
+    /// The node agent: reads the node's GPUs (NVML) every period and keeps, per holder (Slurm
+    /// job, Kubernetes pod, VM, process) and GPU, the held, active and idle seconds and the
+    /// energy; serves them on a local endpoint (/metrics, /v1/state).
+    ///
+    /// Exit status: 0 stopped (or --once done); 1 no NVML library, driver or GPU; 2 usage error,
+    /// an unreadable state file or an endpoint that cannot be opened.
+    Agent(agent::AgentArgs),
+    /// The GPU allocations of this node idle right now (jobs, pods, VMs, processes), from the
+    /// node agent: idle since, idle hours; a table, or JSON for the site's automation.
+    ///
+    /// Exit status: 0 listed; 1 the agent could not be read; 2 usage error or an unreadable --from file.
+    Idle(agent::IdleArgs),
 }
 
 /// What `accelfed generate` writes.

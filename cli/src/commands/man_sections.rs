@@ -23,6 +23,26 @@ fn exit_status(command: &str) -> &'static [(&'static str, &'static str)] {
                  packaged unit does not restart on it).",
             ),
         ],
+        "agent" => &[
+            (
+                "0",
+                "stopped, or --once done; the state file holds every window read.",
+            ),
+            (
+                "1",
+                "no NVML library, no running NVIDIA driver, or no GPU (the message says which).",
+            ),
+            (
+                "2",
+                "usage error, an unreadable state file (kept as it is), or an endpoint that cannot \
+                 be opened (the packaged unit does not restart on it).",
+            ),
+        ],
+        "idle" => &[
+            ("0", "listed (possibly nothing)."),
+            ("1", "the agent on this node could not be read."),
+            ("2", "usage error, or a --from file that cannot be read."),
+        ],
         _ => &[
             ("0", "all good."),
             (
@@ -67,7 +87,12 @@ fn files(command: &str) -> Vec<(&'static str, &'static str)> {
         "/usr/share/doc/accelfed/",
         "operations.md and configuration.md: the guides behind this page.",
     );
+    const AGENT_STATE: (&str, &str) = (
+        "/var/lib/accelfed/agent-state.json",
+        "the node agent's counters per holder and GPU (--state), rewritten atomically every period.",
+    );
     let mut list = match command {
+        "agent" | "idle" => vec![AGENT_STATE],
         "provide" | "validate" => vec![SITE, TOKEN, DOCUMENTS],
         "meter" => vec![SITE, SPOOL],
         "ship" | "export" => vec![SITE, TOKEN, SPOOL],

@@ -1,8 +1,10 @@
 //! One file per subcommand.
 
 mod accounting_site;
+mod agent;
 mod export;
 mod generate;
+mod idle;
 mod init;
 mod man_sections;
 mod meter;
@@ -35,6 +37,8 @@ pub fn run(command: Command) -> Outcome {
         Command::Token(args) => token::run(&args),
         Command::Init(args) => init::run(&args),
         Command::Generate(args) => generate::run(&args),
+        Command::Agent(args) => agent::run(&args),
+        Command::Idle(args) => idle::run(&args),
     }
 }
 

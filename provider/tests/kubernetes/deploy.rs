@@ -7,6 +7,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::batch::v1::CronJob;
 use k8s_openapi::api::core::v1::{
     ConfigMap, Namespace, PersistentVolumeClaim, Secret, ServiceAccount,
@@ -32,6 +33,7 @@ pub(crate) struct Manifests {
     pub(crate) secrets: Vec<Secret>,
     pub(crate) claims: Vec<PersistentVolumeClaim>,
     pub(crate) cron_jobs: Vec<CronJob>,
+    pub(crate) daemon_sets: Vec<DaemonSet>,
 }
 
 fn folder() -> PathBuf {
@@ -72,6 +74,7 @@ fn add(all: &mut Manifests, file: &Path, value: serde_json::Value) {
         Some("Secret") => all.secrets.push(typed(&at, value)),
         Some("PersistentVolumeClaim") => all.claims.push(typed(&at, value)),
         Some("CronJob") => all.cron_jobs.push(typed(&at, value)),
+        Some("DaemonSet") => all.daemon_sets.push(typed(&at, value)),
         other => panic!("{at}: a manifest of kind {other:?} this test does not read"),
     }
 }
@@ -238,4 +241,63 @@ pub(crate) fn site_toml(manifests: &Manifests) -> String {
     let site = sites.next().expect("a ConfigMap with site.toml");
     assert!(sites.next().is_none(), "one ConfigMap with site.toml");
     site.clone()
+}
+
+/// The agent's DaemonSet: its flags name the paths its volumes mount (the state on the node, the
+/// host's /proc), it stays on the node's loopback, and it holds no capability and no API token.
+#[test]
+fn the_agent_daemonset_agrees_with_its_volumes() {
+    let manifests = manifests();
+    let [daemon_set] = manifests.daemon_sets.as_slice() else {
+        panic!(
+            "one DaemonSet (agent.yaml), found {}",
+            manifests.daemon_sets.len()
+        )
+    };
+    assert_eq!(daemon_set.metadata.namespace.as_deref(), Some("accelfed"));
+    let pod = daemon_set
+        .spec
+        .as_ref()
+        .and_then(|s| s.template.spec.as_ref())
+        .expect("pod spec");
+    assert_eq!(pod.host_pid, Some(true), "NVML names processes by host PID");
+    assert_eq!(pod.automount_service_account_token, Some(false));
+    let [container] = pod.containers.as_slice() else {
+        panic!("one container")
+    };
+    let args = container.args.clone().unwrap_or_default();
+    let flag = |name: &str| {
+        let at = args
+            .iter()
+            .position(|a| a == name)
+            .unwrap_or_else(|| panic!("{name} missing"));
+        args[at + 1].clone()
+    };
+    assert!(
+        flag("--listen").starts_with("127.0.0.1:"),
+        "plain HTTP stays on the node"
+    );
+    let mounts = container.volume_mounts.clone().unwrap_or_default();
+    let mounted = |path: &str| {
+        mounts
+            .iter()
+            .any(|m| path.starts_with(&format!("{}/", m.mount_path)) || path == m.mount_path)
+    };
+    assert!(
+        mounted(&flag("--state")),
+        "the state file is on a mounted volume"
+    );
+    assert!(mounted(&flag("--proc-root")), "the host's /proc is mounted");
+    let security = container
+        .security_context
+        .as_ref()
+        .expect("security context");
+    assert_eq!(security.read_only_root_filesystem, Some(true));
+    assert_eq!(security.allow_privilege_escalation, Some(false));
+    let dropped = security
+        .capabilities
+        .as_ref()
+        .and_then(|c| c.drop.clone())
+        .unwrap_or_default();
+    assert_eq!(dropped, ["ALL"]);
 }

@@ -1,0 +1,206 @@
+//! The counters: per holder and GPU (or MIG / vGPU instance) the held, active, idle and unknown
+//! seconds and the energy; per GPU what was observed, and the energy no holder took.
+//!
+//! A window is the time between two readings of a GPU. Holders present at a reading held the GPU
+//! for the window that ends there; the window's energy (the counter's rise) is shared equally
+//! among them, so over time a shared GPU's energy is shared by held time. A window without
+//! holders, or longer than the attributable gap (the agent was down), counts its energy as
+//! unattributed. The last reading's time and energy counter are part of the state, so after a
+//! restart the first window starts where the saved state ended: nothing counted twice.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::holder::Holder;
+use crate::idle::{Activity, IdleRule};
+use crate::reading::GpuReading;
+
+/// The state file's format version.
+pub const VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Ledger {
+    pub version: u32,
+    /// By GPU UUID.
+    pub gpus: BTreeMap<String, GpuTotals>,
+    /// By [`entry_key`]: one holder on one place.
+    pub entries: BTreeMap<String, Entry>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuTotals {
+    pub model: String,
+    /// Unix milliseconds of the last reading: the next window's start.
+    pub last_reading_ms: Option<u64>,
+    /// The energy counter (mJ) at the last reading.
+    pub last_energy_mj: Option<u64>,
+    pub observed_seconds: f64,
+    pub energy_joules: f64,
+    /// Seconds with no holder, and their energy (with that of unattributed gaps).
+    pub unheld_seconds: f64,
+    pub unattributed_energy_joules: f64,
+    /// Windows too long to attribute (the agent was not running).
+    pub gap_seconds: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    pub holder: Holder,
+    pub gpu_uuid: String,
+    /// The GPU's UUID, or the MIG or vGPU instance's.
+    pub place: String,
+    pub model: String,
+    pub held_seconds: f64,
+    pub active_seconds: f64,
+    pub idle_seconds: f64,
+    pub unknown_seconds: f64,
+    pub energy_joules: f64,
+    pub first_seen_ms: u64,
+    pub last_seen_ms: u64,
+    /// The start of the run of idle windows the holder is in now; `None` once active.
+    pub idle_since_ms: Option<u64>,
+    pub last_activity: Activity,
+}
+
+/// The key of one holder on one place.
+pub fn entry_key(holder: &Holder, place: &str) -> String {
+    format!("{holder}@{place}")
+}
+
+impl Ledger {
+    pub fn new() -> Self {
+        Self {
+            version: VERSION,
+            ..Self::default()
+        }
+    }
+
+    /// Counts the window that ends at `now_ms` for every GPU read.
+    pub fn apply(
+        &mut self,
+        now_ms: u64,
+        readings: &[GpuReading],
+        rule: &IdleRule,
+        max_gap_ms: u64,
+    ) {
+        for reading in readings {
+            self.apply_gpu(now_ms, reading, rule, max_gap_ms);
+        }
+    }
+
+    fn apply_gpu(&mut self, now_ms: u64, reading: &GpuReading, rule: &IdleRule, max_gap_ms: u64) {
+        let gpu_uuid = &reading.identity.uuid;
+        let gpu = self.gpus.entry(gpu_uuid.clone()).or_default();
+        gpu.model.clone_from(&reading.identity.model);
+        let window_ms = gpu
+            .last_reading_ms
+            .filter(|last| *last < now_ms)
+            .map(|last| now_ms - last);
+        let energy_joules = match (gpu.last_energy_mj, reading.energy_mj) {
+            // A counter that went down restarted with the driver: that window's energy is unknown.
+            (Some(before), Some(after)) if after >= before => (after - before) as f64 / 1000.0,
+            _ => 0.0,
+        };
+        if gpu.last_reading_ms.is_some_and(|last| last >= now_ms) {
+            return; // the clock went back: wait for it to pass the last reading
+        }
+        gpu.last_reading_ms = Some(now_ms);
+        gpu.last_energy_mj = reading.energy_mj;
+
+        // One holder may have several processes on a place: one holding, the busiest's activity.
+        let mut holdings: BTreeMap<(Holder, String), Option<f64>> = BTreeMap::new();
+        for holding in &reading.holdings {
+            let slot = holdings
+                .entry((holding.holder.clone(), holding.place.clone()))
+                .or_insert(holding.highest_sm_percent);
+            *slot = match (*slot, holding.highest_sm_percent) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+        }
+
+        let window_seconds = window_ms.map(|ms| ms as f64 / 1000.0);
+        match window_ms {
+            Some(ms) if ms <= max_gap_ms => {
+                let seconds = ms as f64 / 1000.0;
+                gpu.observed_seconds += seconds;
+                gpu.energy_joules += energy_joules;
+                if holdings.is_empty() {
+                    gpu.unheld_seconds += seconds;
+                    gpu.unattributed_energy_joules += energy_joules;
+                }
+            }
+            Some(ms) => {
+                gpu.gap_seconds += ms as f64 / 1000.0;
+                gpu.energy_joules += energy_joules;
+                gpu.unattributed_energy_joules += energy_joules;
+            }
+            None => {}
+        }
+        let attributed = window_ms.is_some_and(|ms| ms <= max_gap_ms);
+        let share = if holdings.is_empty() {
+            0.0
+        } else {
+            energy_joules / holdings.len() as f64
+        };
+        for ((holder, place), highest) in holdings {
+            let activity = rule.classify(highest);
+            let entry = self
+                .entries
+                .entry(entry_key(&holder, &place))
+                .or_insert_with(|| Entry {
+                    holder: holder.clone(),
+                    gpu_uuid: gpu_uuid.clone(),
+                    place: place.clone(),
+                    model: reading.identity.model.clone(),
+                    held_seconds: 0.0,
+                    active_seconds: 0.0,
+                    idle_seconds: 0.0,
+                    unknown_seconds: 0.0,
+                    energy_joules: 0.0,
+                    first_seen_ms: now_ms,
+                    last_seen_ms: now_ms,
+                    idle_since_ms: None,
+                    last_activity: activity,
+                });
+            entry.last_seen_ms = now_ms;
+            entry.last_activity = activity;
+            let (Some(seconds), true) = (window_seconds, attributed) else {
+                if activity == Activity::Idle && entry.idle_since_ms.is_none() {
+                    entry.idle_since_ms = Some(now_ms);
+                }
+                continue;
+            };
+            entry.held_seconds += seconds;
+            entry.energy_joules += share;
+            match activity {
+                Activity::Active => {
+                    entry.active_seconds += seconds;
+                    entry.idle_since_ms = None;
+                }
+                Activity::Idle => {
+                    entry.idle_seconds += seconds;
+                    entry
+                        .idle_since_ms
+                        .get_or_insert(now_ms - window_ms.unwrap_or(0));
+                }
+                Activity::Unknown => entry.unknown_seconds += seconds,
+            }
+        }
+    }
+
+    /// Drops entries not seen since `before_ms` (the meter has read them long since).
+    pub fn prune(&mut self, before_ms: u64) {
+        self.entries
+            .retain(|_, entry| entry.last_seen_ms >= before_ms);
+    }
+
+    /// Whether the entry's holder was present at its GPU's last reading.
+    pub fn holding_now(&self, entry: &Entry) -> bool {
+        self.gpus
+            .get(&entry.gpu_uuid)
+            .and_then(|gpu| gpu.last_reading_ms)
+            == Some(entry.last_seen_ms)
+    }
+}
