@@ -1,7 +1,7 @@
 //! What the repository gives back: summaries by each dimension, reports, sync counts, a reopened
 //! store, batches sent at once, shares and the capacity check.
 
-use accelfed_accounting::report::{Report, ReportFormat, TextFormat, render_svg};
+use accelfed_accounting::report::{Grouping, Report, ReportFormat, TextFormat, render_svg};
 use accelfed_accounting::repository::{Dimension, Period, Repository, SummaryFilter};
 use accelfed_accounting::wire::Outcome;
 use accelfed_schemas::gpu::GpuCount;
@@ -77,10 +77,10 @@ pub async fn report_formats_render_repository_data(fixture: &crate::Fixture) {
     let repo = &fixture.repo;
     ingest(repo, workload()).await;
     let rows = by(repo, vec![Dimension::Vo], SummaryFilter::default()).await;
-    let report = Report::from_rows(Dimension::Vo, None, None, &rows);
+    let report = Report::from_rows(Grouping::one(Dimension::Vo), None, None, &rows);
     let csv = report.render(TextFormat::Csv);
     assert!(csv.starts_with("vo,records,gpu_hours,mean_gpus,active_gpu_hours"));
-    assert!(csv.contains("\r\natlas,3,290.000,2.333,145.000,290.000,50.0\r\n"));
+    assert!(csv.contains("\r\natlas,3,290.000,2.333,145.000,290.000,50.0,145.000\r\n"));
     let json: serde_json::Value = serde_json::from_str(&report.render(TextFormat::Json)).unwrap();
     assert_eq!(json["rows"][1]["vo"], "cms");
     assert_eq!(json["total"]["gpu_hours"], 691.0);
