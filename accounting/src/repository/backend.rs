@@ -211,6 +211,33 @@ impl Repository {
         }
     }
 
+    /// Page `page` (from 1) of `site`'s records, `per_page` (1..=[`super::listing::MAX_PER_PAGE`])
+    /// a page, in month and record-id order.
+    pub async fn site_records(
+        &self,
+        site: &str,
+        page: u32,
+        per_page: u32,
+    ) -> Result<super::listing::RecordPage, RepositoryError> {
+        let per_page = per_page.clamp(1, super::listing::MAX_PER_PAGE);
+        let offset = i64::from(page.max(1) - 1) * i64::from(per_page);
+        // One more than a page: whether more follow, without counting the site's records.
+        let limit = i64::from(per_page) + 1;
+        let mut rows = match self {
+            Self::Sqlite(r) => r.site_records(site.to_owned(), limit, offset).await?,
+            Self::Postgres(r) => r.site_records(site.to_owned(), limit, offset).await?,
+        };
+        let more = rows.len() > per_page as usize;
+        rows.truncate(per_page as usize);
+        Ok(super::listing::RecordPage {
+            records: rows
+                .into_iter()
+                .map(super::listing::ListedRecord::of)
+                .collect(),
+            more,
+        })
+    }
+
     /// Stores checked rows, all of `site`, with unique ids.
     async fn ingest_rows(
         &self,

@@ -36,6 +36,12 @@ impl TokenError {
 struct Claims {
     #[serde(default)]
     sub: Option<String>,
+    /// `exp` and `nbf` read as numbers: `jsonwebtoken` 9 passes over a time claim of another
+    /// type (a string) rather than refusing it, so such a token fails here.
+    #[serde(rename = "exp")]
+    _exp: i64,
+    #[serde(default, rename = "nbf")]
+    _nbf: Option<i64>,
     #[serde(default, deserialize_with = "one_or_many")]
     eduperson_entitlement: Vec<String>,
 }

@@ -5,10 +5,13 @@
 //! * `GET /accounting/v1/report?by=vo,month&from=2026-01&to=2026-06&vo=&site=&model=&format=csv`:
 //!   GPU-hours grouped by one or two of vo, site, model, month, as JSON (the default) or CSV
 //!   (`format=csv` or `Accept: text/csv`); the running month is marked partial.
+//! * `GET /accounting/v1/sites/{site}/records?page=1&per_page=1000`: the site's own records
+//!   ([`records`]), for its token.
 //!
 //! Who may read what is [`crate::access`]'s: a credential that fails is 401 with
 //! `WWW-Authenticate: Bearer`, a valid one asking beyond its role 403.
 
+mod records;
 mod reply;
 
 use std::sync::Arc;
@@ -36,6 +39,7 @@ pub struct ReportState {
 pub fn routes(state: ReportState) -> Router {
     Router::new()
         .route("/accounting/v1/report", get(report))
+        .route("/accounting/v1/sites/{site}/records", get(records::records))
         .with_state(state)
 }
 

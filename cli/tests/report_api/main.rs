@@ -234,3 +234,74 @@ async fn the_api_answers_what_accelfed_report_prints() {
     }
     server.stop().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_site_pages_through_its_own_records_and_no_one_elses() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = dir.path().join("accounting.sqlite");
+    repository(&database).await;
+    let pki = Pki::generate();
+    let server =
+        accelfed_tests::central::Server::start(&configuration(dir.path(), &pki, &database, ""));
+    let base = format!(
+        "https://localhost:{}/accounting/v1/sites",
+        server.https.unwrap().port()
+    );
+    let client = client(&pki);
+    let get = |path: String, token: Option<&str>| {
+        let mut request = client.get(format!("{base}/{path}"));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        async move {
+            let response = request.send().await.unwrap();
+            let status = response.status().as_u16();
+            (status, response.text().await.unwrap())
+        }
+    };
+    // SITE-A holds three records: two on the first page of two, one on the second.
+    let (status, body) = get("SITE-A/records?per_page=2".into(), Some(SITE_A_TOKEN)).await;
+    assert_eq!(status, 200, "{body}");
+    let first: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(first["records"].as_array().unwrap().len(), 2);
+    assert_eq!(first["more"], true);
+    let (_, body) = get(
+        "SITE-A/records?per_page=2&page=2".into(),
+        Some(SITE_A_TOKEN),
+    )
+    .await;
+    let second: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let last = &second["records"].as_array().unwrap()[0];
+    assert_eq!(second["more"], false);
+    let mut seen: Vec<String> = first["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain([last])
+        .map(|r| r["associated_record"].as_str().unwrap().to_owned())
+        .collect();
+    seen.sort();
+    assert_eq!(seen.len(), 3);
+    assert!(first["records"][0]["site"] == "SITE-A" && last["site"] == "SITE-A");
+    assert_eq!(first["records"][0]["month"], "2026-01");
+    assert_eq!(first["records"][0]["gpus"], 1.0);
+    // Another site's records, or none of a token: refused; records are never anonymous.
+    assert_eq!(
+        get("SITE-B/records".into(), Some(SITE_A_TOKEN)).await.0,
+        403
+    );
+    assert_eq!(get("SITE-A/records".into(), None).await.0, 401);
+    assert_eq!(
+        get("SITE-A/records?per_page=0".into(), Some(SITE_A_TOKEN))
+            .await
+            .0,
+        400
+    );
+    assert_eq!(
+        get("SITE-A/records?page=x".into(), Some(SITE_A_TOKEN))
+            .await
+            .0,
+        400
+    );
+    server.stop().unwrap();
+}

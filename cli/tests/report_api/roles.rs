@@ -123,6 +123,8 @@ async fn each_role_reads_its_own_and_bad_tokens_are_refused() {
     early["nbf"] = json!(now + 3600);
     let mut wrong_audience = claims(&issuer, &atlas);
     wrong_audience["aud"] = json!("another-service");
+    let mut text_nbf = claims(&issuer, &atlas);
+    text_nbf["nbf"] = json!((now + 3600).to_string());
     let good = claims(&issuer, &atlas);
     // Each with the words of its reason, so none passes for another reason.
     let refused = [

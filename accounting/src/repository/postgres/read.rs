@@ -98,6 +98,18 @@ pub(super) async fn users(
         .collect()
 }
 
+/// One page of `site`'s records ([`super::super::listing`]).
+pub(super) async fn site_records(
+    client: &impl GenericClient,
+    site: &str,
+    limit: i64,
+    offset: i64,
+) -> Result<Vec<RecordRow>, PgFailure> {
+    let sql = super::super::listing::page_sql(|n| format!("${n}"));
+    let rows = client.query(&sql, &[&site, &limit, &offset]).await?;
+    rows.iter().map(row_from_sql).collect()
+}
+
 /// Decodes a row selected with [`super::super::row::COLUMNS`].
 pub(super) fn row_from_sql(row: &Row) -> Result<RecordRow, PgFailure> {
     let id: Vec<u8> = row.try_get(0)?;

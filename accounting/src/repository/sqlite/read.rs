@@ -78,6 +78,19 @@ pub(super) fn users(
     rows.collect()
 }
 
+/// One page of `site`'s records ([`super::super::listing`]).
+pub(super) fn site_records(
+    conn: &mut Connection,
+    site: &str,
+    limit: i64,
+    offset: i64,
+) -> rusqlite::Result<Vec<RecordRow>> {
+    let sql = super::super::listing::page_sql(|n| format!("?{n}"));
+    let mut statement = conn.prepare_cached(&sql)?;
+    let rows = statement.query_map(rusqlite::params![site, limit, offset], row_from_sql)?;
+    rows.collect()
+}
+
 /// Decodes a row selected with [`super::super::row::COLUMNS`].
 pub(super) fn row_from_sql(row: &rusqlite::Row<'_>) -> rusqlite::Result<RecordRow> {
     let id: Vec<u8> = row.get(0)?;
