@@ -30,8 +30,10 @@ pub struct Access {
 /// Why a request gets no answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
-    /// 401: no usable credential (the reason is safe to show: it never holds the token).
+    /// 401: a credential that failed (the reason is safe to show: it never holds the token).
     Unauthenticated(String),
+    /// 401: no credential where one is needed.
+    SignIn(String),
     /// 403: a valid credential asking beyond its role.
     Forbidden(String),
     /// 503: the OIDC provider's keys could not be read.
@@ -110,7 +112,7 @@ impl Access {
             return Ok(());
         }
         match caller {
-            Caller::Anonymous => Err(Refusal::Unauthenticated(if scope.records {
+            Caller::Anonymous => Err(Refusal::SignIn(if scope.records {
                 "records are listed for their site: send its token".to_owned()
             } else {
                 "anonymous reading is off ([access] anonymous = false): sign in".to_owned()

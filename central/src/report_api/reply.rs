@@ -36,6 +36,15 @@ pub(super) fn refused(refusal: &Refusal) -> Response {
             );
             response
         }
+        Refusal::SignIn(reason) => {
+            // No credential came: a challenge without an error code (RFC 6750, 3.1).
+            let mut response = error(StatusCode::UNAUTHORIZED, reason);
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"accelfed\""),
+            );
+            response
+        }
         Refusal::Forbidden(reason) => {
             let mut response = error(StatusCode::FORBIDDEN, reason);
             response.headers_mut().insert(
