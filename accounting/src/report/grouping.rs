@@ -23,7 +23,7 @@ impl Grouping {
     pub fn new(dimensions: Vec<Dimension>) -> Result<Self, String> {
         if dimensions.is_empty() || dimensions.len() > Self::MAX {
             return Err(format!(
-                "group by one or two of vo, site, model, month, got {}",
+                "group by one or two of vo, site, model, month, user, got {}",
                 dimensions.len()
             ));
         }
@@ -77,7 +77,7 @@ mod tests {
         assert_eq!("site".parse::<Grouping>().unwrap().first(), Dimension::Site);
         assert!("vo,vo".parse::<Grouping>().is_err());
         assert!("vo,site,model".parse::<Grouping>().is_err());
-        assert!("vo,user".parse::<Grouping>().is_err());
+        assert!("vo,users".parse::<Grouping>().is_err());
         assert!("".parse::<Grouping>().is_err());
     }
 }

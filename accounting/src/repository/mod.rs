@@ -18,6 +18,7 @@ mod screen;
 mod sqlite;
 mod sync_count;
 mod totals;
+mod users_report;
 
 pub use backend::{DEFAULT_MAX_BATCH, IngestOptions, Repository};
 pub use capacity::{CapacityBreach, CapacityCheck, Installed};

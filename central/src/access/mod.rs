@@ -3,10 +3,11 @@
 //! [`Access::allows`] applies to a report or a listing.
 //!
 //! * federation operator: everything;
-//! * VO manager: their VOs' reports;
-//! * site administrator (the site's ingest token): their site's reports and its records;
-//! * anonymous (and any signed-in person): VO- and site-level aggregates, unless
-//!   `[access] anonymous = false`.
+//! * VO manager: their VOs' reports, down to each user;
+//! * site administrator (the site's ingest token): their site's reports, users included, and its
+//!   records;
+//! * anonymous (and any signed-in person): VO- and site-level aggregates (no grouping by user),
+//!   unless `[access] anonymous = false`.
 
 pub mod config;
 pub mod jwks;
@@ -47,6 +48,8 @@ pub struct Scope<'a> {
     pub site: Option<&'a str>,
     /// Per-record data (a site's record listing) rather than aggregates.
     pub records: bool,
+    /// Figures per user (a report grouped by user): never anonymous.
+    pub users: bool,
 }
 
 impl Access {
@@ -107,13 +110,15 @@ impl Access {
         {
             return Ok(());
         }
-        // Aggregates are everyone's while anonymous reading is on.
-        if self.anonymous && !scope.records {
+        // VO- and site-level aggregates are everyone's while anonymous reading is on.
+        if self.anonymous && !scope.records && !scope.users {
             return Ok(());
         }
         match caller {
             Caller::Anonymous => Err(Refusal::SignIn(if scope.records {
                 "records are listed for their site: send its token".to_owned()
+            } else if scope.users {
+                "figures per user are for the VO's manager or the site: sign in".to_owned()
             } else {
                 "anonymous reading is off ([access] anonymous = false): sign in".to_owned()
             })),

@@ -3,7 +3,8 @@
 //! bytes are the same.
 //!
 //! * `GET /accounting/v1/report?by=vo,month&from=2026-01&to=2026-06&vo=&site=&model=&format=csv`:
-//!   GPU-hours grouped by one or two of vo, site, model, month, as JSON (the default) or CSV
+//!   GPU-hours grouped by one or two of vo, site, model, month, user (user only for a VO's manager,
+//!   the site, or the operator), as JSON (the default) or CSV
 //!   (`format=csv` or `Accept: text/csv`); the running month is marked partial.
 //! * `GET /accounting/v1/sites/{site}/records?page=1&per_page=1000`: the site's own records
 //!   ([`records`]), for its token.
@@ -24,7 +25,7 @@ use axum::routing::get;
 use serde::Deserialize;
 
 use accelfed_accounting::report::{Grouping, Report, TextFormat};
-use accelfed_accounting::repository::{Period, Repository, SummaryFilter, SummaryQuery};
+use accelfed_accounting::repository::{Dimension, Period, Repository, SummaryFilter, SummaryQuery};
 
 use crate::access::{Access, Scope};
 use reply::{error, refused};
@@ -66,7 +67,7 @@ struct ReportRequest {
 fn parse(params: ReportParams, headers: &HeaderMap) -> Result<ReportRequest, String> {
     let by = match &params.by {
         Some(by) => by.parse::<Grouping>().map_err(|e| format!("by: {e}"))?,
-        None => Grouping::one(accelfed_accounting::repository::Dimension::Vo),
+        None => Grouping::one(Dimension::Vo),
     };
     let month = |name: &str, value: &Option<String>| -> Result<Option<Period>, String> {
         value
@@ -153,6 +154,7 @@ async fn report(
         vo: request.filter.vo.as_deref(),
         site: request.filter.site.as_deref(),
         records: false,
+        users: request.by.contains(Dimension::User),
     };
     if let Err(refusal) = state.access.allows(&caller, &scope) {
         return refused(&refusal);

@@ -52,6 +52,7 @@ pub(super) async fn records(
         vo: None,
         site: Some(&site),
         records: true,
+        users: false,
     };
     if let Err(refusal) = state.access.allows(&caller, &scope) {
         return refused(&refusal);

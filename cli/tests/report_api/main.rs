@@ -64,6 +64,9 @@ pub async fn repository(path: &Path) {
                         r.active_duration = Some(seconds.min(3_600));
                     }
                 }
+                r.global_user_name = Some(
+                    accelfed_schemas::names::Text::new(format!("user-{}", &resource[..1])).unwrap(),
+                );
                 if *resource == "a-2" {
                     // A record without an active time: its idle time is unknown, not zero.
                     r.active_duration = None;
@@ -216,7 +219,7 @@ async fn the_api_answers_what_accelfed_report_prints() {
     );
     // Bad requests name what is wrong.
     for (query, words) in [
-        ("by=vo,user", "by: unknown dimension"),
+        ("by=vo,person", "by: unknown dimension"),
         ("by=vo,site,model", "one or two"),
         ("from=2026-13", "from:"),
         ("from=2026-03&to=2026-01", "after"),

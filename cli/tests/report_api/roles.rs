@@ -99,6 +99,32 @@ async fn each_role_reads_its_own_and_bad_tokens_are_refused() {
         assert_eq!(status, 403, "{query}: {body}");
         assert!(challenge.unwrap().contains("insufficient_scope"));
     }
+    // Down to each user of their VO, adding up to the VO's figure.
+    let (status, _, body) = ask("by=user&vo=atlas", Some(atlas_manager.clone())).await;
+    assert_eq!(status, 200, "{body}");
+    let users: Value = serde_json::from_str(&body).unwrap();
+    let (_, _, body) = ask("by=vo&vo=atlas", Some(atlas_manager.clone())).await;
+    let vo: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(users["total"], vo["total"], "{users} {vo}");
+    let names: Vec<&str> = users["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["user"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["user-a", "user-b"]);
+    assert_eq!(
+        ask("by=user&vo=cms", Some(atlas_manager.clone())).await.0,
+        403
+    );
+    // The operator sees every user; a site its own.
+    assert_eq!(ask("by=vo,user", Some(operator.clone())).await.0, 200);
+    assert_eq!(
+        ask("by=user&site=SITE-A", Some(SITE_A_TOKEN.into()))
+            .await
+            .0,
+        200
+    );
     // A valid token whose entitlements map to no role reads nothing while anonymous is off.
     assert_eq!(ask("by=vo&vo=atlas", Some(nobody)).await.0, 403);
 

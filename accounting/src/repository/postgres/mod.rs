@@ -170,6 +170,16 @@ impl PostgresRepository {
             .map_err(|e| self.fail(e))
     }
 
+    /// Totals grouped by user, from the records.
+    pub async fn user_summaries(
+        &self,
+        query: SummaryQuery,
+    ) -> Result<Vec<SummaryRow>, RepositoryError> {
+        read::user_summaries(self.reader.as_ref(), &query)
+            .await
+            .map_err(|e| self.fail(e))
+    }
+
     /// One page of `site`'s records.
     pub(crate) async fn site_records(
         &self,
