@@ -25,6 +25,7 @@ pub use registry::ldap::query::{DEFAULT_BASE as DEFAULT_LDAP_BASE, query as ldap
 pub use registry::paging::{MAX_PAGE, MAX_PER_PAGE};
 pub use run::{Addresses, Listeners, RunError, check, run, run_checked};
 
+mod access;
 mod auth;
 mod batch_limits;
 pub mod build_info;
@@ -36,6 +37,7 @@ mod ingest;
 mod listen;
 mod metrics;
 mod registry;
+mod report_api;
 mod run;
 mod serve;
 #[cfg(test)]

@@ -189,6 +189,7 @@ pub async fn run_checked(
                 connections,
                 limits.idle_timeout(),
                 Some(repository.clone()),
+                std::sync::Arc::new(access(loaded)?),
                 config.document_limits(),
             )
             .await
@@ -225,6 +226,46 @@ pub async fn run_checked(
         let _ = task.await;
     }
     served.map_err(RunError::from)
+}
+
+/// `[access]` made ready: the site tokens, and the OIDC provider's keys (read on first use).
+fn access(loaded: &LoadedCentral) -> Result<crate::access::Access, RunError> {
+    use crate::access::jwks::{KeySource, Keys};
+    let config = &loaded.config.access;
+    let oidc = match &config.oidc {
+        None => None,
+        Some(oidc) => {
+            let source = match &oidc.jwks_file {
+                Some(path) => KeySource::File(loaded.resolve(path)),
+                None => {
+                    let ca = oidc.ca.as_ref().map(|path| loaded.resolve(path));
+                    let trust = accelfed_net::Trust::optional("access.oidc.ca", ca.as_deref())
+                        .map_err(RunError::Config)?;
+                    let settings = accelfed_net::ClientSettings::new(
+                        trust,
+                        std::time::Duration::from_secs(10),
+                    );
+                    let client = accelfed_net::HttpsClient::new(&settings)
+                        .map_err(|err| RunError::Config(format!("access.oidc: {err}")))?;
+                    KeySource::Discovery {
+                        issuer: oidc.issuer.clone(),
+                        client,
+                    }
+                }
+            };
+            let keys = Keys::new(source, std::sync::Arc::new(std::time::Instant::now));
+            Some(crate::access::oidc::Verifier::new(
+                oidc,
+                keys,
+                config.roles.clone(),
+            ))
+        }
+    };
+    Ok(crate::access::Access::new(
+        config.anonymous,
+        std::sync::Arc::new(loaded.config.tokens()),
+        oidc,
+    ))
 }
 
 /// Once a day while the service runs: a warning in the certificate's last `warning_days`, an error

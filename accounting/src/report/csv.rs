@@ -1,29 +1,33 @@
 //! CSV (RFC 4180): a header line, one line per group, no total line (a spreadsheet sums itself).
+//! A report grouped by month ends each line with `partial`: `true` for the month still running.
 
-use super::{Report, active_percent, hours};
+use super::{Report, active_percent, hours, idle_hours};
+use crate::repository::Dimension;
 
-/// Column names: the grouping dimension, then the figures.
-const FIGURES: [&str; 6] = [
+/// Column names: the grouping dimensions, then the figures.
+const FIGURES: [&str; 7] = [
     "records",
     "gpu_hours",
     "mean_gpus",
     "active_gpu_hours",
     "active_available_gpu_hours",
     "active_percent",
+    "idle_gpu_hours",
 ];
 
 pub(super) fn render(report: &Report) -> String {
-    let mut out = String::new();
-    out.push_str(report.by.name());
-    for name in FIGURES {
-        out.push(',');
-        out.push_str(name);
+    let by_month = report.by.contains(Dimension::Month);
+    let mut header: Vec<&str> = report.by.dimensions().iter().map(|d| d.name()).collect();
+    header.extend(FIGURES);
+    if by_month {
+        header.push("partial");
     }
+    let mut out = header.join(",");
     out.push_str("\r\n");
     for line in &report.lines {
         let t = &line.totals;
-        let fields = [
-            field(&line.key),
+        let mut fields: Vec<String> = line.key.iter().map(|k| field(k)).collect();
+        fields.extend([
             t.records.to_string(),
             hours(t.gpu_hours()),
             t.mean_gpus().map(|m| format!("{m:.3}")).unwrap_or_default(),
@@ -34,7 +38,11 @@ pub(super) fn render(report: &Report) -> String {
             active_percent(t)
                 .map(|p| format!("{p:.1}"))
                 .unwrap_or_default(),
-        ];
+            idle_hours(t).map(hours).unwrap_or_default(),
+        ]);
+        if by_month {
+            fields.push(report.is_partial(line).to_string());
+        }
         out.push_str(&fields.join(","));
         out.push_str("\r\n");
     }
@@ -60,11 +68,14 @@ mod tests {
         let lines: Vec<&str> = csv.split("\r\n").collect();
         assert_eq!(
             lines[0],
-            "vo,records,gpu_hours,mean_gpus,active_gpu_hours,active_available_gpu_hours,active_percent"
+            "vo,records,gpu_hours,mean_gpus,active_gpu_hours,active_available_gpu_hours,active_percent,idle_gpu_hours"
         );
-        assert_eq!(lines[1], "atlas,22,4500.000,4.000,3500.000,4500.000,77.8");
-        assert_eq!(lines[2], "\"biomed, \"\"eu\"\"\",3,100.000,0.500,,,");
-        assert_eq!(lines[3], "cms,5,900.000,4.000,300.000,900.000,33.3");
+        assert_eq!(
+            lines[1],
+            "atlas,22,4500.000,4.000,3500.000,4500.000,77.8,1000.000"
+        );
+        assert_eq!(lines[2], "\"biomed, \"\"eu\"\"\",3,100.000,0.500,,,,");
+        assert_eq!(lines[3], "cms,5,900.000,4.000,300.000,900.000,33.3,600.000");
         assert_eq!(lines[4], "");
         assert_eq!(lines.len(), 5);
     }

@@ -1,10 +1,11 @@
-//! JSON: one object with the grouping, the month range, a row per group and the total. Absent
-//! figures (active time nobody reported) are `null`, never 0, so a consumer can tell them apart.
+//! JSON: one object with the grouping, the month range, the month still running (`partial_month`),
+//! a row per group and the total. Absent figures (active time nobody reported) are `null`, never
+//! 0, so a consumer can tell them apart. Rows of a report grouped by month carry `partial`.
 
 use serde_json::{Map, Value, json};
 
-use super::{Report, active_percent};
-use crate::repository::Totals;
+use super::{Report, active_percent, idle_hours};
+use crate::repository::{Dimension, Totals};
 
 pub(super) fn render(report: &Report) -> String {
     let rows: Vec<Value> = report
@@ -12,15 +13,21 @@ pub(super) fn render(report: &Report) -> String {
         .iter()
         .map(|line| {
             let mut row = Map::new();
-            row.insert(report.by.name().to_owned(), Value::from(line.key.clone()));
+            for (dimension, key) in report.by.dimensions().iter().zip(&line.key) {
+                row.insert(dimension.name().to_owned(), Value::from(key.clone()));
+            }
             row.extend(figures(&line.totals));
+            if report.by.contains(Dimension::Month) {
+                row.insert("partial".into(), report.is_partial(line).into());
+            }
             Value::Object(row)
         })
         .collect();
     let document = json!({
-        "by": report.by.name(),
+        "by": report.by.to_string(),
         "from": report.from.map(|p| p.to_string()),
         "to": report.to.map(|p| p.to_string()),
+        "partial_month": report.partial.map(|p| p.to_string()),
         "rows": rows,
         "total": Value::Object(figures(&report.total)),
     });
@@ -47,6 +54,7 @@ fn figures(t: &Totals) -> Map<String, Value> {
         "active_percent".into(),
         active_percent(t).map(|p| (p * 10.0).round() / 10.0).into(),
     );
+    map.insert("idle_gpu_hours".into(), idle_hours(t).map(round).into());
     map
 }
 
@@ -69,5 +77,7 @@ mod tests {
         );
         assert_eq!(value["total"]["records"], 30);
         assert_eq!(value["total"]["gpu_hours"], 5500.0);
+        assert_eq!(value["rows"][0]["idle_gpu_hours"], 1000.0);
+        assert_eq!(value["partial_month"], serde_json::Value::Null);
     }
 }

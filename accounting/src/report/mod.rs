@@ -1,10 +1,12 @@
-//! Reports: GPU-hours per VO, site, GPU model or month, read from the summary table only.
+//! Reports: GPU-hours per VO, site, GPU model or month (or two of them), read from the summary
+//! table only.
 //!
-//! A [`Report`] is built from summary rows grouped by one dimension; the renderers turn it into a
+//! A [`Report`] is built from summary rows grouped by one or two dimensions ([`Grouping`]); the renderers turn it into a
 //! terminal table, CSV, JSON or an SVG chart. Rendering is pure and deterministic (rows sorted by
 //! key), so golden tests are stable.
 
 mod csv;
+mod grouping;
 mod json;
 mod svg;
 mod table;
@@ -14,37 +16,45 @@ use std::str::FromStr;
 
 use crate::repository::{Dimension, Period, SummaryRow, Totals};
 
+pub use grouping::Grouping;
 pub use svg::render as render_svg;
 
-/// One line of a report: a group's key as text, and its totals.
+/// One line of a report: a group's key as text (one value per grouped dimension, in the
+/// grouping's order), and its totals.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReportLine {
-    pub key: String,
+    pub key: Vec<String>,
     pub totals: Totals,
 }
 
-/// A report grouped by one dimension, with the filter that produced it (for the headers).
+/// A report grouped by one or two dimensions, with the filter that produced it (for the headers).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Report {
-    pub by: Dimension,
+    pub by: Grouping,
     pub from: Option<Period>,
     pub to: Option<Period>,
+    /// The month still running, when the report covers it: its figures will grow.
+    pub partial: Option<Period>,
     pub lines: Vec<ReportLine>,
     pub total: Totals,
 }
 
 impl Report {
-    /// A report from rows grouped by `by` alone (rows grouped otherwise are summed per `by` key).
+    /// A report from rows grouped by `by` (rows grouped by more are summed per `by` key).
     pub fn from_rows(
-        by: Dimension,
+        by: Grouping,
         from: Option<Period>,
         to: Option<Period>,
         rows: &[SummaryRow],
     ) -> Self {
-        let mut grouped: std::collections::BTreeMap<String, Totals> = Default::default();
+        let mut grouped: std::collections::BTreeMap<Vec<String>, Totals> = Default::default();
         let mut total = Totals::default();
         for row in rows {
-            let key = row.key.get(by).unwrap_or_default();
+            let key = by
+                .dimensions()
+                .iter()
+                .map(|d| row.key.get(*d).unwrap_or_default())
+                .collect();
             *grouped.entry(key).or_default() += row.totals;
             total += row.totals;
         }
@@ -56,9 +66,30 @@ impl Report {
             by,
             from,
             to,
+            partial: None,
             lines,
             total,
         }
+    }
+
+    /// Marks `current` (the month now running) as partial when the report's range covers it.
+    pub fn with_current_month(mut self, current: Period) -> Self {
+        let covered =
+            self.from.is_none_or(|from| from <= current) && self.to.is_none_or(|to| to >= current);
+        self.partial = covered.then_some(current);
+        self
+    }
+
+    /// Whether `line` is a month still running (only a grouping by month tells).
+    pub fn is_partial(&self, line: &ReportLine) -> bool {
+        let Some(partial) = self.partial else {
+            return false;
+        };
+        self.by
+            .dimensions()
+            .iter()
+            .position(|d| *d == Dimension::Month)
+            .is_some_and(|i| line.key.get(i).is_some_and(|k| *k == partial.to_string()))
     }
 
     /// Renders as text in `format`. SVG needs rows per month and is rendered by [`render_svg`].
@@ -123,6 +154,15 @@ fn hours(value: f64) -> String {
     format!("{value:.3}")
 }
 
+/// Idle GPU-hours (available minus active) of the records that know their active time, or `None`
+/// when none does: an unknown active time is not idle time.
+fn idle_hours(totals: &Totals) -> Option<f64> {
+    (totals.active_records > 0).then(|| {
+        (totals.active_available_gpu_milli_seconds - totals.active_gpu_milli_seconds) as f64
+            / 3_600_000.0
+    })
+}
+
 /// Active time as a share of the available time of the same records, in percent.
 fn active_percent(totals: &Totals) -> Option<f64> {
     (totals.active_records > 0 && totals.active_available_gpu_milli_seconds > 0).then(|| {
@@ -169,7 +209,7 @@ pub(crate) mod sample {
 
     pub fn report() -> Report {
         Report::from_rows(
-            Dimension::Vo,
+            Grouping::one(Dimension::Vo),
             Some("2026-01".parse().unwrap()),
             Some("2026-03".parse().unwrap()),
             &rows(),
@@ -184,14 +224,40 @@ mod tests {
     #[test]
     fn groups_rows_by_the_chosen_dimension() {
         let report = sample::report();
-        let keys: Vec<&str> = report.lines.iter().map(|l| l.key.as_str()).collect();
+        let keys: Vec<&str> = report.lines.iter().map(|l| l.key[0].as_str()).collect();
         assert_eq!(keys, ["atlas", "biomed, \"eu\"", "cms"]);
         assert_eq!(report.lines[0].totals.records, 22);
         assert_eq!(report.lines[0].totals.gpu_hours(), 4_500.0);
         assert_eq!(report.total.records, 30);
-        let by_month = Report::from_rows(Dimension::Month, None, None, &sample::rows());
-        let keys: Vec<&str> = by_month.lines.iter().map(|l| l.key.as_str()).collect();
+        let by_month =
+            Report::from_rows(Grouping::one(Dimension::Month), None, None, &sample::rows());
+        let keys: Vec<&str> = by_month.lines.iter().map(|l| l.key[0].as_str()).collect();
         assert_eq!(keys, ["2026-01", "2026-02", "2026-03"]);
+    }
+
+    #[test]
+    fn groups_by_two_dimensions_and_marks_the_running_month() {
+        let by: Grouping = "vo,month".parse().unwrap();
+        let report = Report::from_rows(by, None, None, &sample::rows())
+            .with_current_month("2026-03".parse().unwrap());
+        let keys: Vec<String> = report.lines.iter().map(|l| l.key.join("/")).collect();
+        assert_eq!(
+            keys,
+            [
+                "atlas/2026-01",
+                "atlas/2026-02",
+                "biomed, \"eu\"/2026-01",
+                "cms/2026-03"
+            ]
+        );
+        let partial: Vec<bool> = report.lines.iter().map(|l| report.is_partial(l)).collect();
+        assert_eq!(partial, [false, false, false, true]);
+        assert_eq!(report.total.records, 30);
+        // A range that ends before the running month has no partial month.
+        let closed = sample::report().with_current_month("2026-04".parse().unwrap());
+        assert_eq!(closed.partial, None);
+        assert_eq!(idle_hours(&report.lines[0].totals), Some(500.0));
+        assert_eq!(idle_hours(&report.lines[2].totals), None);
     }
 
     #[test]

@@ -1,26 +1,40 @@
-//! A table for a terminal: right-aligned figures, a rule under the header and a total line.
+//! A table for a terminal: right-aligned figures, a rule under the header and a total line; the
+//! month still running is marked `*`, with a note under the table.
 
-use super::{Report, active_percent, hours};
-use crate::repository::Totals;
+use super::{Report, active_percent, hours, idle_hours};
+use crate::repository::{Dimension, Totals};
 
-const HEADERS: [&str; 6] = [
+const HEADERS: [&str; 7] = [
     "RECORDS",
     "GPU-HOURS",
     "MEAN GPUS",
     "ACTIVE GPU-H",
     "OF AVAILABLE",
     "ACTIVE %",
+    "IDLE GPU-H",
 ];
 
 pub(super) fn render(report: &Report) -> String {
     let mut rows: Vec<Vec<String>> = Vec::with_capacity(report.lines.len() + 3);
-    let mut header = vec![report.by.name().to_uppercase()];
+    let dimensions = report.by.dimensions();
+    let mut header: Vec<String> = dimensions.iter().map(|d| d.name().to_uppercase()).collect();
     header.extend(HEADERS.iter().map(|h| (*h).to_owned()));
     rows.push(header);
+    let mut marked = false;
     for line in &report.lines {
-        rows.push(cells(&line.key, &line.totals));
+        let mut key = line.key.clone();
+        if report.is_partial(line)
+            && let Some(i) = dimensions.iter().position(|d| *d == Dimension::Month)
+        {
+            key[i].push('*');
+            marked = true;
+        }
+        rows.push(cells(key, &line.totals));
     }
-    rows.push(cells("TOTAL", &report.total));
+    let mut total_key = vec![String::new(); dimensions.len()];
+    total_key[0] = "TOTAL".to_owned();
+    rows.push(cells(total_key, &report.total));
+    let keys = dimensions.len();
     let widths: Vec<usize> = (0..rows[0].len())
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
@@ -32,7 +46,7 @@ pub(super) fn render(report: &Report) -> String {
         }
         for (c, cell) in row.iter().enumerate() {
             let pad = widths[c] - cell.chars().count();
-            if c == 0 {
+            if c < keys {
                 out.push_str(cell);
                 out.push_str(&" ".repeat(pad));
             } else {
@@ -41,18 +55,25 @@ pub(super) fn render(report: &Report) -> String {
                 out.push_str(cell);
             }
         }
+        // The last key column of the total line is padded like the others: no trailing spaces.
+        while out.ends_with(' ') {
+            out.pop();
+        }
         out.push('\n');
         if i == 0 {
             push_rule(&mut out, &widths);
         }
     }
+    if marked {
+        out.push_str("* month still running: its figures will grow\n");
+    }
     out
 }
 
-fn cells(key: &str, t: &Totals) -> Vec<String> {
+fn cells(key: Vec<String>, t: &Totals) -> Vec<String> {
     let dash = || "-".to_owned();
-    vec![
-        key.to_owned(),
+    let mut cells = key;
+    cells.extend([
         t.records.to_string(),
         hours(t.gpu_hours()),
         t.mean_gpus()
@@ -65,7 +86,9 @@ fn cells(key: &str, t: &Totals) -> Vec<String> {
         active_percent(t)
             .map(|p| format!("{p:.1}"))
             .unwrap_or_else(dash),
-    ]
+        idle_hours(t).map(hours).unwrap_or_else(dash),
+    ]);
+    cells
 }
 
 fn push_rule(out: &mut String, widths: &[usize]) {
@@ -82,13 +105,13 @@ mod tests {
     fn aligns_columns_with_a_total() {
         let table = sample::report().render(TextFormat::Table);
         let expected = "\
-VO            RECORDS  GPU-HOURS  MEAN GPUS  ACTIVE GPU-H  OF AVAILABLE  ACTIVE %
----------------------------------------------------------------------------------
-atlas              22   4500.000      4.000      3500.000      4500.000      77.8
-biomed, \"eu\"        3    100.000      0.500             -             -         -
-cms                 5    900.000      4.000       300.000       900.000      33.3
----------------------------------------------------------------------------------
-TOTAL              30   5500.000      3.650      3800.000      5400.000      70.4
+VO            RECORDS  GPU-HOURS  MEAN GPUS  ACTIVE GPU-H  OF AVAILABLE  ACTIVE %  IDLE GPU-H
+---------------------------------------------------------------------------------------------
+atlas              22   4500.000      4.000      3500.000      4500.000      77.8    1000.000
+biomed, \"eu\"        3    100.000      0.500             -             -         -           -
+cms                 5    900.000      4.000       300.000       900.000      33.3     600.000
+---------------------------------------------------------------------------------------------
+TOTAL              30   5500.000      3.650      3800.000      5400.000      70.4    1600.000
 ";
         assert_eq!(table, expected);
     }

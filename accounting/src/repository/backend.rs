@@ -121,7 +121,8 @@ impl Repository {
         })
     }
 
-    /// Totals from the summary table, grouped and filtered as `query` says. Never reads raw records.
+    /// Totals from the summary table, grouped and filtered as `query` says. Reads raw records only
+    /// for a grouping by user, which the summaries do not keep.
     ///
     /// The model filter matches by words, as `accelfed query --model` does ([`GpuModel::matches`]):
     /// `A100` selects `NVIDIA A100-SXM4-40GB` and `NVIDIA A100-SXM4-80GB` alike. The stored models
@@ -130,6 +131,13 @@ impl Repository {
         &self,
         mut query: SummaryQuery,
     ) -> Result<Vec<SummaryRow>, RepositoryError> {
+        if query.group_by.contains(&Dimension::User) {
+            // No user column in the summaries: the records are read (`users_report.rs`).
+            return match self {
+                Self::Sqlite(r) => r.user_summaries(query).await,
+                Self::Postgres(r) => r.user_summaries(query).await,
+            };
+        }
         let Some(wanted) = query.filter.model.take() else {
             return self.exact_summaries(query).await;
         };
@@ -209,6 +217,33 @@ impl Repository {
             Self::Sqlite(r) => r.users(site.to_owned(), period).await,
             Self::Postgres(r) => r.users(site.to_owned(), period).await,
         }
+    }
+
+    /// Page `page` (from 1) of `site`'s records, `per_page` (1..=[`super::listing::MAX_PER_PAGE`])
+    /// a page, in month and record-id order.
+    pub async fn site_records(
+        &self,
+        site: &str,
+        page: u32,
+        per_page: u32,
+    ) -> Result<super::listing::RecordPage, RepositoryError> {
+        let per_page = per_page.clamp(1, super::listing::MAX_PER_PAGE);
+        let offset = i64::from(page.max(1) - 1) * i64::from(per_page);
+        // One more than a page: whether more follow, without counting the site's records.
+        let limit = i64::from(per_page) + 1;
+        let mut rows = match self {
+            Self::Sqlite(r) => r.site_records(site.to_owned(), limit, offset).await?,
+            Self::Postgres(r) => r.site_records(site.to_owned(), limit, offset).await?,
+        };
+        let more = rows.len() > per_page as usize;
+        rows.truncate(per_page as usize);
+        Ok(super::listing::RecordPage {
+            records: rows
+                .into_iter()
+                .map(super::listing::ListedRecord::of)
+                .collect(),
+            more,
+        })
     }
 
     /// Stores checked rows, all of `site`, with unique ids.

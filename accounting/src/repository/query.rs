@@ -14,14 +14,18 @@ pub enum Dimension {
     Site,
     Model,
     Month,
+    /// The record's GlobalUserName: not in the summary table, so a report by user reads the
+    /// records themselves ([`super::users_report`]).
+    User,
 }
 
 impl Dimension {
-    pub const ALL: [Dimension; 4] = [
+    pub const ALL: [Dimension; 5] = [
         Dimension::Vo,
         Dimension::Site,
         Dimension::Model,
         Dimension::Month,
+        Dimension::User,
     ];
 
     /// The summary-table column. A closed set, so building SQL from it cannot inject anything.
@@ -31,6 +35,7 @@ impl Dimension {
             Dimension::Site => "site",
             Dimension::Model => "model",
             Dimension::Month => "period",
+            Dimension::User => "global_user_name",
         }
     }
 
@@ -40,6 +45,7 @@ impl Dimension {
             Dimension::Site => "site",
             Dimension::Model => "model",
             Dimension::Month => "month",
+            Dimension::User => "user",
         }
     }
 }
@@ -56,7 +62,9 @@ impl FromStr for Dimension {
         Self::ALL
             .into_iter()
             .find(|d| d.name() == s)
-            .ok_or_else(|| format!("unknown dimension {s:?}; expected vo, site, model or month"))
+            .ok_or_else(|| {
+                format!("unknown dimension {s:?}; expected vo, site, model, month or user")
+            })
     }
 }
 
@@ -84,6 +92,8 @@ pub struct GroupKey {
     pub site: Option<String>,
     pub model: Option<String>,
     pub month: Option<Period>,
+    /// Empty for records that name no user.
+    pub user: Option<String>,
 }
 
 impl GroupKey {
@@ -94,6 +104,7 @@ impl GroupKey {
             Dimension::Site => self.site.clone(),
             Dimension::Model => self.model.clone(),
             Dimension::Month => self.month.map(|m| m.to_string()),
+            Dimension::User => self.user.clone(),
         }
     }
 }
@@ -187,6 +198,7 @@ pub(crate) fn summary_row<E>(
             Dimension::Site => key.site = Some(text(i)?),
             Dimension::Model => key.model = Some(text(i)?),
             Dimension::Month => key.month = Some(month(i)?),
+            Dimension::User => key.user = Some(text(i)?),
         }
     }
     let n = group_by.len();
@@ -231,6 +243,7 @@ mod tests {
     #[test]
     fn parses_dimensions() {
         assert_eq!("month".parse::<Dimension>(), Ok(Dimension::Month));
-        assert!("user".parse::<Dimension>().is_err());
+        assert_eq!("user".parse::<Dimension>(), Ok(Dimension::User));
+        assert!("users".parse::<Dimension>().is_err());
     }
 }

@@ -82,6 +82,8 @@ both_backends!(
     oversized_batch_stores_up_to_the_limit,
     reports_by_each_dimension_with_filters,
     report_formats_render_repository_data,
+    reports_by_user_add_up_to_the_summaries,
+    a_sites_records_page_by_page,
     sync_counts_per_month,
     reopening_keeps_data_and_schema,
     batches_sent_at_once_count_each_record_once,

@@ -46,6 +46,9 @@ pub struct CentralConfig {
     /// A top-level slapd kept in sync with the registry's federation view. Left out: no sync.
     #[serde(default)]
     pub ldap: Option<crate::registry::ldap::LdapSyncConfig>,
+    /// Who may read the report API: anonymous readers, OIDC sign-in and its roles.
+    #[serde(default)]
+    pub access: crate::access::AccessConfig,
 }
 
 /// `[listen]`.
@@ -240,6 +243,14 @@ impl CentralConfig {
                 source,
                 source.find(url.expose()),
                 "database.url: must start with postgres:// (for SQLite, use database.path)",
+            ));
+        }
+        if let Some(problem) = config.access.problem() {
+            return Err(CentralConfigError::at(
+                path,
+                source,
+                source.find("[access"),
+                &problem,
             ));
         }
         if let Some(problem) = config.listen.limits.problem() {

@@ -94,6 +94,46 @@ fn the_shipped_example_is_refused_until_a_real_token_is_pasted() {
             .keys()
             .any(|site| site.as_str() == "EXAMPLE-GPU")
     );
+    // `[access]`: anonymous aggregates, EGI Check-in, a VO-manager and an operator rule.
+    assert!(config.access.anonymous);
+    let oidc = config.access.oidc.as_ref().unwrap();
+    assert_eq!(oidc.issuer.as_str(), "https://aai.egi.eu/auth/realms/egi");
+    assert_eq!(config.access.roles.len(), 2);
+    assert!(config.access.roles[0].entitlement.contains("{vo}"));
+}
+
+#[test]
+fn access_rules_that_cannot_give_their_role_are_refused() {
+    let base = format!(
+        "[listen]\ngrpc = \"127.0.0.1:9443\"\n[tls]\ncertificate = \"c.pem\"\nkey = \"k.pem\"\n\
+         [sites.SITE-A]\ntoken_sha256 = \"{HASH}\"\n"
+    );
+    let oidc = "[access.oidc]\nissuer = \"https://aai.egi.eu/auth/realms/egi\"\naudience = \"a\"\n";
+    for (rules, words) in [
+        (
+            format!("{oidc}[[access.roles]]\nentitlement = \"urn:x\"\nrole = \"vo-manager\"\n"),
+            "needs {vo}",
+        ),
+        (
+            format!("{oidc}[[access.roles]]\nentitlement = \"urn:{{vo}}\"\nrole = \"operator\"\n"),
+            "an operator rule is for every VO",
+        ),
+        (
+            "[[access.roles]]\nentitlement = \"urn:x\"\nrole = \"operator\"\n".to_owned(),
+            "add [access.oidc]",
+        ),
+        (
+            format!("{oidc}[[access.roles]]\nentitlement = \"urn:x\"\nrole = \"admin\"\n"),
+            "unknown variant",
+        ),
+        (
+            "[access.oidc]\nissuer = \"http://aai.egi.eu\"\naudience = \"a\"\n".to_owned(),
+            "https://",
+        ),
+    ] {
+        let err = parse(&format!("{base}{rules}")).unwrap_err().to_string();
+        assert!(err.contains(words), "{rules}: {err}");
+    }
 }
 
 #[test]

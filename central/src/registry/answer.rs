@@ -121,6 +121,15 @@ impl OffersAnswer {
             .extend_from_slice(if fresh { FRESH_TRUE } else { FRESH_FALSE });
     }
 
+    /// Appends `offer` rendered whole (an offer whose counts differ from its rendered bytes).
+    pub fn push_whole(&mut self, offer: &Offer) {
+        if !self.first {
+            self.body.push(b',');
+        }
+        self.first = false;
+        let _ = serde_json::to_writer(&mut self.body, offer);
+    }
+
     /// The answer's bytes.
     pub fn finish(mut self) -> Vec<u8> {
         self.body.extend_from_slice(b"]}");

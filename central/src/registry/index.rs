@@ -16,6 +16,7 @@ use super::broker_cache::{BrokerCache, BrokerKey, KeptOffers};
 use super::federation::{self, FederationPostings};
 use super::postings::{Narrowing, Postings};
 use accelfed_schemas::offer::{self, Filter, Offer, ServiceKind};
+pub use hit::Hit;
 
 /// One site as the registry holds it.
 #[derive(Debug)]
@@ -81,28 +82,6 @@ impl SiteView {
     }
 }
 
-/// One offer a query selected: where it is, and whether it is fresh at the query's time.
-#[derive(Debug, Clone, Copy)]
-pub struct Hit<'i> {
-    pub site: &'i SiteView,
-    pub position: usize,
-    pub fresh: bool,
-}
-
-impl<'i> Hit<'i> {
-    pub fn offer(&self) -> &'i Offer {
-        &self.site.offers[self.position]
-    }
-
-    /// A copy of the offer, marked fresh or stale.
-    pub fn to_offer(self) -> Offer {
-        Offer {
-            fresh: self.fresh,
-            ..self.offer().clone()
-        }
-    }
-}
-
 /// The JSON answer (`{"generated_at": now, "offers": [...]}`) with `hits`, from the bytes each
 /// site rendered ahead.
 pub fn answer(now: DateTime<Utc>, hits: &[Hit]) -> Vec<u8> {
@@ -120,7 +99,11 @@ fn offer_list(hits: &[Hit]) -> Vec<u8> {
 
 fn push_hits(answer: &mut OffersAnswer, hits: &[Hit]) {
     for hit in hits {
-        answer.push(&hit.site.rendered, hit.position, hit.offer(), hit.fresh);
+        match hit.vo_capacity {
+            // A VO's own free counts differ from the bytes rendered at push time.
+            Some(_) => answer.push_whole(&hit.to_offer()),
+            None => answer.push(&hit.site.rendered, hit.position, hit.offer(), hit.fresh),
+        }
     }
 }
 
@@ -344,13 +327,23 @@ impl Index {
                 return None;
             }
             let fresh = now <= offer.expires;
-            if (filter.fresh && !fresh) || !rest.matches(offer) {
+            // For one VO, what it can get (its quota headroom as its shares publish it) decides
+            // whether an instance fits and what `min_free` compares.
+            let vo_capacity = vo.as_deref().and_then(|vo| offer.vo_capacity(vo));
+            let matches = match &vo {
+                Some(vo) if vo_capacity.is_some() => {
+                    offer.fits_vo(vo) && rest.matches(&offer.for_vo(vo))
+                }
+                _ => rest.matches(offer),
+            };
+            if (filter.fresh && !fresh) || !matches {
                 return None;
             }
             Some(Hit {
                 site,
                 position,
                 fresh,
+                vo_capacity,
             })
         };
         // A query over every site that names a list: the federation's lists, intersected once,
@@ -400,5 +393,6 @@ fn size(offer: &Offer) -> (u64, u64, u64, &str) {
     )
 }
 
+mod hit;
 #[cfg(test)]
 mod tests;

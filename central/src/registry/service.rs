@@ -33,6 +33,7 @@ pub async fn start(
     incoming: Incoming,
     header_timeout: Duration,
     repository: Option<accelfed_accounting::repository::Repository>,
+    access: Arc<crate::access::Access>,
     site_max_body: std::collections::HashMap<accelfed_schemas::names::SiteName, usize>,
 ) -> Result<(Arc<Registry>, tokio::task::JoinHandle<()>), StartError> {
     let store = DocumentStore::open(location).await?;
@@ -49,8 +50,15 @@ pub async fn start(
     })
     .merge(super::web::routes(super::web::WebState {
         registry: registry.clone(),
-        repository,
+        repository: repository.clone(),
     }));
+    let app = match repository {
+        Some(repository) => app.merge(crate::report_api::routes(crate::report_api::ReportState {
+            repository,
+            access,
+        })),
+        None => app,
+    };
     let task = tokio::spawn(super::https::serve(incoming, app, header_timeout));
     Ok((registry, task))
 }

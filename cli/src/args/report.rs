@@ -10,9 +10,10 @@ pub struct ReportArgs {
     /// The repository: a SQLite file path or a postgres:// URL.
     #[arg(long, env = "ACCELFED_DATABASE", default_value = DEFAULT_DATABASE)]
     pub database: String,
-    /// Group by: vo, site, model or month.
+    /// Group by one or two of vo, site, model, month and user, comma-separated (`vo,month`: a row
+    /// per VO and month; `user` reads the records, not the summaries).
     #[arg(long, default_value = "vo")]
-    pub by: accelfed_accounting::repository::Dimension,
+    pub by: accelfed_accounting::report::Grouping,
     /// First month to include (YYYY-MM).
     #[arg(long)]
     pub from: Option<accelfed_accounting::repository::Period>,

@@ -6,7 +6,7 @@ use std::path::Path;
 use accelfed_accounting::report::{Report, ReportFormat, render_svg};
 use accelfed_accounting::repository::contacts::SiteHeld;
 use accelfed_accounting::repository::{
-    Dimension, Repository, RepositoryError, SummaryFilter, SummaryQuery,
+    Dimension, Period, Repository, RepositoryError, SummaryFilter, SummaryQuery,
 };
 use accelfed_publishers::Destination;
 
@@ -175,20 +175,23 @@ async fn produce(args: &ReportArgs) -> Result<String, RepositoryError> {
         ReportFormat::Text(format) => {
             let rows = repo
                 .summaries(SummaryQuery {
-                    group_by: vec![args.by],
+                    group_by: args.by.dimensions().to_vec(),
                     filter,
                 })
                 .await?;
-            Report::from_rows(args.by, args.from, args.to, &rows).render(format)
+            Report::from_rows(args.by.clone(), args.from, args.to, &rows)
+                .with_current_month(Period::of(chrono::Utc::now()))
+                .render(format)
         }
         ReportFormat::Svg => {
-            // The chart always runs along months; its series are the --by groups.
-            let mut group_by = vec![args.by];
-            if args.by != Dimension::Month {
+            // The chart always runs along months; its series are the first --by groups.
+            let series = args.by.first();
+            let mut group_by = vec![series];
+            if series != Dimension::Month {
                 group_by.push(Dimension::Month);
             }
             let rows = repo.summaries(SummaryQuery { group_by, filter }).await?;
-            render_svg(args.by, &rows, args.from, args.to)
+            render_svg(series, &rows, args.from, args.to)
         }
     };
     tracing::info!(by = %args.by, format = %args.format, bytes = document.len(), "report");

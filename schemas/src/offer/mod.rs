@@ -25,6 +25,7 @@ mod read;
 pub mod unit;
 
 pub use filter::{Filter, Sharing};
+
 pub use read::{offers, offers_and_skipped};
 
 /// A cloud flavor or a batch node type with GPUs.
@@ -75,6 +76,11 @@ pub struct Offer {
     #[serde(default)]
     pub total_physical: Option<GpuCount>,
     pub vos: Vec<String>,
+    /// What each VO can get, where the site publishes its shares' accelerators: the registry's
+    /// answers for one VO give these instead of the free counts above ([`Offer::for_vo`]). Not
+    /// part of an answer's JSON.
+    #[serde(skip)]
+    pub vo_free: Vec<VoFree>,
     /// When the site's information about this offer stops being fresh.
     pub expires: DateTime<Utc>,
     /// Whether `expires` is still ahead; set when an answer is made.
@@ -97,7 +103,60 @@ impl ServiceKind {
     }
 }
 
+/// The free count of one VO's shares' accelerators of an offer's model and virtualization: what
+/// the VO can start now, the smaller of the free GPUs and its quota headroom as the site computes
+/// it (a share's FreeAccelerators).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VoFree {
+    pub vo: String,
+    /// Slots, as `Offer::free`.
+    pub free: GpuCount,
+    /// Physical GPUs, as `Offer::free_physical`.
+    pub free_physical: Option<GpuCount>,
+}
+
 impl Offer {
+    /// The free counts `vo` can get of this offer (slots, physical GPUs): each the smaller of the
+    /// offer's and the VO's shares', or `None` where the site publishes no share figure for `vo`.
+    pub fn vo_capacity(&self, vo: &str) -> Option<(Option<GpuCount>, Option<GpuCount>)> {
+        let share = self
+            .vo_free
+            .iter()
+            .find(|v| v.vo.eq_ignore_ascii_case(vo))?;
+        let smaller = |offer: Option<GpuCount>, share: Option<GpuCount>| match (offer, share) {
+            (Some(offer), Some(share)) => Some(if share < offer { share } else { offer }),
+            (offer, share) => share.or(offer),
+        };
+        Some((
+            smaller(self.free, Some(share.free)),
+            smaller(self.free_physical, share.free_physical),
+        ))
+    }
+
+    /// The offer as `vo` sees it: its free counts those [`Offer::vo_capacity`] gives.
+    pub fn for_vo(&self, vo: &str) -> Offer {
+        let mut offer = self.clone();
+        if let Some((free, free_physical)) = self.vo_capacity(vo) {
+            offer.free = free;
+            offer.free_physical = free_physical;
+        }
+        offer
+    }
+
+    /// Whether `vo` can start one instance or job of this offer now: false where the VO's free
+    /// slots (its quota headroom included) are fewer than one instance takes. True where the site
+    /// publishes no share figure for the VO (nothing says otherwise).
+    pub fn fits_vo(&self, vo: &str) -> bool {
+        match self.vo_capacity(vo) {
+            Some((Some(free), _)) => free.at_least(if self.slots_each > self.gpus_each {
+                self.slots_each
+            } else {
+                self.gpus_each
+            }),
+            _ => true,
+        }
+    }
+
     /// Marks the offer fresh or stale at `now`.
     pub fn at(mut self, now: DateTime<Utc>) -> Self {
         self.fresh = now <= self.expires;

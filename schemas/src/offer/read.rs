@@ -12,6 +12,7 @@ use super::unit::{Facts, Unit};
 use super::{InvalidCount, Offer, ServiceKind};
 
 mod attributes;
+mod vo_free;
 
 use attributes::{count, int, invalid, local_part, text};
 
@@ -59,6 +60,7 @@ struct Parts {
     free_physical: Option<GpuCount>,
     total_physical: Option<GpuCount>,
     vos: Vec<String>,
+    vo_free: Vec<super::VoFree>,
 }
 
 struct View<'e, 'a> {
@@ -165,7 +167,7 @@ impl<'e, 'a> View<'e, 'a> {
         for &share in &shares {
             self.share_vos(share, &mut vos);
         }
-        out.push(self.flavor_offer(flavor, accelerator, manager, service, vos));
+        out.push(self.flavor_offer(flavor, accelerator, manager, service, vos, &shares));
     }
 
     fn flavor_offer(
@@ -175,6 +177,7 @@ impl<'e, 'a> View<'e, 'a> {
         manager: usize,
         service: usize,
         vos: Vec<String>,
+        shares: &[usize],
     ) -> Result<Offer, InvalidCount> {
         let gpu = &self.entities[accelerator];
         let unit = unit_of(
@@ -206,6 +209,12 @@ impl<'e, 'a> View<'e, 'a> {
             free_physical,
             total_physical,
             vos,
+            vo_free: self.vo_free(
+                shares,
+                Class::CloudComputingShareAccelerator,
+                gpu,
+                "FreeAccelerators",
+            )?,
         };
         Ok(self.offer(ServiceKind::Cloud, service, flavor, accelerator, parts))
     }
@@ -217,12 +226,15 @@ impl<'e, 'a> View<'e, 'a> {
         let Some(service) = self.parent(manager) else {
             return;
         };
+        let shares: Vec<usize> = self
+            .associated(environment, Class::ComputingShare)
+            .collect();
         let mut vos = Vec::new();
-        for share in self.associated(environment, Class::ComputingShare) {
+        for &share in &shares {
             self.share_vos(share, &mut vos);
         }
         for accelerator in self.children_of(environment, Class::AcceleratorEnvironment) {
-            out.push(self.node_type_offer(environment, accelerator, service, &vos));
+            out.push(self.node_type_offer(environment, accelerator, service, &vos, &shares));
         }
     }
 
@@ -232,6 +244,7 @@ impl<'e, 'a> View<'e, 'a> {
         accelerator: usize,
         service: usize,
         vos: &[String],
+        shares: &[usize],
     ) -> Result<Offer, InvalidCount> {
         let gpu = &self.entities[accelerator];
         let slots = match count(gpu, "LogicalAccelerators")? {
@@ -248,6 +261,12 @@ impl<'e, 'a> View<'e, 'a> {
             free,
             total,
             vos: vos.to_vec(),
+            vo_free: self.vo_free(
+                shares,
+                Class::ComputingShareAccelerator,
+                gpu,
+                "FreeAcceleratorSlots",
+            )?,
         };
         Ok(self.offer(ServiceKind::Batch, service, environment, accelerator, parts))
     }
@@ -296,6 +315,7 @@ impl<'e, 'a> View<'e, 'a> {
             total_physical: parts.total_physical,
             slot_share: parts.unit.slot_share,
             vos: parts.vos,
+            vo_free: parts.vo_free,
             expires: self.expires(&[resource, gpu]),
             fresh: true,
         }

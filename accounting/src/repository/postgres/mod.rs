@@ -171,6 +171,28 @@ impl PostgresRepository {
             .map_err(|e| self.fail(e))
     }
 
+    /// Totals grouped by user, from the records.
+    pub async fn user_summaries(
+        &self,
+        query: SummaryQuery,
+    ) -> Result<Vec<SummaryRow>, RepositoryError> {
+        read::user_summaries(self.reader.as_ref(), &query)
+            .await
+            .map_err(|e| self.fail(e))
+    }
+
+    /// One page of `site`'s records.
+    pub(crate) async fn site_records(
+        &self,
+        site: String,
+        limit: i64,
+        offset: i64,
+    ) -> Result<Vec<super::row::RecordRow>, RepositoryError> {
+        read::site_records(self.reader.as_ref(), &site, limit, offset)
+            .await
+            .map_err(|e| self.fail(e))
+    }
+
     fn fail(&self, failure: PgFailure) -> RepositoryError {
         match failure {
             PgFailure::Postgres(error) => RepositoryError::Postgres {

@@ -98,6 +98,47 @@ pub(super) async fn users(
         .collect()
 }
 
+/// Totals of the records under `q`'s filter grouped by `q`'s dimensions, one of them the user
+/// ([`super::super::users_report`]).
+pub(super) async fn user_summaries(
+    client: &impl GenericClient,
+    q: &SummaryQuery,
+) -> Result<Vec<SummaryRow>, PgFailure> {
+    use super::super::users_report::{Fold, records_sql};
+    let (sql, params) = records_sql(&q.filter, |n| format!("${n}"));
+    let params: Vec<Box<dyn ToSql + Sync + Send>> = params
+        .into_iter()
+        .map(|p| -> Box<dyn ToSql + Sync + Send> {
+            match p {
+                Param::Int(i) => Box::new(i),
+                Param::Text(s) => Box::new(s),
+            }
+        })
+        .collect();
+    let refs: Vec<&(dyn ToSql + Sync)> = params
+        .iter()
+        .map(|p| p.as_ref() as &(dyn ToSql + Sync))
+        .collect();
+    let rows = client.query(&sql, &refs).await?;
+    let mut fold = Fold::default();
+    for row in &rows {
+        fold.add(&row_from_sql(row)?, &q.group_by, q.filter.model.as_deref());
+    }
+    Ok(fold.rows())
+}
+
+/// One page of `site`'s records ([`super::super::listing`]).
+pub(super) async fn site_records(
+    client: &impl GenericClient,
+    site: &str,
+    limit: i64,
+    offset: i64,
+) -> Result<Vec<RecordRow>, PgFailure> {
+    let sql = super::super::listing::page_sql(|n| format!("${n}"));
+    let rows = client.query(&sql, &[&site, &limit, &offset]).await?;
+    rows.iter().map(row_from_sql).collect()
+}
+
 /// Decodes a row selected with [`super::super::row::COLUMNS`].
 pub(super) fn row_from_sql(row: &Row) -> Result<RecordRow, PgFailure> {
     let id: Vec<u8> = row.try_get(0)?;

@@ -130,6 +130,28 @@ impl SqliteRepository {
             .await
     }
 
+    /// Totals grouped by user, from the records.
+    pub async fn user_summaries(
+        &self,
+        query: SummaryQuery,
+    ) -> Result<Vec<SummaryRow>, RepositoryError> {
+        self.run(&self.reader, move |conn| read::user_summaries(conn, &query))
+            .await
+    }
+
+    /// One page of `site`'s records.
+    pub(crate) async fn site_records(
+        &self,
+        site: String,
+        limit: i64,
+        offset: i64,
+    ) -> Result<Vec<super::row::RecordRow>, RepositoryError> {
+        self.run(&self.reader, move |conn| {
+            read::site_records(conn, &site, limit, offset)
+        })
+        .await
+    }
+
     /// Runs `work` on the blocking pool with the connection locked.
     async fn run<T: Send + 'static>(
         &self,

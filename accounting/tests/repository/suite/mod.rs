@@ -15,8 +15,9 @@ pub use ingest::{
     oversized_batch_stores_up_to_the_limit,
 };
 pub use summaries::{
-    batches_sent_at_once_count_each_record_once, reopening_keeps_data_and_schema,
-    report_formats_render_repository_data, reports_by_each_dimension_with_filters,
+    a_sites_records_page_by_page, batches_sent_at_once_count_each_record_once,
+    reopening_keeps_data_and_schema, report_formats_render_repository_data,
+    reports_by_each_dimension_with_filters, reports_by_user_add_up_to_the_summaries,
     shares_sum_exactly_and_capacity_is_checked, sync_counts_per_month,
 };
 

@@ -1,7 +1,7 @@
 //! What the repository gives back: summaries by each dimension, reports, sync counts, a reopened
 //! store, batches sent at once, shares and the capacity check.
 
-use accelfed_accounting::report::{Report, ReportFormat, TextFormat, render_svg};
+use accelfed_accounting::report::{Grouping, Report, ReportFormat, TextFormat, render_svg};
 use accelfed_accounting::repository::{Dimension, Period, Repository, SummaryFilter};
 use accelfed_accounting::wire::Outcome;
 use accelfed_schemas::gpu::GpuCount;
@@ -77,10 +77,10 @@ pub async fn report_formats_render_repository_data(fixture: &crate::Fixture) {
     let repo = &fixture.repo;
     ingest(repo, workload()).await;
     let rows = by(repo, vec![Dimension::Vo], SummaryFilter::default()).await;
-    let report = Report::from_rows(Dimension::Vo, None, None, &rows);
+    let report = Report::from_rows(Grouping::one(Dimension::Vo), None, None, &rows);
     let csv = report.render(TextFormat::Csv);
     assert!(csv.starts_with("vo,records,gpu_hours,mean_gpus,active_gpu_hours"));
-    assert!(csv.contains("\r\natlas,3,290.000,2.333,145.000,290.000,50.0\r\n"));
+    assert!(csv.contains("\r\natlas,3,290.000,2.333,145.000,290.000,50.0,145.000\r\n"));
     let json: serde_json::Value = serde_json::from_str(&report.render(TextFormat::Json)).unwrap();
     assert_eq!(json["rows"][1]["vo"], "cms");
     assert_eq!(json["total"]["gpu_hours"], 691.0);
@@ -229,5 +229,95 @@ pub async fn shares_sum_exactly_and_capacity_is_checked(fixture: &crate::Fixture
     assert!(
         breach.contains("CESNET-MCC 2026-02") && breach.contains("1344.000"),
         "{breach}"
+    );
+}
+
+/// A report by user reads the records, not the summaries: per VO it adds up to the summaries'
+/// figures exactly, under the same filters (the model matched by words, as summaries match it).
+pub async fn reports_by_user_add_up_to_the_summaries(fixture: &crate::Fixture) {
+    let repo = &fixture.repo;
+    let mut records = workload();
+    for (i, record) in records.iter_mut().enumerate() {
+        record.global_user_name =
+            Some(accelfed_schemas::names::Text::new(format!("user-{}", i % 2)).unwrap());
+    }
+    ingest(repo, records).await;
+    let all = SummaryFilter::default;
+    let per_vo = by(repo, vec![Dimension::Vo], all()).await;
+    let per_vo_user = by(repo, vec![Dimension::Vo, Dimension::User], all()).await;
+    assert_eq!(per_vo_user.len(), 4, "{per_vo_user:?}");
+    for vo in &per_vo {
+        let mut sum = accelfed_accounting::repository::Totals::default();
+        for row in per_vo_user.iter().filter(|row| row.key.vo == vo.key.vo) {
+            assert!(
+                row.key
+                    .user
+                    .as_deref()
+                    .is_some_and(|u| u.starts_with("user-"))
+            );
+            sum += row.totals;
+        }
+        assert_eq!(sum, vo.totals, "{:?}", vo.key.vo);
+    }
+    let narrow = || SummaryFilter {
+        vo: Some("atlas".into()),
+        model: Some("A100".into()),
+        from: Some("2026-02".parse().unwrap()),
+        ..SummaryFilter::default()
+    };
+    let users = by(repo, vec![Dimension::User], narrow()).await;
+    let summed = by(repo, vec![], narrow()).await;
+    let mut sum = accelfed_accounting::repository::Totals::default();
+    for row in &users {
+        sum += row.totals;
+    }
+    assert_eq!(sum, summed[0].totals);
+    assert_eq!(
+        hours(&users, Dimension::User),
+        vec![("user-1".into(), 50.0, 1)]
+    );
+}
+
+/// A site's records page by page, in month then record-id order, each once.
+pub async fn a_sites_records_page_by_page(fixture: &crate::Fixture) {
+    let repo = &fixture.repo;
+    ingest(repo, workload()).await;
+    let first = repo.site_records(SITE, 1, 4).await.unwrap();
+    let second = repo.site_records(SITE, 2, 4).await.unwrap();
+    assert!(first.more && !second.more);
+    assert_eq!((first.records.len(), second.records.len()), (4, 2));
+    let months: Vec<&str> = first
+        .records
+        .iter()
+        .chain(&second.records)
+        .map(|r| r.month.as_str())
+        .collect();
+    assert_eq!(
+        months,
+        [
+            "2026-01", "2026-01", "2026-02", "2026-02", "2026-03", "2026-03"
+        ]
+    );
+    let mut resources: Vec<&str> = first
+        .records
+        .iter()
+        .chain(&second.records)
+        .map(|r| r.associated_record.as_str())
+        .collect();
+    resources.sort();
+    resources.dedup();
+    assert_eq!(resources.len(), 6);
+    let vm1 = first
+        .records
+        .iter()
+        .find(|r| r.associated_record == "vm-1")
+        .unwrap();
+    assert_eq!((vm1.gpus, vm1.gpu_hours), (2.0, 200.0));
+    assert!(
+        repo.site_records("ELSEWHERE", 1, 4)
+            .await
+            .unwrap()
+            .records
+            .is_empty()
     );
 }

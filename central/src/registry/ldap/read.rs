@@ -161,6 +161,7 @@ impl Environment<'_> {
             total_physical: physical(total, "TotalAcceleratorSlots")?,
             slot_share: unit.slot_share.clone(),
             vos: self.vos.clone(),
+            vo_free: Vec::new(),
             expires: self.expires,
             fresh: false,
         }))

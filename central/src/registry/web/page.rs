@@ -251,6 +251,7 @@ mod tests {
             free_physical: Some(GpuCount::whole(3)),
             total_physical: Some(GpuCount::whole(8)),
             vos: vec!["atlas".into()],
+            vo_free: Vec::new(),
             expires: DateTime::<Utc>::MAX_UTC,
             fresh: true,
         }

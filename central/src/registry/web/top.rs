@@ -51,6 +51,7 @@ pub fn top_series(series: Dimension, rows: Vec<SummaryRow>, top: usize) -> Vec<S
             Dimension::Vo => key.vo = Some(label.clone()),
             Dimension::Site => key.site = Some(label.clone()),
             Dimension::Model => key.model = Some(label.clone()),
+            Dimension::User => key.user = Some(label.clone()),
             Dimension::Month => {}
         }
         out.push(SummaryRow { key, totals });
