@@ -9,6 +9,7 @@
 
 mod ca;
 mod faults;
+mod microversion;
 mod project_faults;
 
 use accelfed_testkit::fake_openstack as server;

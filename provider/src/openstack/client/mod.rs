@@ -7,6 +7,7 @@
 //! placement, image...) take minutes to build on a 2-core machine and accelfed reads about a dozen
 //! GETs; see docs/architecture.md.
 
+mod compute;
 mod listing;
 mod page;
 mod session;
@@ -138,27 +139,13 @@ pub async fn fetch_with(
     };
 
     // Every chain of calls that depend on each other runs beside the others: Nova's listings
-    // behind its version document, flavor access behind the flavors, quotas behind the projects.
-    // On a cloud whose APIs answer slowly the run then takes its longest chain, not their sum.
+    // (beside its version document, see [`compute`]), flavor access behind the flavors, quotas
+    // behind the projects. On a cloud whose APIs answer slowly the run then takes its longest
+    // chain, not their sum.
     let placement_url = session.endpoint("placement").await;
     let image_url = session.endpoint("image").await;
     let identity_url = session.endpoint("identity").await;
-    let nova = async {
-        let microversion = listing::compute_microversion(session, &compute).await;
-        let mv = microversion.as_deref();
-        let flavors = async {
-            let flavors = listing::flavors(session, &compute, mv).await?;
-            let access = if service {
-                Some(listing::flavor_access(session, &compute, &flavors).await)
-            } else {
-                None
-            };
-            Ok::<_, OpenstackError>((flavors, access))
-        };
-        let servers = listing::servers(session, &compute, mv, changes_since);
-        let (flavors, servers) = tokio::join!(flavors, servers);
-        (microversion, flavors, servers)
-    };
+    let nova = compute::listings(session, &compute, service, changes_since);
     let keystone = async {
         let projects = match &identity_url {
             Ok(url) => listing::projects(session, url).await,
@@ -184,7 +171,7 @@ pub async fn fetch_with(
         };
         (projects, quotas)
     };
-    let ((microversion, flavors, servers), providers, (projects, quotas), images) = tokio::join!(
+    let (nova, providers, (projects, quotas), images) = tokio::join!(
         nova,
         async {
             match &placement_url {
@@ -201,8 +188,9 @@ pub async fn fetch_with(
             }
         },
     );
-    let (flavors, flavor_access) = flavors?;
-    let servers = servers?;
+    let microversion = nova.microversion;
+    let (flavors, flavor_access) = nova.flavors?;
+    let servers = nova.servers?;
     let mut optional = |what: &str, err: OpenstackError| {
         degraded.push(format!("{what}: {err}"));
         failures.push(BackendError::from(err));
