@@ -127,10 +127,14 @@ fn held_report(body: &EncodedSubmitRequest) -> Option<HeldReport> {
     Some(HeldReport { total, records })
 }
 
-/// A held record's text cut to 500 characters: a reason is a sentence, an id 64 hex digits, and
-/// the repository keeps a hundred per site, so a sender cannot make it hold more.
+/// A held record's text cut to 500 characters (a reason is a sentence, an id 64 hex digits, and
+/// the repository keeps a hundred per site, so a sender cannot make it hold more), with control
+/// characters as spaces: `report --check` prints it on an operator's terminal.
 fn bounded(text: &str) -> String {
-    text.chars().take(500).collect()
+    text.chars()
+        .take(500)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 /// The entries of a call, as the repository screens them: the first `max_batch` decoded, each on
@@ -303,6 +307,37 @@ mod tests {
         );
         assert_eq!(plausible_spool_depth(&site, Some(42)), Some(42));
         assert_eq!(plausible_spool_depth(&site, None), None);
+    }
+
+    #[test]
+    fn held_records_are_read_bounded_and_printable() {
+        assert_eq!(held_report(&EncodedSubmitRequest::default()), None);
+        let request = EncodedSubmitRequest {
+            held_count: Some(u64::MAX),
+            held: (0..150)
+                .map(|n| proto::HeldRecord {
+                    record_id: format!("r{n}"),
+                    reason: format!("over\u{1b}[31m capacity {}", "x".repeat(600)),
+                    since: if n == 0 {
+                        "yesterday".to_owned()
+                    } else {
+                        "2026-05-02T10:00:00Z".to_owned()
+                    },
+                })
+                .collect(),
+            ..EncodedSubmitRequest::default()
+        };
+        let report = held_report(&request).unwrap();
+        assert_eq!(report.total, MAX_SPOOL_DEPTH);
+        assert_eq!(report.records.len(), MAX_HELD_REPORTED);
+        assert_eq!(report.records[0].since, chrono::DateTime::UNIX_EPOCH);
+        assert_eq!(
+            report.records[1].since.to_rfc3339(),
+            "2026-05-02T10:00:00+00:00"
+        );
+        let reason = &report.records[0].reason;
+        assert_eq!(reason.chars().count(), 500);
+        assert!(reason.starts_with("over [31m capacity"), "{reason}");
     }
 
     #[test]
