@@ -43,8 +43,10 @@ fn agent_command(dir: &Path) -> Command {
 /// Starts the agent and returns it with its endpoint's address (from its first line: it binds
 /// port 0 itself, so no port is reserved and released).
 fn start(dir: &Path) -> (OwnedProcess, String) {
-    let mut agent =
-        OwnedProcess::spawn("accelfed agent", &mut agent_command(dir)).expect("agent starts");
+    // Its log goes to the test's own stderr: a pipe nobody reads could fill and stall it.
+    let mut command = agent_command(dir);
+    command.stderr(Stdio::inherit());
+    let mut agent = OwnedProcess::spawn("accelfed agent", &mut command).expect("agent starts");
     let stdout = agent.child().stdout.take().expect("stdout piped");
     let mut line = String::new();
     BufReader::new(stdout)
