@@ -194,5 +194,15 @@ def main():
     write("apel", "records", b"\x00" + lines)
     write("apel", "records-latin1-small", b"\x13" + lines)
 
+    # The node agent: cgroup files of the layouts it reads (selector 0), a state document for
+    # `accelfed idle` (selector 2); the state-file reader (1) starts from the idle document's bytes.
+    write("agent", "cgroup-slurm", b"\x00" + b"0::/system.slice/slurmstepd.scope/job_4242/step_0/user/task_0\n")
+    write("agent", "cgroup-pod", b"\x00" + b"0::/kubepods.slice/kubepods-burstable.slice/"
+          b"kubepods-burstable-pod0f1e2d3c_4b5a_6978_8796_a5b4c3d2e1f0.slice/x\n")
+    write("agent", "idle-doc", b"\x02" + json.dumps({
+        "format_version": 1, "updated_unix_ms": 36000000, "holders": [{
+            "kind": "slurm_job", "id": "1", "holding_now": True, "last_activity": "idle",
+            "idle_since_unix_ms": 0, "place": "GPU-a"}]}, separators=(",", ":")).encode())
+
 
 main()

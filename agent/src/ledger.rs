@@ -76,20 +76,15 @@ impl Ledger {
         }
     }
 
-    /// Counts the window that ends at `now_ms` for every GPU read.
-    pub fn apply(
-        &mut self,
-        now_ms: u64,
-        readings: &[GpuReading],
-        rule: &IdleRule,
-        max_gap_ms: u64,
-    ) {
+    /// Counts, for every GPU read, the window that ends at its reading (`read_at_ms`).
+    pub fn apply(&mut self, readings: &[GpuReading], rule: &IdleRule, max_gap_ms: u64) {
         for reading in readings {
-            self.apply_gpu(now_ms, reading, rule, max_gap_ms);
+            self.apply_gpu(reading, rule, max_gap_ms);
         }
     }
 
-    fn apply_gpu(&mut self, now_ms: u64, reading: &GpuReading, rule: &IdleRule, max_gap_ms: u64) {
+    fn apply_gpu(&mut self, reading: &GpuReading, rule: &IdleRule, max_gap_ms: u64) {
+        let now_ms = reading.read_at_ms;
         let gpu_uuid = &reading.identity.uuid;
         let gpu = self.gpus.entry(gpu_uuid.clone()).or_default();
         gpu.model.clone_from(&reading.identity.model);

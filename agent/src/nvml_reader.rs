@@ -136,6 +136,19 @@ impl NvmlReader {
             self.read_mig(index, device, &mut identity, &mut holdings);
         } else {
             holdings.extend(self.whole_gpu_holdings(index, device, &uuid));
+            // No process samples (older GPUs answer NOT_SUPPORTED): where one holder has the GPU,
+            // the GPU's utilisation is its activity; with several, nothing tells.
+            let sole_holder = holdings
+                .windows(2)
+                .all(|pair| pair[0].holder == pair[1].holder);
+            if sole_holder {
+                for holding in holdings
+                    .iter_mut()
+                    .filter(|h| h.highest_sm_percent.is_none())
+                {
+                    holding.highest_sm_percent = utilisation_percent.map(f64::from);
+                }
+            }
         }
         let vgpus = self.vgpu_instances(device);
         let sole_vgpu_activity = (vgpus.len() == 1)

@@ -40,7 +40,6 @@ impl Agent {
         let readings = self.reader.read()?;
         let now = now_ms();
         self.ledger.apply(
-            now,
             &readings,
             &self.config.idle_rule,
             self.config.attributable_gap_ms(),

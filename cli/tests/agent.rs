@@ -43,8 +43,10 @@ fn agent_command(dir: &Path) -> Command {
 /// Starts the agent and returns it with its endpoint's address (from its first line: it binds
 /// port 0 itself, so no port is reserved and released).
 fn start(dir: &Path) -> (OwnedProcess, String) {
-    let mut agent =
-        OwnedProcess::spawn("accelfed agent", &mut agent_command(dir)).expect("agent starts");
+    // Its log goes to the test's own stderr: a pipe nobody reads could fill and stall it.
+    let mut command = agent_command(dir);
+    command.stderr(Stdio::inherit());
+    let mut agent = OwnedProcess::spawn("accelfed agent", &mut command).expect("agent starts");
     let stdout = agent.child().stdout.take().expect("stdout piped");
     let mut line = String::new();
     BufReader::new(stdout)
@@ -262,4 +264,25 @@ fn idle_lists_the_allocations_idle_now() {
         .expect("idle ran");
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("loopback"));
+}
+
+#[test]
+fn without_process_samples_a_sole_holder_takes_the_gpus_utilisation() {
+    let node = node();
+    let mut command = agent_command(node.dir.path());
+    command
+        .arg("--once")
+        .env("NVML_STUB_NO_PROCESS_SAMPLES", "1");
+    let output = command.output().expect("agent ran");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let state: Value = serde_json::from_slice(&output.stdout).expect("JSON state");
+    // GPU 0 has one holder and reads 0 %: idle. GPU 1 has two and reads 100 %: whose is unknown.
+    let sole = holder(&state, "slurm_job", "4242", IDLE_ALLOCATED_H200);
+    assert_eq!(sole["last_activity"], "idle", "{sole}");
+    let shared = holder(&state, "slurm_job", "4243", nvml_stub::BUSY_H200);
+    assert_eq!(shared["last_activity"], "unknown", "{shared}");
 }

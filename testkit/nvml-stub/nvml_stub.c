@@ -16,7 +16,8 @@
  *   3  H100 80GB HBM3 as a vGPU host with two active vGPUs, VMs given by UUID; made up; 250 W.
  * The energy counter (mJ) is base + power * (now - NVML_STUB_EPOCH_MS), so it rises across
  * restarts of the reader exactly as a GPU's counter does between driver loads.
- * NVML_STUB_INIT_ERROR=<code> makes nvmlInit_v2 answer that code (9: driver not loaded).
+ * NVML_STUB_INIT_ERROR=<code> makes nvmlInit_v2 answer that code (9: driver not loaded);
+ * NVML_STUB_NO_PROCESS_SAMPLES=1 makes process utilisation NOT_SUPPORTED, as older GPUs answer.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,6 +249,7 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUti
     CHECK_DEVICE(device);
     if (!processSamplesCount) return NVML_ERROR_INVALID_ARGUMENT;
     if (device->is_mig || device->template_index == 2) return NVML_ERROR_NOT_SUPPORTED;
+    if (env_ll("NVML_STUB_NO_PROCESS_SAMPLES", 0)) return NVML_ERROR_NOT_SUPPORTED; /* older GPUs */
     unsigned int total = 0, wanted = 0;
     const struct stub_process *all = processes_of(device, &total);
     for (unsigned int i = 0; i < total; i++) if (all[i].sm_util >= 0) wanted++;
