@@ -188,8 +188,10 @@ pub async fn run_checked(
                 config.tokens(),
                 connections,
                 limits.idle_timeout(),
-                Some(repository.clone()),
-                std::sync::Arc::new(access(loaded)?),
+                Some(crate::report_api::ReportState {
+                    repository: repository.clone(),
+                    access: std::sync::Arc::new(access(loaded)?),
+                }),
                 config.document_limits(),
             )
             .await

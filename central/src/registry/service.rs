@@ -21,19 +21,18 @@ pub enum StartError {
     Schema(#[from] super::check::SchemaError),
 }
 
-/// Opens the registry on `location` (see [`DocumentStore::open`]) and serves it on `incoming`,
-/// the API and the web page ([`super::web`], with the accounting charts from `repository`); a
-/// request's headers must arrive within `header_timeout`; the sites in `site_max_body` push
-/// smaller documents than `config`'s limit. Returns the registry (for other views of
-/// it, such as the LDAP sync) and the serving task.
+/// Opens the registry on `location` (see [`DocumentStore::open`]) and serves it on `incoming`:
+/// the API, the web page ([`super::web`], with the accounting charts) and, with `accounting`, the
+/// report API on its repository. A request's headers must arrive within `header_timeout`; the
+/// sites in `site_max_body` push smaller documents than `config`'s limit. Returns the registry
+/// (for other views of it, such as the LDAP sync) and the serving task.
 pub async fn start(
     location: &str,
     config: &RegistryConfig,
     tokens: Tokens,
     incoming: Incoming,
     header_timeout: Duration,
-    repository: Option<accelfed_accounting::repository::Repository>,
-    access: Arc<crate::access::Access>,
+    accounting: Option<crate::report_api::ReportState>,
     site_max_body: std::collections::HashMap<accelfed_schemas::names::SiteName, usize>,
 ) -> Result<(Arc<Registry>, tokio::task::JoinHandle<()>), StartError> {
     let store = DocumentStore::open(location).await?;
@@ -50,13 +49,10 @@ pub async fn start(
     })
     .merge(super::web::routes(super::web::WebState {
         registry: registry.clone(),
-        repository: repository.clone(),
+        repository: accounting.as_ref().map(|a| a.repository.clone()),
     }));
-    let app = match repository {
-        Some(repository) => app.merge(crate::report_api::routes(crate::report_api::ReportState {
-            repository,
-            access,
-        })),
+    let app = match accounting {
+        Some(accounting) => app.merge(crate::report_api::routes(accounting)),
         None => app,
     };
     let task = tokio::spawn(super::https::serve(incoming, app, header_timeout));
