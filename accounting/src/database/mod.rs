@@ -15,4 +15,4 @@ pub mod migrate;
 pub mod postgres;
 
 pub use migrate::MigrationSet;
-pub use postgres::{ConnectError, PostgresPool};
+pub use postgres::{ConnectError, PooledClient, PostgresPool};

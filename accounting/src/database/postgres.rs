@@ -18,6 +18,10 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a call waits for a free connection of a full pool.
 const WAIT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// A connection taken from a [`PostgresPool`]; back to the pool when dropped. Derefs to the
+/// tokio-postgres `Client`.
+pub type PooledClient = deadpool_postgres::Object;
+
 /// Why no connection was had.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
@@ -90,7 +94,7 @@ impl PostgresPool {
     }
 
     /// A connection, open and not in use; returned to the pool when dropped.
-    pub async fn get(&self) -> Result<deadpool_postgres::Object, ConnectError> {
+    pub async fn get(&self) -> Result<PooledClient, ConnectError> {
         self.pool.get().await.map_err(|error| match error {
             PoolError::Backend(error) => ConnectError::Postgres(error),
             other => ConnectError::Pool(other.to_string()),

@@ -139,3 +139,5 @@ fn from_millis(millis: i64) -> DateTime<Utc> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod upgrade_tests;
