@@ -7,6 +7,7 @@
 //! transaction that records it in the history: a failed push leaves the stored one as it was.
 
 mod error;
+mod listen;
 mod postgres;
 mod sqlite;
 
@@ -15,6 +16,7 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 
 pub use error::StoreError;
+pub use listen::Change;
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
@@ -116,6 +118,27 @@ impl DocumentStore {
         match self {
             Self::Sqlite(store) => store.latest().await,
             Self::Postgres(store) => store.latest().await,
+        }
+    }
+
+    /// The changes other instances make, for a store several instances share (PostgreSQL); `None`
+    /// for SQLite, whose file only this instance writes. Starts listening at once.
+    pub fn changes(&self) -> Option<tokio::sync::mpsc::Receiver<Change>> {
+        match self {
+            Self::Sqlite(_) => None,
+            Self::Postgres(store) => Some(store.changes()),
+        }
+    }
+
+    /// One site's latest document, if it has one.
+    pub async fn latest_of(&self, site: &str) -> Result<Option<StoredDocument>, StoreError> {
+        match self {
+            Self::Sqlite(_) => Ok(self
+                .latest()
+                .await?
+                .into_iter()
+                .find(|stored| stored.site == site)),
+            Self::Postgres(store) => store.latest_of(site).await,
         }
     }
 

@@ -43,6 +43,8 @@ const SCHEMA: &str = "
 pub struct PostgresStore {
     /// The URL without its password, for messages.
     location: String,
+    /// For the listener's own connection.
+    target: std::sync::Arc<accelfed_net::postgres::PostgresTarget>,
     pool: PostgresPool,
 }
 
@@ -52,7 +54,11 @@ impl PostgresStore {
         let target = target(url).map_err(|e| connect_failure(&location, e))?;
         let pool =
             PostgresPool::new(&target, POOL_SIZE).map_err(|e| connect_failure(&location, e))?;
-        let store = Self { location, pool };
+        let store = Self {
+            location,
+            target: std::sync::Arc::new(target),
+            pool,
+        };
         let mut client = store.client().await?;
         match migrate::postgres(&mut client, &SET)
             .await
@@ -72,6 +78,17 @@ impl PostgresStore {
         }
         drop(client);
         Ok(store)
+    }
+
+    /// Starts listening for committed pushes (see [`super::listen`]).
+    pub fn changes(&self) -> tokio::sync::mpsc::Receiver<super::Change> {
+        let (sender, receiver) = tokio::sync::mpsc::channel(1024);
+        tokio::spawn(super::listen::listen(
+            (*self.target).clone(),
+            self.location.clone(),
+            sender,
+        ));
+        receiver
     }
 
     /// A pooled connection.
@@ -141,6 +158,22 @@ impl PostgresStore {
                 document: row.get(2),
             })
             .collect())
+    }
+
+    pub async fn latest_of(&self, site: &str) -> Result<Option<StoredDocument>, StoreError> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                "SELECT site, received_at, document FROM registry_latest WHERE site = $1",
+                &[&site],
+            )
+            .await
+            .map_err(|e| self.fail(e))?;
+        Ok(row.map(|row| StoredDocument {
+            site: row.get(0),
+            received_at: from_millis(row.get(1)),
+            document: row.get(2),
+        }))
     }
 
     pub async fn history(&self, site: &str) -> Result<Vec<HistoryEntry>, StoreError> {
