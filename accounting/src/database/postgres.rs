@@ -101,3 +101,9 @@ impl PostgresPool {
         })
     }
 }
+
+/// Closes a pooled connection instead of returning it to the pool: its session ends, with every
+/// session-level state it holds (an advisory lock, a `LISTEN`).
+pub fn close(client: PooledClient) {
+    drop(deadpool_postgres::Object::take(client));
+}

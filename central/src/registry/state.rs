@@ -126,6 +126,12 @@ impl Registry {
         Ok(())
     }
 
+    /// The right to run the LDAP sync while no other instance on the store runs it; `None` while
+    /// another does.
+    pub async fn lead_ldap_sync(&self) -> Result<Option<super::store::Leadership>, StoreError> {
+        self.store.try_lead(super::store::LDAP_SYNC).await
+    }
+
     /// The current index; cheap (an `Arc` clone).
     pub fn index(&self) -> Arc<Index> {
         self.index

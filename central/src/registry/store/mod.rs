@@ -7,6 +7,7 @@
 //! transaction that records it in the history: a failed push leaves the stored one as it was.
 
 mod error;
+mod leader;
 mod listen;
 mod postgres;
 mod sqlite;
@@ -16,6 +17,7 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 
 pub use error::StoreError;
+pub use leader::{LDAP_SYNC, Leadership};
 pub use listen::Change;
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
@@ -130,6 +132,15 @@ impl DocumentStore {
         }
     }
 
+    /// The right to run the job `key` names while no other instance runs it, or `None` while
+    /// another does (see [`leader`]).
+    pub async fn try_lead(&self, key: i64) -> Result<Option<Leadership>, StoreError> {
+        match self {
+            Self::Sqlite(_) => Ok(Some(Leadership::Alone)),
+            Self::Postgres(store) => store.try_lead(key).await,
+        }
+    }
+
     /// One site's latest document, if it has one.
     pub async fn latest_of(&self, site: &str) -> Result<Option<StoredDocument>, StoreError> {
         match self {
@@ -160,6 +171,8 @@ fn from_millis(millis: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_millis(millis).unwrap_or_default()
 }
 
+#[cfg(test)]
+mod leader_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -160,6 +160,17 @@ impl PostgresStore {
             .collect())
     }
 
+    pub async fn try_lead(&self, key: i64) -> Result<Option<super::Leadership>, StoreError> {
+        let client = self.client().await?;
+        let locked: bool = client
+            .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
+            .await
+            .map_err(|e| self.fail(e))?
+            .get(0);
+        // Not locked: the connection holds nothing and goes back to the pool.
+        Ok(locked.then(|| super::Leadership::Locked(Some(client))))
+    }
+
     pub async fn latest_of(&self, site: &str) -> Result<Option<StoredDocument>, StoreError> {
         let client = self.client().await?;
         let row = client
