@@ -6,6 +6,8 @@
 //! certificate is among the system's roots here: Debian keeps it in /etc/ssl/certs, which the
 //! system store reads whole), which answers PostgreSQL's TLS request as PostgreSQL does.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use accelfed_net::Trust;
 use accelfed_net::postgres::target;
 

@@ -17,7 +17,7 @@ pub enum Leadership {
     /// SQLite: no other instance shares the store.
     Alone,
     /// The session holding the PostgreSQL lock.
-    Locked(Option<PooledClient>),
+    Locked(Option<Box<PooledClient>>),
 }
 
 impl Drop for Leadership {
@@ -25,7 +25,7 @@ impl Drop for Leadership {
         if let Self::Locked(client) = self
             && let Some(client) = client.take()
         {
-            close(client);
+            close(*client);
         }
     }
 }

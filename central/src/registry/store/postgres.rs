@@ -168,7 +168,7 @@ impl PostgresStore {
             .map_err(|e| self.fail(e))?
             .get(0);
         // Not locked: the connection holds nothing and goes back to the pool.
-        Ok(locked.then(|| super::Leadership::Locked(Some(client))))
+        Ok(locked.then(|| super::Leadership::Locked(Some(Box::new(client)))))
     }
 
     pub async fn latest_of(&self, site: &str) -> Result<Option<StoredDocument>, StoreError> {
