@@ -12,6 +12,7 @@
 pub mod access;
 pub mod apel;
 pub mod config;
+pub mod database;
 pub mod flow;
 pub mod meter;
 pub mod private_file;

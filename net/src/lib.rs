@@ -5,6 +5,7 @@
 //! * [`grpc`]: tonic's TLS settings and endpoint from the same trust.
 //! * [`deadline`]: a whole call (connect, TLS handshake, request, answer) within its time, and the
 //!   words for one that ran out of it.
+//! * [`postgres`]: TLS for PostgreSQL, with libpq's `sslmode` and `sslrootcert`.
 //! * [`tls`]: a rustls client configuration from the same trust (the LDAP clients).
 //! * [`secret`]: secret files, read with the permission warning.
 //! * [`url`]: `HttpsUrl`, checked when the configuration is read.
@@ -16,6 +17,7 @@
 pub mod deadline;
 pub mod grpc;
 pub mod https;
+pub mod postgres;
 pub mod secret;
 pub mod tls;
 pub mod trust;

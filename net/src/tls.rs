@@ -12,6 +12,21 @@ use crate::trust::Trust;
 /// The system's roots plus the trust's extra certificates, with ring (the one crypto provider of
 /// the workspace) and its safe protocol versions.
 pub fn client_config(trust: &Trust) -> Result<Arc<rustls::ClientConfig>, String> {
+    let config = rustls::ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(|err| format!("TLS: {err}"))?
+        .with_root_certificates(root_store(trust)?)
+        .with_no_client_auth();
+    Ok(Arc::new(config))
+}
+
+/// ring, the one crypto provider of the workspace.
+pub fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// The system's roots that load, plus the trust's extra certificates.
+pub fn root_store(trust: &Trust) -> Result<rustls::RootCertStore, String> {
     let mut roots = rustls::RootCertStore::empty();
     let native = rustls_native_certs::load_native_certs();
     for error in &native.errors {
@@ -32,11 +47,5 @@ pub fn client_config(trust: &Trust) -> Result<Arc<rustls::ClientConfig>, String>
                 .map_err(|err| format!("a CA certificate cannot be trusted: {err}"))?;
         }
     }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|err| format!("TLS: {err}"))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    Ok(Arc::new(config))
+    Ok(roots)
 }

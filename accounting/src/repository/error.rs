@@ -48,6 +48,14 @@ pub enum RepositoryError {
         what: &'static str,
         value: String,
     },
+    /// The database URL's settings are wrong (an unknown `sslmode`, an unreadable
+    /// `sslrootcert`); the location is without its password.
+    #[error("PostgreSQL repository {location}: {reason}")]
+    Settings { location: String, reason: String },
+    /// No connection could be had in time (the database is down or restarting); a retry can
+    /// help.
+    #[error("PostgreSQL repository {location}: {reason}")]
+    Unavailable { location: String, reason: String },
     #[error("{database} worker thread failed: {reason}")]
     Worker {
         database: &'static str,
@@ -69,8 +77,9 @@ impl RepositoryError {
             | Self::Access { .. }
             | Self::NotARepository { .. }
             | Self::SchemaTooNew { .. }
-            | Self::Corrupt { .. } => false,
-            Self::Worker { .. } => true,
+            | Self::Corrupt { .. }
+            | Self::Settings { .. } => false,
+            Self::Worker { .. } | Self::Unavailable { .. } => true,
         }
     }
 }

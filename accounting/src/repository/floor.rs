@@ -20,7 +20,7 @@ use super::error::RepositoryError;
 use super::period::Period;
 use super::postgres::copy::CopyPayload;
 use super::postgres::ingest as pg_ingest;
-use super::postgres::{PostgresRepository, connect, schema as pg_schema};
+use super::postgres::{PostgresRepository, connect_url, schema as pg_schema};
 use super::row::RecordRow;
 use super::sqlite::{SqliteRepository, ingest as sqlite_ingest, schema as sqlite_schema};
 use super::totals::{SummaryKey, Totals};
@@ -109,7 +109,7 @@ impl PostgresFloor {
             url: super::postgres::redact(url),
             error,
         };
-        let mut client = connect(url).await.map_err(fail)?;
+        let mut client = connect_url(url).await?;
         match table {
             PostgresFloorTable::Partitioned => pg_schema::create_partitions(&mut client, periods)
                 .await

@@ -40,6 +40,8 @@ pub async fn start(
         .with_time_limits(config.time_limits())
         .with_max_entities(config.max_entities);
     let registry = Arc::new(Registry::open(store, checker, config.keep()).await?);
+    // Other instances' pushes, as the shared database announces them.
+    tokio::spawn(Arc::clone(&registry).follow());
     let app = router(ApiState {
         registry: registry.clone(),
         tokens: Arc::new(tokens),

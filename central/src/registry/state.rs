@@ -8,7 +8,7 @@ use tokio::sync::Mutex;
 
 use super::check::{Checker, Rejection};
 use super::index::{Index, SiteView};
-use super::store::{DocumentStore, HistoryEntry, Keep, StoreError, StoredDocument};
+use super::store::{Change, DocumentStore, HistoryEntry, Keep, StoreError, StoredDocument};
 
 /// How many documents of each site the history keeps, unless configured.
 pub const DEFAULT_KEEP_HISTORY: u32 = 100;
@@ -60,17 +60,8 @@ impl Registry {
     ) -> Result<Self, StoreError> {
         let mut index = Index::default();
         for stored in store.latest().await? {
-            match checker.check_at(stored.document.as_bytes(), &stored.site, stored.received_at) {
-                Ok(parsed) => {
-                    index = index.with(SiteView::new(stored.site, stored.received_at, parsed));
-                }
-                Err(error) => {
-                    tracing::warn!(
-                        site = %stored.site,
-                        received_at = %stored.received_at.to_rfc3339(),
-                        "stored registry document fails today's checks; left out until the site pushes again: {error}"
-                    );
-                }
+            if let Some(view) = view_of(&checker, stored) {
+                index = index.with(view);
             }
         }
         Ok(Self {
@@ -81,6 +72,67 @@ impl Registry {
             push_lock: Mutex::new(()),
             pushes: super::push_counts::PushCounts::default(),
         })
+    }
+
+    /// Keeps the index equal to the store's latest documents as other instances push, for as long
+    /// as the store announces changes (PostgreSQL; on SQLite this instance is the only writer and
+    /// this returns at once). The index is a copy of the store, never truth of its own: every
+    /// instance on one database answers from the same documents.
+    pub async fn follow(self: Arc<Self>) {
+        let Some(mut changes) = self.store.changes() else {
+            return;
+        };
+        while let Some(change) = changes.recv().await {
+            if let Err(error) = self.reload(&change).await {
+                tracing::warn!(
+                    ?change,
+                    "registry: cannot read another instance's push: {error}; reading every site"
+                );
+                // Read whatever was missed once the database answers again.
+                loop {
+                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                    if self.reload(&Change::Everything).await.is_ok() {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads what `change` names from the store into the index.
+    async fn reload(&self, change: &Change) -> Result<(), StoreError> {
+        let _guard = self.push_lock.lock().await;
+        let next = match change {
+            Change::Site(site) => {
+                let Some(stored) = self.store.latest_of(site).await? else {
+                    return Ok(());
+                };
+                match view_of(&self.checker, stored) {
+                    Some(view) => self.index().with(view),
+                    None => return Ok(()),
+                }
+            }
+            Change::Everything => {
+                let mut index = Index::default();
+                for stored in self.store.latest().await? {
+                    if let Some(view) = view_of(&self.checker, stored) {
+                        index = index.with(view);
+                    }
+                }
+                index
+            }
+        };
+        *self
+            .index
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(next);
+        Ok(())
+    }
+
+    /// The right to run the LDAP sync while no other instance on the store runs it; `None` while
+    /// another does.
+    pub async fn lead_ldap_sync(&self) -> Result<Option<super::store::Leadership>, StoreError> {
+        self.store.try_lead(super::store::LDAP_SYNC).await
     }
 
     /// The current index; cheap (an `Arc` clone).
@@ -141,5 +193,26 @@ impl Registry {
     }
 }
 
+/// A stored document checked again as a push of it would be now, at the time it was received:
+/// one stored under older rules (a CreationTime in 2200, a Validity of centuries, a physical
+/// count that disagrees with itself) would otherwise stay "fresh" and be offered. One that no
+/// longer passes is left out with a warning naming the site and the reason.
+fn view_of(checker: &Checker, stored: StoredDocument) -> Option<SiteView> {
+    match checker.check_at(stored.document.as_bytes(), &stored.site, stored.received_at) {
+        Ok(parsed) => Some(SiteView::new(stored.site, stored.received_at, parsed)),
+        Err(error) => {
+            tracing::warn!(
+                site = %stored.site,
+                received_at = %stored.received_at.to_rfc3339(),
+                "stored registry document fails today's checks; left out until the site pushes again: {error}"
+            );
+            None
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod follow_tests;

@@ -1,5 +1,5 @@
-//! Site contacts in PostgreSQL (see [`crate::repository::contacts`]). Written on the reader's
-//! connection: a call's contact must not wait for another site's batch on the writer.
+//! Site contacts in PostgreSQL (see [`crate::repository::contacts`]). Written on a pooled
+//! connection, not the writer's: a call's contact must not wait for another site's batch.
 
 use chrono::{DateTime, Utc};
 
@@ -19,10 +19,10 @@ impl PostgresRepository {
         let received = stored_count(received);
         let depth = spool_depth.map(stored_count);
         let held_count = held.as_ref().map(|held| stored_count(held.total));
+        let conn = self.read_connection().await?;
         let result: Result<(), tokio_postgres::Error> = async {
-            self.reader
-                .execute(
-                    "INSERT INTO site_contacts
+            conn.execute(
+                "INSERT INTO site_contacts
                          (site, last_contact, spool_depth, held_count, records_received)
                      VALUES ($1, $2, $3, $4, $5)
                      ON CONFLICT (site) DO UPDATE
@@ -32,11 +32,11 @@ impl PostgresRepository {
                          held_count = coalesce(excluded.held_count, site_contacts.held_count),
                          records_received = site_contacts.records_received
                              + excluded.records_received",
-                    &[&site, &at.timestamp(), &depth, &held_count, &received],
-                )
-                .await?;
+                &[&site, &at.timestamp(), &depth, &held_count, &received],
+            )
+            .await?;
             if let Some(held) = held {
-                replace_held(&self.reader, site, &held).await?;
+                replace_held(&conn, site, &held).await?;
             }
             Ok(())
         }
@@ -46,7 +46,8 @@ impl PostgresRepository {
 
     pub(crate) async fn site_contacts(&self) -> Result<Vec<SiteContact>, RepositoryError> {
         let rows = self
-            .reader
+            .read_connection()
+            .await?
             .query(
                 "SELECT site, last_contact, spool_depth, records_received, held_count
                  FROM site_contacts ORDER BY site",
@@ -70,7 +71,8 @@ impl PostgresRepository {
 
     pub(crate) async fn held_entries(&self) -> Result<Vec<(String, HeldEntry)>, RepositoryError> {
         let rows = self
-            .reader
+            .read_connection()
+            .await?
             .query(
                 "SELECT site, record_id, reason, since FROM held_records
                  ORDER BY site, since, record_id",
@@ -96,8 +98,8 @@ impl PostgresRepository {
     }
 }
 
-/// Replaces `site`'s held list in one statement (the reader's connection is shared by concurrent
-/// calls, so no BEGIN/COMMIT around several): rows not in the new list are deleted, the others
+/// Replaces `site`'s held list in one statement (so two calls of one site racing each other
+/// never interleave halves): rows not in the new list are deleted, the others
 /// inserted or updated, so the two parts touch different rows.
 async fn replace_held(
     client: &tokio_postgres::Client,

@@ -15,9 +15,12 @@ pub(crate) mod schema;
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use accelfed_net::postgres::PostgresTarget;
 use tokio::runtime::Handle;
 use tokio::sync::Mutex;
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::Client;
+
+use crate::database::postgres::{ConnectError, POOL_SIZE, PostgresPool, target};
 
 use super::capacity::Installed;
 use super::error::RepositoryError;
@@ -34,13 +37,17 @@ pub(crate) use accelfed_schemas::database_url::redact;
 pub struct PostgresRepository {
     /// The URL without its password, for messages.
     location: String,
-    /// Ingest needs `&mut Client` for its transaction; batches on one instance queue here.
+    /// Where the database is and how to reach it (TLS), for the writer's reconnects.
+    target: Arc<PostgresTarget>,
+    /// Ingest needs `&mut Client` for its transaction; batches on one instance queue here. A
+    /// connection the server closed (a restart) is replaced when the next batch comes.
     writer: Arc<Mutex<ingest::Writer>>,
-    /// The runtime of the writer connection's own thread (see [`connect_on_own_thread`]), where
-    /// each batch's transaction runs.
+    /// The runtime of the writer connection's own thread (see [`writer_thread`]), where
+    /// each batch's transaction runs; the thread ends when the last clone of the repository goes.
     writer_thread: Handle,
-    /// Reports and sync counts use their own connection, so they never wait for a batch.
-    reader: Arc<Client>,
+    _writer_thread_stop: Arc<tokio::sync::oneshot::Sender<()>>,
+    /// Reports and sync counts take pooled connections, so they never wait for a batch.
+    reader: PostgresPool,
     /// Months whose partition is known to exist (a cache: creation is idempotent).
     partitions: Arc<Mutex<HashSet<Period>>>,
     /// Sites whose last batch re-sent stored records: their next batch skips the all-new fast
@@ -58,15 +65,17 @@ pub(crate) enum PgFailure {
 }
 
 impl PostgresRepository {
-    /// Connects (without TLS: the database is expected on localhost or a private network) and
-    /// brings the schema up to date.
+    /// Connects (TLS as the URL's `sslmode` says, libpq's default `prefer` when it says none)
+    /// and brings the schema up to date.
     pub async fn open(url: &str) -> Result<Self, RepositoryError> {
         let location = redact(url);
         let fail = |error| RepositoryError::Postgres {
             url: location.clone(),
             error,
         };
-        let (mut writer, writer_thread) = connect_on_own_thread(url).await.map_err(fail)?;
+        let target = Arc::new(target(url).map_err(|e| connect_failure(&location, e))?);
+        let (writer_thread, stop) = writer_thread();
+        let mut writer = connect_on(&writer_thread, &target).await.map_err(fail)?;
         match schema::migrate(&mut writer).await.map_err(fail)? {
             Ok(found) if found < schema::LATEST => {
                 tracing::info!(url = %location, from = found, to = schema::LATEST, "migrated repository schema");
@@ -81,12 +90,15 @@ impl PostgresRepository {
             }
         }
         let writer = ingest::Writer::new(writer).await.map_err(fail)?;
-        let reader = connect(url).await.map_err(fail)?;
+        let reader =
+            PostgresPool::new(&target, POOL_SIZE).map_err(|e| connect_failure(&location, e))?;
         Ok(Self {
             location,
+            target,
             writer: Arc::new(Mutex::new(writer)),
             writer_thread,
-            reader: Arc::new(reader),
+            _writer_thread_stop: Arc::new(stop),
+            reader,
             partitions: Arc::default(),
             resending: Arc::default(),
         })
@@ -104,9 +116,15 @@ impl PostgresRepository {
         let prepared = ingest::prepare(candidates, try_fast_path);
         let writer = Arc::clone(&self.writer);
         let partitions = Arc::clone(&self.partitions);
+        let target = Arc::clone(&self.target);
         let owned_site = site.to_owned();
         let transaction = async move {
             let mut writer = writer.lock().await;
+            if writer.client.is_closed() {
+                // The server closed the last connection (a restart): this batch opens the next.
+                tracing::info!("PostgreSQL writer connection was closed; reconnecting");
+                *writer = ingest::Writer::new(connect(&target).await?).await?;
+            }
             let missing: Vec<Period> = {
                 let known = partitions.lock().await;
                 let mut missing: Vec<Period> = wanted.difference(&known).copied().collect();
@@ -141,21 +159,21 @@ impl PostgresRepository {
 
     /// Totals from the summary table.
     pub async fn summaries(&self, query: SummaryQuery) -> Result<Vec<SummaryRow>, RepositoryError> {
-        read::summaries(self.reader.as_ref(), &query)
+        read::summaries(&**self.read_connection().await?, &query)
             .await
             .map_err(|e| self.fail(e))
     }
 
     /// Installed GPUs per (site, model, month), as records carry them.
     pub async fn installed(&self) -> Result<Vec<Installed>, RepositoryError> {
-        read::installed(self.reader.as_ref())
+        read::installed(&**self.read_connection().await?)
             .await
             .map_err(|e| self.fail(e))
     }
 
     /// Records held per month for one site.
     pub async fn sync_counts(&self, site: String) -> Result<Vec<SyncCount>, RepositoryError> {
-        read::sync_counts(self.reader.as_ref(), &site)
+        read::sync_counts(&**self.read_connection().await?, &site)
             .await
             .map_err(|e| self.fail(e))
     }
@@ -166,7 +184,7 @@ impl PostgresRepository {
         site: String,
         period: Period,
     ) -> Result<Vec<String>, RepositoryError> {
-        read::users(self.reader.as_ref(), &site, period)
+        read::users(&**self.read_connection().await?, &site, period)
             .await
             .map_err(|e| self.fail(e))
     }
@@ -176,7 +194,7 @@ impl PostgresRepository {
         &self,
         query: SummaryQuery,
     ) -> Result<Vec<SummaryRow>, RepositoryError> {
-        read::user_summaries(self.reader.as_ref(), &query)
+        read::user_summaries(&**self.read_connection().await?, &query)
             .await
             .map_err(|e| self.fail(e))
     }
@@ -188,9 +206,17 @@ impl PostgresRepository {
         limit: i64,
         offset: i64,
     ) -> Result<Vec<super::row::RecordRow>, RepositoryError> {
-        read::site_records(self.reader.as_ref(), &site, limit, offset)
+        read::site_records(&**self.read_connection().await?, &site, limit, offset)
             .await
             .map_err(|e| self.fail(e))
+    }
+
+    /// A pooled connection for a read.
+    async fn read_connection(&self) -> Result<deadpool_postgres::Object, RepositoryError> {
+        self.reader
+            .get()
+            .await
+            .map_err(|e| connect_failure(&self.location, e))
     }
 
     fn fail(&self, failure: PgFailure) -> RepositoryError {
@@ -208,19 +234,56 @@ impl PostgresRepository {
     }
 }
 
-pub(crate) async fn connect(url: &str) -> Result<Client, tokio_postgres::Error> {
-    let (client, connection) = tokio_postgres::connect(url, NoTls).await?;
-    tokio::spawn(async move {
-        if let Err(error) = connection.await {
-            let why = super::postgres_message::describe(&error);
-            tracing::warn!("PostgreSQL connection closed: {why}");
-        }
-    });
-    Ok(client)
+/// The error of a connection that could not be had, with the URL (without its password).
+fn connect_failure(location: &str, error: ConnectError) -> RepositoryError {
+    match error {
+        ConnectError::Postgres(error) => RepositoryError::Postgres {
+            url: location.to_owned(),
+            error,
+        },
+        ConnectError::Settings(reason) => RepositoryError::Settings {
+            location: location.to_owned(),
+            reason,
+        },
+        ConnectError::Pool(reason) => RepositoryError::Unavailable {
+            location: location.to_owned(),
+            reason,
+        },
+    }
 }
 
-/// Connects the writer, its connection driven by a thread of its own; also returns that thread's
-/// runtime, where ingest runs each batch's transaction.
+/// One connection to the database `url` names, driven by the current runtime (the floor's bulk
+/// loads).
+pub(crate) async fn connect_url(url: &str) -> Result<Client, RepositoryError> {
+    let location = redact(url);
+    let target = target(url).map_err(|e| connect_failure(&location, e))?;
+    connect(&target)
+        .await
+        .map_err(|error| RepositoryError::Postgres {
+            url: location,
+            error,
+        })
+}
+
+async fn connect(target: &PostgresTarget) -> Result<Client, tokio_postgres::Error> {
+    crate::database::postgres::connect(target).await
+}
+
+/// Connects on the writer's thread, so that its connection is driven there.
+async fn connect_on(
+    thread: &Handle,
+    target: &Arc<PostgresTarget>,
+) -> Result<Client, tokio_postgres::Error> {
+    let target = Arc::clone(target);
+    let on_thread = Arc::clone(&target);
+    match thread.spawn(async move { connect(&on_thread).await }).await {
+        Ok(result) => result,
+        // The thread's runtime is gone: connect here, slower but correct.
+        Err(_) => connect(&target).await,
+    }
+}
+
+/// Starts the writer's thread; returns its runtime and the sender whose drop ends it.
 ///
 /// A connection's socket work runs in the task that drives it, and a transaction's next statement
 /// is sent by the task awaiting the last one. On the service's runtime both queue behind whatever
@@ -228,48 +291,34 @@ pub(crate) async fn connect(url: &str) -> Result<Client, tokio_postgres::Error> 
 /// busy for tens of milliseconds without yielding: a `COPY` stopped whenever the socket buffer was
 /// full, and the database backend sat waiting for the rest and for each next statement (sampled: a
 /// fifth of its time during ingest). This thread does nothing else, so the kernel runs it as soon
-/// as the socket is ready. The `Client` works from any runtime; the thread ends when the connection
-/// does (when the `Client` is dropped).
-async fn connect_on_own_thread(url: &str) -> Result<(Client, Handle), tokio_postgres::Error> {
-    let owned = url.to_owned();
-    let (ready, connected) = tokio::sync::oneshot::channel();
-    let thread = std::thread::Builder::new()
+/// as the socket is ready. It outlives any one connection (a database restart replaces the
+/// writer's connection on it) and ends when the repository's last clone is dropped.
+fn writer_thread() -> (Handle, tokio::sync::oneshot::Sender<()>) {
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let (ready, handle) = std::sync::mpsc::channel();
+    let started = std::thread::Builder::new()
         .name("pg-writer-io".into())
         .spawn(move || {
-            let runtime = match tokio::runtime::Builder::new_current_thread()
+            match tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
             {
-                Ok(runtime) => runtime,
+                Ok(runtime) => {
+                    let _ = ready.send(Some(runtime.handle().clone()));
+                    runtime.block_on(async move {
+                        let _ = stopped.await;
+                    });
+                }
                 Err(error) => {
                     tracing::error!(%error, "cannot start the PostgreSQL writer's thread");
-                    return;
+                    let _ = ready.send(None);
                 }
-            };
-            runtime.block_on(async move {
-                match tokio_postgres::connect(&owned, NoTls).await {
-                    Ok((client, connection)) => {
-                        if ready.send(Ok((client, Handle::current()))).is_ok()
-                            && let Err(error) = connection.await
-                        {
-                            let why = super::postgres_message::describe(&error);
-                            tracing::warn!("PostgreSQL connection closed: {why}");
-                        }
-                    }
-                    Err(error) => {
-                        let _ = ready.send(Err(error));
-                    }
-                }
-            });
+            }
         });
-    if let Err(error) = thread {
+    if let Err(error) = started {
         tracing::error!(%error, "cannot start the PostgreSQL writer's thread");
-        // Fall back to a connection driven by the caller's runtime: slower, still correct.
-        return Ok((connect(url).await?, Handle::current()));
     }
-    match connected.await {
-        Ok(result) => result,
-        // The thread ended without answering (its runtime could not start): as above.
-        Err(_) => Ok((connect(url).await?, Handle::current())),
-    }
+    // Without the thread, the caller's runtime drives the writer: slower, still correct.
+    let handle = handle.recv().ok().flatten().unwrap_or_else(Handle::current);
+    (handle, stop)
 }

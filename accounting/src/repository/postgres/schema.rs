@@ -13,6 +13,8 @@
 
 use tokio_postgres::Client;
 
+use crate::database::MigrationSet;
+
 use super::super::period::Period;
 
 /// Advisory lock keys (arbitrary, fixed): one for migrations, one for partition DDL.
@@ -107,42 +109,24 @@ const MIGRATIONS: &[(i64, &str)] = &[
     ),
 ];
 
+/// The repository's migrations, for the store layer's one runner ([`crate::database::migrate`]).
+/// Adding a migration: one entry at the end of [`MIGRATIONS`].
+pub(crate) const SET: MigrationSet = MigrationSet {
+    owner: "accounting repository",
+    table: "schema_migrations",
+    lock: MIGRATION_LOCK,
+    migrations: MIGRATIONS,
+};
+
 /// The newest schema version this program knows.
-pub(super) const LATEST: i64 = 5;
+pub(super) const LATEST: i64 = SET.latest();
 
 /// Applies the migrations the database lacks; `Err(found)` when the database is newer than this
 /// program (nothing is changed then).
 pub(super) async fn migrate(
     client: &mut Client,
 ) -> Result<Result<i64, i64>, tokio_postgres::Error> {
-    let tx = client.transaction().await?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
-        .await?;
-    tx.batch_execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations (
-            version    bigint PRIMARY KEY,
-            applied_at timestamptz NOT NULL DEFAULT now()
-        )",
-    )
-    .await?;
-    let found: Option<i64> = tx
-        .query_one("SELECT MAX(version) FROM schema_migrations", &[])
-        .await?
-        .get(0);
-    let found = found.unwrap_or(0);
-    if found > LATEST {
-        return Ok(Err(found));
-    }
-    for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > found) {
-        tx.batch_execute(sql).await?;
-        tx.execute(
-            "INSERT INTO schema_migrations (version) VALUES ($1)",
-            &[version],
-        )
-        .await?;
-    }
-    tx.commit().await?;
-    Ok(Ok(found))
+    crate::database::migrate::postgres(client, &SET).await
 }
 
 /// Creates the partitions of `periods` that do not exist yet (`records_p2026_01`, ...).

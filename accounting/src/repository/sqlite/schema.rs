@@ -12,7 +12,9 @@
 //! * Schema 4 adds `records_by_site_user`, partial on records that name a user, so central's cap
 //!   on distinct users per site and month reads an index rather than the site's rows.
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::Connection;
+
+use crate::database::MigrationSet;
 
 use crate::repository::error::RepositoryError;
 
@@ -103,38 +105,22 @@ const MIGRATIONS: &[(i64, &str)] = &[
     ),
 ];
 
+/// The repository's migrations, for the store layer's one runner ([`crate::database::migrate`]).
+/// Adding a migration: one entry at the end of [`MIGRATIONS`].
+pub(crate) const SET: MigrationSet = MigrationSet {
+    owner: "accounting repository",
+    table: "schema_migrations",
+    lock: 0,
+    migrations: MIGRATIONS,
+};
+
 /// The newest schema version this program knows.
-pub(super) const LATEST: i64 = 5;
+pub(super) const LATEST: i64 = SET.latest();
 
 /// Applies the migrations the database lacks. Returns the version found before, for logs.
 /// A database newer than this program is refused rather than written to.
 pub(super) fn migrate(conn: &mut Connection) -> rusqlite::Result<Result<i64, i64>> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    tx.execute_batch(
-        "CREATE TABLE IF NOT EXISTS schema_migrations (
-            version    INTEGER PRIMARY KEY,
-            applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
-        )",
-    )?;
-    let found: i64 = tx
-        .query_row("SELECT MAX(version) FROM schema_migrations", [], |r| {
-            r.get::<_, Option<i64>>(0)
-        })
-        .optional()?
-        .flatten()
-        .unwrap_or(0);
-    if found > LATEST {
-        return Ok(Err(found));
-    }
-    for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > found) {
-        tx.execute_batch(sql)?;
-        tx.execute(
-            "INSERT INTO schema_migrations (version) VALUES (?1)",
-            [version],
-        )?;
-    }
-    tx.commit()?;
-    Ok(Ok(found))
+    crate::database::migrate::sqlite(conn, &SET)
 }
 
 /// Connection settings: WAL so reports read while a batch is written; `synchronous = FULL` so an

@@ -3,7 +3,9 @@
 //! A push swaps in a new [`Index`]; the task notices by comparing the index it last synced with
 //! the current one (a pointer comparison, once a second), so the push path neither waits for LDAP
 //! nor knows about it. Pushes that arrive while a sync runs are covered by the next round, which
-//! always syncs the latest index: a burst of pushes costs one or two syncs, not one each.
+//! always syncs the latest index: a burst of pushes costs one or two syncs, not one each. Of the
+//! instances sharing one PostgreSQL database, one syncs at a time (an advisory lock, see
+//! [`crate::registry::store::Leadership`]).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -35,7 +37,21 @@ pub async fn run(sync: LdapSync, registry: Arc<Registry>, shutdown: impl Future<
         let retry_wait = interval.unwrap_or(Duration::from_secs(30));
         if (pushed && !(failed && last_attempt.elapsed() < retry_wait)) || due {
             last_attempt = Instant::now();
-            failed = !round(&sync, &index).await;
+            // One instance of those sharing a database syncs at a time; the others leave this
+            // round to it (their indexes hold the same documents: they follow the store).
+            failed = match registry.lead_ldap_sync().await {
+                Ok(Some(_leading)) => !round(&sync, &index).await,
+                Ok(None) => {
+                    tracing::debug!(
+                        "LDAP sync: another instance is syncing; leaving it this round"
+                    );
+                    false
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "LDAP sync: cannot ask the database who syncs; retrying later");
+                    true
+                }
+            };
             if !failed {
                 synced = Some(index);
             }

@@ -21,6 +21,17 @@ pub enum StoreError {
     /// The location without its password.
     #[error("registry database {0:?}: expected a file path or postgres://")]
     Location(String),
+    /// No connection could be had (the database is down, the URL's TLS settings are wrong).
+    #[error("registry store {location}: {reason}")]
+    Unavailable { location: String, reason: String },
+    #[error(
+        "registry store {location}: schema version {found} is newer than this program knows ({known})"
+    )]
+    SchemaTooNew {
+        location: String,
+        found: i64,
+        known: i64,
+    },
     #[error("registry store worker thread failed: {0}")]
     Worker(String),
 }

@@ -7,6 +7,8 @@
 //! transaction that records it in the history: a failed push leaves the stored one as it was.
 
 mod error;
+mod leader;
+mod listen;
 mod postgres;
 mod sqlite;
 
@@ -15,6 +17,8 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 
 pub use error::StoreError;
+pub use leader::{LDAP_SYNC, Leadership};
+pub use listen::Change;
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
@@ -119,6 +123,36 @@ impl DocumentStore {
         }
     }
 
+    /// The changes other instances make, for a store several instances share (PostgreSQL); `None`
+    /// for SQLite, whose file only this instance writes. Starts listening at once.
+    pub fn changes(&self) -> Option<tokio::sync::mpsc::Receiver<Change>> {
+        match self {
+            Self::Sqlite(_) => None,
+            Self::Postgres(store) => Some(store.changes()),
+        }
+    }
+
+    /// The right to run the job `key` names while no other instance runs it, or `None` while
+    /// another does (see [`leader`]).
+    pub async fn try_lead(&self, key: i64) -> Result<Option<Leadership>, StoreError> {
+        match self {
+            Self::Sqlite(_) => Ok(Some(Leadership::Alone)),
+            Self::Postgres(store) => store.try_lead(key).await,
+        }
+    }
+
+    /// One site's latest document, if it has one.
+    pub async fn latest_of(&self, site: &str) -> Result<Option<StoredDocument>, StoreError> {
+        match self {
+            Self::Sqlite(_) => Ok(self
+                .latest()
+                .await?
+                .into_iter()
+                .find(|stored| stored.site == site)),
+            Self::Postgres(store) => store.latest_of(site).await,
+        }
+    }
+
     /// A site's history, newest first.
     pub async fn history(&self, site: &str) -> Result<Vec<HistoryEntry>, StoreError> {
         match self {
@@ -138,4 +172,8 @@ fn from_millis(millis: i64) -> DateTime<Utc> {
 }
 
 #[cfg(test)]
+mod leader_tests;
+#[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod upgrade_tests;

@@ -4,12 +4,23 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use accelfed_accounting::database::{MigrationSet, migrate};
 use rusqlite::{Connection, params};
 
 use super::{HistoryEntry, Keep, PRUNE, StoreError, StoredDocument, from_millis, millis};
 
+/// The registry's migrations, for the store layer's one runner. Adding one: one entry at the end
+/// of the list.
+const SET: MigrationSet = MigrationSet {
+    owner: "registry store",
+    table: "registry_schema_migrations",
+    lock: 0,
+    // `IF NOT EXISTS`: a file made before the registry had migrations holds these tables already
+    // (and its documents), and adopts them as version 1.
+    migrations: &[(1, SCHEMA)],
+};
+
 const SCHEMA: &str = "
-    PRAGMA journal_mode = WAL;
     CREATE TABLE IF NOT EXISTS registry_latest (
         site        TEXT    PRIMARY KEY,
         received_at INTEGER NOT NULL,
@@ -33,15 +44,17 @@ impl SqliteStore {
     pub async fn open(path: &Path) -> Result<Self, StoreError> {
         let path = path.to_path_buf();
         let opened = path.clone();
-        let conn = tokio::task::spawn_blocking(move || {
+        let (conn, found) = tokio::task::spawn_blocking(move || {
             accelfed_accounting::private_file::create_with_mode(
                 &opened,
                 accelfed_accounting::private_file::REPOSITORY_MODE,
             );
-            let conn = Connection::open(&opened)?;
+            let mut conn = Connection::open(&opened)?;
             conn.busy_timeout(std::time::Duration::from_secs(10))?;
-            conn.execute_batch(SCHEMA)?;
-            Ok::<_, rusqlite::Error>(conn)
+            // Outside the migration's transaction: the journal mode cannot change inside one.
+            conn.pragma_update(None, "journal_mode", "WAL")?;
+            let found = migrate::sqlite(&mut conn, &SET)?;
+            Ok::<_, rusqlite::Error>((conn, found))
         })
         .await
         .map_err(|e| StoreError::Worker(e.to_string()))?
@@ -49,6 +62,20 @@ impl SqliteStore {
             path: path.display().to_string(),
             source,
         })?;
+        let conn = match found {
+            Ok(found) if found < SET.latest() => {
+                tracing::info!(path = %path.display(), from = found, to = SET.latest(), "migrated registry schema");
+                conn
+            }
+            Ok(_) => conn,
+            Err(found) => {
+                return Err(StoreError::SchemaTooNew {
+                    location: path.display().to_string(),
+                    found,
+                    known: SET.latest(),
+                });
+            }
+        };
         Ok(Self {
             path,
             conn: Arc::new(Mutex::new(conn)),

@@ -1,0 +1,18 @@
+//! The central store layer: the one owner of the central service's database, used by the
+//! accounting repository ([`crate::repository`]) and the registry's document store
+//! (`accelfed_central::registry::store`).
+//!
+//! * [`postgres`]: where and how to connect ([`accelfed_net::postgres`]: TLS with libpq's
+//!   `sslmode` and `sslrootcert`), single connections and the pool ([`PostgresPool`]), which
+//!   replaces a closed connection with a new one when it is next taken, so a database restart
+//!   costs the calls in flight, never a `serve` restart.
+//! * [`migrate`]: the one versioned migration runner, for PostgreSQL and SQLite: each owner of
+//!   tables (the repository, the registry) lists its migrations as a [`MigrationSet`], recorded in
+//!   its own version table, and the runner applies the ones a database lacks, under a lock, in
+//!   one transaction. Adding a migration is adding one entry at the end of its set's list.
+
+pub mod migrate;
+pub mod postgres;
+
+pub use migrate::MigrationSet;
+pub use postgres::{ConnectError, PooledClient, PostgresPool};
