@@ -1,9 +1,13 @@
 //! `accelfed meter`: resolves the plan from the site file and flags, runs the library's flow
 //! ([`accelfed_accounting::flow::meter_site`]) and maps its report to log lines and an exit status.
 
+use std::future::Future;
+
 use chrono::{DateTime, Datelike, TimeZone, Utc};
+use tokio::sync::oneshot;
 
 use accelfed_accounting::flow::{ManualRead, MeterPlan, MeterReport, meter_site};
+use accelfed_accounting::spool::{Spool, SpoolError};
 use accelfed_schemas::usage::Source;
 
 use crate::args::MeterArgs;
@@ -44,12 +48,6 @@ pub fn run(args: &MeterArgs) -> Outcome {
         since,
         now,
     };
-    // The spool is checked before any API is called: a mistyped path or a spool another user
-    // owns is a configuration error (exit 2), found without metering for nothing.
-    if let Err(err) = open_spool(&plan.spool, &accounting) {
-        tracing::error!("{err}");
-        return spool_failure(&err);
-    }
     tracing::debug!(
         spool = %plan.spool.display(),
         manual = %plan.manual.as_deref().map_or_else(|| "none".into(), |p| p.display().to_string()),
@@ -60,10 +58,55 @@ pub fn run(args: &MeterArgs) -> Outcome {
     );
     let progress = Progress::new();
     let phase = progress.spinner(format!("metering usage since {since}"));
-    let report = runtime.block_on(meter_site(&plan));
+    // The spool is checked beside the meter's first calls rather than before them: opening it
+    // (its file made, its schema written and synced) is then off the run's wall. A mistyped path
+    // or a spool another user owns is still a configuration error (exit 2), found without
+    // metering for nothing: the calls in flight are dropped before anything is metered or
+    // written.
+    let checked = std::thread::scope(|scope| {
+        let (sender, receiver) = oneshot::channel();
+        scope.spawn(|| {
+            // A meter that already ended listens no more; the spool is then closed here.
+            let _unheard = sender.send(open_spool(&plan.spool, &accounting));
+        });
+        runtime.block_on(meter_checked(receiver, meter_site(&plan)))
+    });
     phase.finish_and_clear();
+    let report = match checked {
+        Ok(report) => report,
+        Err(err) => {
+            tracing::error!("{err}");
+            return spool_failure(&err);
+        }
+    };
     log(&report);
     Outcome::finished(!report.complete())
+}
+
+/// `meter`'s report, unless the spool check (`checked`) fails first. The checked spool stays open
+/// until the meter has written, so SQLite does not checkpoint it in between.
+async fn meter_checked(
+    mut checked: oneshot::Receiver<Result<Spool, SpoolError>>,
+    meter: impl Future<Output = MeterReport>,
+) -> Result<MeterReport, SpoolError> {
+    tokio::pin!(meter);
+    tokio::select! {
+        biased;
+        opened = &mut checked => match opened {
+            Ok(Ok(spool)) => {
+                let report = meter.await;
+                drop(spool);
+                Ok(report)
+            }
+            Ok(Err(err)) => Err(err),
+            // The check's thread ended without an answer: the meter's own write opens the spool.
+            Err(_) => Ok(meter.await),
+        },
+        report = &mut meter => match checked.await {
+            Ok(Err(err)) => Err(err),
+            _ => Ok(report),
+        },
+    }
 }
 
 /// The report as log lines: what failed or needs an operator at error or warning level, the
