@@ -16,7 +16,8 @@
 //! `ACCELFED_BENCH_PUSHES` [400]: pushes measured. `ACCELFED_TEST_POSTGRES`
 //! [postgres://postgres@127.0.0.1:5432]: the server; the run makes its own database there.
 //!
-//! BENCHMARKS.md (### Registry follow) records the figures.
+//! BENCHMARKS.md (### Two instances on one PostgreSQL: a push visible on the other) records the
+//! figures.
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
