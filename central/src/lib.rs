@@ -23,9 +23,6 @@ pub use registry::config::RegistryConfig;
 pub use registry::duplicate_keys::{DuplicateKey, first_duplicate as first_duplicate_key};
 pub use registry::ldap::query::{DEFAULT_BASE as DEFAULT_LDAP_BASE, query as ldap_query};
 pub use registry::paging::{MAX_PAGE, MAX_PER_PAGE};
-// The registry on its store, as two instances on one database run it (the follow benchmark).
-pub use registry::Registry;
-pub use registry::store::DocumentStore;
 pub use run::{Addresses, Listeners, RunError, check, run, run_checked};
 
 mod access;
