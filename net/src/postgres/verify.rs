@@ -33,26 +33,35 @@ pub(super) fn client_config(
                 .map_err(|err| format!("TLS: {err}"))?;
             builder
                 .dangerous()
-                .with_custom_certificate_verifier(Arc::new(ChainOnly { chain }))
+                .with_custom_certificate_verifier(Arc::new(Lenient {
+                    chain: Some(chain),
+                    provider,
+                }))
                 .with_no_client_auth()
         }
         Check::Nothing => builder
             .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AnyCertificate { provider }))
+            .with_custom_certificate_verifier(Arc::new(Lenient {
+                chain: None,
+                provider,
+            }))
             .with_no_client_auth(),
     };
     Ok(Arc::new(config))
 }
 
-/// `verify-ca`: the chain must lead to a trusted root; the names in the certificate are not
-/// compared with the host (the chain is checked before the name, so a name mismatch is the only
-/// failure forgiven).
+/// libpq's checks short of `verify-full`: `verify-ca` gives the chain (it must lead to a trusted
+/// root; the names in the certificate are not compared with the host: the chain is checked before
+/// the name, so a name mismatch is the only failure forgiven); `require` and `prefer` without a
+/// root certificate give none (encryption against a passive listener, as libpq gives). The
+/// handshake's signatures are checked either way.
 #[derive(Debug)]
-struct ChainOnly {
-    chain: Arc<WebPkiServerVerifier>,
+struct Lenient {
+    chain: Option<Arc<WebPkiServerVerifier>>,
+    provider: Arc<CryptoProvider>,
 }
 
-impl ServerCertVerifier for ChainOnly {
+impl ServerCertVerifier for Lenient {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -61,13 +70,10 @@ impl ServerCertVerifier for ChainOnly {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, Error> {
-        match self.chain.verify_server_cert(
-            end_entity,
-            intermediates,
-            server_name,
-            ocsp_response,
-            now,
-        ) {
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
             Err(Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
@@ -81,7 +87,8 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        self.chain.verify_tls12_signature(message, cert, dss)
+        let algorithms = &self.provider.signature_verification_algorithms;
+        rustls::crypto::verify_tls12_signature(message, cert, dss, algorithms)
     }
 
     fn verify_tls13_signature(
@@ -90,59 +97,8 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        self.chain.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.chain.supported_verify_schemes()
-    }
-}
-
-/// `require` and `prefer` without a root certificate: encryption against a passive listener,
-/// as libpq gives; the certificate is not checked.
-#[derive(Debug)]
-struct AnyCertificate {
-    provider: Arc<CryptoProvider>,
-}
-
-impl ServerCertVerifier for AnyCertificate {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
+        let algorithms = &self.provider.signature_verification_algorithms;
+        rustls::crypto::verify_tls13_signature(message, cert, dss, algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {

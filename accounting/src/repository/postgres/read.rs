@@ -18,6 +18,25 @@ pub(super) async fn summaries(
     q: &SummaryQuery,
 ) -> Result<Vec<SummaryRow>, PgFailure> {
     let (sql, params) = query::build_sql(q, |n| format!("${n}"));
+    let rows = query_with(client, &sql, params).await?;
+    rows.iter()
+        .map(|row| {
+            query::summary_row(
+                &q.group_by,
+                |i| Ok(row.try_get(i)?),
+                |i| period(row.try_get(i)?),
+                |i| Ok(row.try_get(i)?),
+            )
+        })
+        .collect()
+}
+
+/// Runs `sql` with the query builder's parameters.
+async fn query_with(
+    client: &impl GenericClient,
+    sql: &str,
+    params: Vec<Param>,
+) -> Result<Vec<Row>, PgFailure> {
     let params: Vec<Box<dyn ToSql + Sync + Send>> = params
         .into_iter()
         .map(|p| -> Box<dyn ToSql + Sync + Send> {
@@ -31,17 +50,7 @@ pub(super) async fn summaries(
         .iter()
         .map(|p| p.as_ref() as &(dyn ToSql + Sync))
         .collect();
-    let rows = client.query(&sql, &refs).await?;
-    rows.iter()
-        .map(|row| {
-            query::summary_row(
-                &q.group_by,
-                |i| Ok(row.try_get(i)?),
-                |i| period(row.try_get(i)?),
-                |i| Ok(row.try_get(i)?),
-            )
-        })
-        .collect()
+    Ok(client.query(sql, &refs).await?)
 }
 
 /// The installed GPUs per (site, model, month) that records carry (the largest figure of each).
@@ -106,20 +115,7 @@ pub(super) async fn user_summaries(
 ) -> Result<Vec<SummaryRow>, PgFailure> {
     use super::super::users_report::{Fold, records_sql};
     let (sql, params) = records_sql(&q.filter, |n| format!("${n}"));
-    let params: Vec<Box<dyn ToSql + Sync + Send>> = params
-        .into_iter()
-        .map(|p| -> Box<dyn ToSql + Sync + Send> {
-            match p {
-                Param::Int(i) => Box::new(i),
-                Param::Text(s) => Box::new(s),
-            }
-        })
-        .collect();
-    let refs: Vec<&(dyn ToSql + Sync)> = params
-        .iter()
-        .map(|p| p.as_ref() as &(dyn ToSql + Sync))
-        .collect();
-    let rows = client.query(&sql, &refs).await?;
+    let rows = query_with(client, &sql, params).await?;
     let mut fold = Fold::default();
     for row in &rows {
         fold.add(&row_from_sql(row)?, &q.group_by, q.filter.model.as_deref());

@@ -26,18 +26,23 @@ pub(super) fn installed(conn: &mut Connection) -> rusqlite::Result<Vec<Installed
     rows.collect()
 }
 
-pub(super) fn summaries(
-    conn: &mut Connection,
-    q: &SummaryQuery,
-) -> rusqlite::Result<Vec<SummaryRow>> {
-    let (sql, params) = query::build_sql(q, |n| format!("?{n}"));
-    let params: Vec<Value> = params
+/// The query builder's parameters as SQLite values.
+fn values(params: Vec<Param>) -> Vec<Value> {
+    params
         .into_iter()
         .map(|p| match p {
             Param::Int(i) => Value::Integer(i64::from(i)),
             Param::Text(s) => Value::Text(s),
         })
-        .collect();
+        .collect()
+}
+
+pub(super) fn summaries(
+    conn: &mut Connection,
+    q: &SummaryQuery,
+) -> rusqlite::Result<Vec<SummaryRow>> {
+    let (sql, params) = query::build_sql(q, |n| format!("?{n}"));
+    let params = values(params);
     let mut statement = conn.prepare_cached(&sql)?;
     let rows = statement.query_map(rusqlite::params_from_iter(params), |row| {
         query::summary_row(
@@ -86,13 +91,7 @@ pub(super) fn user_summaries(
 ) -> rusqlite::Result<Vec<SummaryRow>> {
     use super::super::users_report::{Fold, records_sql};
     let (sql, params) = records_sql(&q.filter, |n| format!("?{n}"));
-    let params: Vec<Value> = params
-        .into_iter()
-        .map(|p| match p {
-            Param::Int(i) => Value::Integer(i64::from(i)),
-            Param::Text(s) => Value::Text(s),
-        })
-        .collect();
+    let params = values(params);
     let mut statement = conn.prepare_cached(&sql)?;
     let mut rows = statement.query(rusqlite::params_from_iter(params))?;
     let mut fold = Fold::default();
