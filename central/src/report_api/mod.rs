@@ -37,6 +37,19 @@ pub struct ReportState {
     pub access: Arc<Access>,
 }
 
+impl ReportState {
+    /// Who the request's `Authorization` header says the caller is, or the 401 that refuses it.
+    async fn caller(&self, headers: &HeaderMap) -> Result<crate::access::Caller, Response> {
+        let authorization = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok());
+        self.access
+            .identify(authorization)
+            .await
+            .map_err(|refusal| refused(&refusal))
+    }
+}
+
 pub fn routes(state: ReportState) -> Router {
     Router::new()
         .route("/accounting/v1/report", get(report))
@@ -133,12 +146,9 @@ async fn report(
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let authorization = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok());
-    let caller = match state.access.identify(authorization).await {
+    let caller = match state.caller(&headers).await {
         Ok(caller) => caller,
-        Err(refusal) => return refused(&refusal),
+        Err(refusal) => return refusal,
     };
     let params = format!("/?{}", query.unwrap_or_default())
         .parse::<axum::http::Uri>()

@@ -37,12 +37,9 @@ pub(super) async fn records(
     site: Result<Path<String>, PathRejection>,
     params: Result<Query<PageParams>, QueryRejection>,
 ) -> Response {
-    let authorization = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok());
-    let caller = match state.access.identify(authorization).await {
+    let caller = match state.caller(&headers).await {
         Ok(caller) => caller,
-        Err(refusal) => return refused(&refusal),
+        Err(refusal) => return refusal,
     };
     let Path(site) = match site {
         Ok(site) => site,
