@@ -99,6 +99,9 @@ pub struct StoredRecord {
     pub record: UsageRecord,
 }
 
+/// How long a spool waits for another process's lock (a meter and a shipper may run at once).
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// How much of the spool file SQLite may map into memory (see `Spool::configure`).
 const SPOOL_MMAP_BYTES: i64 = 1 << 30;
 
@@ -134,12 +137,9 @@ impl Spool {
     fn configure(&self) -> Result<(), SpoolError> {
         // A meter and a shipper may run at once from cron: wait for each other's transactions.
         self.conn
-            .busy_timeout(Duration::from_secs(30))
+            .busy_timeout(BUSY_TIMEOUT)
             .map_err(self.sqlite())?;
-        let mode: String = self
-            .conn
-            .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
-            .map_err(self.sqlite())?;
+        let mode = self.switch_to_wal().map_err(self.sqlite())?;
         debug_assert_eq!(mode.to_ascii_lowercase(), "wal");
         // A cache large enough for a whole batch's pages: acknowledging a batch rewrites every row
         // it names, and a cache that overflows mid-transaction spills and re-reads pages.
@@ -157,6 +157,28 @@ impl Spool {
         self.conn
             .pragma_update(None, "synchronous", "FULL")
             .map_err(self.sqlite())
+    }
+
+    /// `PRAGMA journal_mode = WAL`, waited out like any other lock. Two processes opening a new
+    /// spool at once (a meter's spool check and its write; a meter and a shipper from cron) both
+    /// switch it, and SQLite answers the loser "database is locked" at once instead of calling
+    /// the busy handler; the switch is retried until [`BUSY_TIMEOUT`] has passed.
+    fn switch_to_wal(&self) -> rusqlite::Result<String> {
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        loop {
+            match self
+                .conn
+                .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
+            {
+                Err(rusqlite::Error::SqliteFailure(failure, _))
+                    if failure.code == rusqlite::ErrorCode::DatabaseBusy
+                        && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                answered => return answered,
+            }
+        }
     }
 
     fn migrate(&mut self) -> Result<(), SpoolError> {

@@ -278,3 +278,24 @@ fn a_version_2_spool_keeps_what_was_pending_and_what_was_acknowledged() {
         .unwrap();
     assert_eq!(column, None, "the old state column is gone");
 }
+
+#[test]
+fn processes_opening_a_new_spool_at_once_all_open_it() {
+    // A meter's spool check and its write (or a meter and a shipper started together by cron)
+    // open a spool that does not exist yet at the same moment. Switching a new file to WAL takes
+    // a lock SQLite does not wait for by itself: every opener must still succeed.
+    for round in 0..20 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("spool.sqlite");
+        let openers: Vec<_> = (0..6)
+            .map(|_| {
+                let path = path.clone();
+                std::thread::spawn(move || Spool::open(&path).map(|spool| spool.depth()))
+            })
+            .collect();
+        for opener in openers {
+            let opened = opener.join().unwrap();
+            assert!(matches!(opened, Ok(Ok(0))), "round {round}: {opened:?}");
+        }
+    }
+}
