@@ -4,6 +4,7 @@
 //! attacker how much of a hash matched or which site it was close to.
 
 use std::fmt;
+use std::sync::{Arc, RwLock};
 
 use serde::{Deserialize, Deserializer};
 use sha2::{Digest, Sha256};
@@ -106,16 +107,36 @@ const TRIVIAL_TOKENS: &[&str] = &[
     "example",
 ];
 
-/// The sites that may ship, by token hash.
+/// The sites that may ship, by token hash. Clones share one set: [`Tokens::replace`] changes it
+/// for every clone at once, which is how a reload (SIGHUP) reaches the gRPC ingest, the registry's
+/// push and the report API without restarting them or dropping their connections.
 #[derive(Debug, Clone, Default)]
 pub struct Tokens {
-    sites: Vec<(SiteName, TokenHash)>,
+    sites: Arc<RwLock<Arc<[(SiteName, TokenHash)]>>>,
 }
 
 impl Tokens {
     pub fn new(sites: impl IntoIterator<Item = (SiteName, TokenHash)>) -> Self {
         Self {
-            sites: sites.into_iter().collect(),
+            sites: Arc::new(RwLock::new(sites.into_iter().collect())),
+        }
+    }
+
+    /// The set in force now: a call checks against one set, whatever a reload does meanwhile.
+    fn current(&self) -> Arc<[(SiteName, TokenHash)]> {
+        match self.sites.read() {
+            Ok(sites) => sites.clone(),
+            // The set is replaced whole, so a panicking writer cannot leave half of one.
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Puts `other`'s sites in force for this set and every clone of it.
+    pub fn replace(&self, other: &Tokens) {
+        let sites = other.current();
+        match self.sites.write() {
+            Ok(mut current) => *current = sites,
+            Err(poisoned) => *poisoned.into_inner() = sites,
         }
     }
 
@@ -123,7 +144,7 @@ impl Tokens {
     pub fn site_for(&self, token: &str) -> Option<SiteName> {
         let presented = TokenHash::of(token);
         let mut found = None;
-        for (site, hash) in &self.sites {
+        for (site, hash) in self.current().iter() {
             if presented.ct_eq(hash) && found.is_none() {
                 found = Some(site.clone());
             }
@@ -133,16 +154,14 @@ impl Tokens {
 
     /// The first pair of sites that share a token hash: the second site's token would log in as
     /// the first, so `serve` refuses such a configuration.
-    pub fn shared_hash(&self) -> Option<(&SiteName, &SiteName)> {
-        self.sites
-            .iter()
-            .enumerate()
-            .find_map(|(i, (first, hash))| {
-                self.sites[i + 1..]
-                    .iter()
-                    .find(|(_, other)| other.ct_eq(hash))
-                    .map(|(second, _)| (first, second))
-            })
+    pub fn shared_hash(&self) -> Option<(SiteName, SiteName)> {
+        let sites = self.current();
+        sites.iter().enumerate().find_map(|(i, (first, hash))| {
+            sites[i + 1..]
+                .iter()
+                .find(|(_, other)| other.ct_eq(hash))
+                .map(|(second, _)| (first.clone(), second.clone()))
+        })
     }
 
     /// Reads `authorization: Bearer <token>`; `None` without a well-formed header or for an
@@ -242,6 +261,22 @@ mod tests {
         ]);
         let (first, second) = tokens.shared_hash().unwrap();
         assert_eq!((first.as_str(), second.as_str()), ("A", "C"));
+    }
+
+    #[test]
+    fn a_replaced_set_is_in_force_for_every_clone() {
+        let (a, b) = (new_token().unwrap(), new_token().unwrap());
+        let tokens = Tokens::new([(SiteName::new("A").unwrap(), TokenHash::of(&a))]);
+        let held_by_a_listener = tokens.clone();
+        tokens.replace(&Tokens::new([(
+            SiteName::new("B").unwrap(),
+            TokenHash::of(&b),
+        )]));
+        assert_eq!(held_by_a_listener.site_for(&a), None, "A was removed");
+        assert_eq!(
+            held_by_a_listener.site_for(&b).map(|site| site.to_string()),
+            Some("B".to_owned())
+        );
     }
 
     #[test]

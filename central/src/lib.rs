@@ -37,6 +37,7 @@ mod ingest;
 mod listen;
 mod metrics;
 mod registry;
+mod reload;
 mod report_api;
 mod run;
 mod serve;

@@ -17,6 +17,7 @@ use crate::config::{ListenConfig, LoadedCentral};
 use crate::listen::{Gate, incoming, tls};
 use crate::metrics::Metrics;
 use crate::registry::ldap::{LdapSync, task as ldap_task};
+use crate::reload::{self, Live, WatchedCertificate};
 use crate::serve::{ServeError, ServeSettings, serve};
 
 /// The service's sockets, bound by the caller.
@@ -162,17 +163,43 @@ pub async fn run_checked(
         shutdown.await;
         let _ = stop_tx.send(true);
     });
-    if let Ok(validity) = Validity::of_leaf(&certificate_pem) {
-        tokio::spawn(watch_certificate(
-            validity,
-            config.tls.expiry_warning_days,
-            loaded.resolve(&config.tls.certificate),
-            stop_rx.clone(),
-        ));
-    }
+    // The certificate and key every TLS port presents, the site tokens and the report API's rules:
+    // shared with the ports, and replaced in them by a reload (SIGHUP).
+    let identity = Arc::new(
+        tls::Identity::from_pem(&certificate_pem, &key_pem)
+            .map_err(|err| RunError::Config(format!("tls: {err}")))?,
+    );
+    let validity = Validity::of_leaf(&certificate_pem).map_err(|err| {
+        RunError::Config(format!(
+            "tls.certificate {}: {err}",
+            loaded.resolve(&config.tls.certificate).display()
+        ))
+    })?;
+    let watched = WatchedCertificate {
+        validity,
+        warning_days: config.tls.expiry_warning_days,
+        path: loaded.resolve(&config.tls.certificate),
+    };
+    let tokens = config.tokens();
+    let access = match listeners.https {
+        Some(_) => Some(Arc::new(access(loaded, &tokens)?)),
+        None => None,
+    };
+    let live = Live::new(
+        loaded,
+        tokens,
+        access,
+        identity.clone(),
+        watched,
+        metrics.clone(),
+    );
+    tokio::spawn(watch_certificate(
+        live.certificate.subscribe(),
+        stop_rx.clone(),
+    ));
     let registry_task = match listeners.https {
         Some(listener) => {
-            let acceptor = tls::acceptor(&certificate_pem, &key_pem, b"http/1.1")
+            let acceptor = tls::acceptor_for(identity.clone(), b"http/1.1")
                 .map_err(|err| RunError::Config(format!("tls: {err}")))?;
             let limits = config.listen.limits;
             let connections = incoming(
@@ -185,13 +212,15 @@ pub async fn run_checked(
             let (registry, task) = crate::registry::service::start(
                 &loaded.registry_location(),
                 &config.registry,
-                config.tokens(),
+                live.tokens.clone(),
                 connections,
                 limits.idle_timeout(),
-                Some(crate::report_api::ReportState {
-                    repository: repository.clone(),
-                    access: std::sync::Arc::new(access(loaded)?),
-                }),
+                live.access
+                    .clone()
+                    .map(|access| crate::report_api::ReportState {
+                        repository: repository.clone(),
+                        access,
+                    }),
                 config.document_limits(),
             )
             .await
@@ -209,16 +238,21 @@ pub async fn run_checked(
         }
         None => None,
     };
-    tracing::info!(sites = config.sites.len(), "accelfed serve: listening");
     let settings = ServeSettings {
         repository,
-        tokens: config.tokens(),
-        certificate_pem,
-        key_pem,
+        tokens: live.tokens.clone(),
+        identity,
         batches: config.batch_limits(),
         limits: config.listen.limits,
         metrics,
     };
+    // Before the line that says the service is up: from then on SIGHUP reloads, never ends it.
+    if let Err(err) = reload::on_hangup(live, stop_rx.clone()) {
+        tracing::warn!(
+            "SIGHUP cannot be caught ({err}): the configuration reloads only on restart"
+        );
+    }
+    tracing::info!(sites = config.sites.len(), "accelfed serve: listening");
     let mut grpc_stop = stop_rx;
     let stopped = async move {
         let _ = grpc_stop.wait_for(|stop| *stop).await;
@@ -230,8 +264,12 @@ pub async fn run_checked(
     served.map_err(RunError::from)
 }
 
-/// `[access]` made ready: the site tokens, and the OIDC provider's keys (read on first use).
-fn access(loaded: &LoadedCentral) -> Result<crate::access::Access, RunError> {
+/// `[access]` made ready: the site tokens (`tokens`, the set in force), and the OIDC provider's
+/// keys (read on first use).
+pub(crate) fn access(
+    loaded: &LoadedCentral,
+    tokens: &crate::auth::Tokens,
+) -> Result<crate::access::Access, RunError> {
     use crate::access::jwks::{KeySource, Keys};
     let config = &loaded.config.access;
     let oidc = match &config.oidc {
@@ -265,18 +303,17 @@ fn access(loaded: &LoadedCentral) -> Result<crate::access::Access, RunError> {
     };
     Ok(crate::access::Access::new(
         config.anonymous,
-        std::sync::Arc::new(loaded.config.tokens()),
+        std::sync::Arc::new(tokens.clone()),
         oidc,
     ))
 }
 
 /// Once a day while the service runs: a warning in the certificate's last `warning_days`, an error
 /// once it has expired (sites are refused from then on), so a service that runs for months says
-/// so in its journal, not only at start.
+/// so in its journal, not only at start. It looks at the certificate in force (a reload replaces
+/// it).
 async fn watch_certificate(
-    validity: Validity,
-    warning_days: u32,
-    path: std::path::PathBuf,
+    certificate: tokio::sync::watch::Receiver<WatchedCertificate>,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
     const DAY: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
@@ -285,10 +322,15 @@ async fn watch_certificate(
             _ = stop.wait_for(|stop| *stop) => return,
             () = tokio::time::sleep(DAY) => {}
         }
-        match validity.standing(chrono::Utc::now(), warning_days) {
+        let watched = certificate.borrow().clone();
+        let path = watched.path.display();
+        match watched
+            .validity
+            .standing(chrono::Utc::now(), watched.warning_days)
+        {
             Standing::Valid => {}
-            Standing::Expiring(why) => tracing::warn!("tls.certificate {}: {why}", path.display()),
-            Standing::Unusable(why) => tracing::error!("tls.certificate {}: {why}", path.display()),
+            Standing::Expiring(why) => tracing::warn!("tls.certificate {path}: {why}"),
+            Standing::Unusable(why) => tracing::error!("tls.certificate {path}: {why}"),
         }
     }
 }

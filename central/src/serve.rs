@@ -30,9 +30,8 @@ use crate::metrics::Metrics;
 pub struct ServeSettings {
     pub repository: Repository,
     pub tokens: Tokens,
-    /// PEM certificate chain and key.
-    pub certificate_pem: Vec<u8>,
-    pub key_pem: Vec<u8>,
+    /// The certificate and key each new TLS handshake presents (a reload replaces them).
+    pub identity: Arc<crate::listen::tls::Identity>,
     /// Records per call, per site.
     pub batches: BatchLimits,
     /// Connections at once, handshake and idle timeouts.
@@ -93,9 +92,6 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     let counters = settings.metrics.clone();
-    if let Ok(validity) = crate::certificate::Validity::of_leaf(&settings.certificate_pem) {
-        counters.certificate_expires(validity.not_after);
-    }
     let tokens = Arc::new(settings.tokens);
     let limits = settings.limits;
     let service = IngestService {
@@ -106,8 +102,8 @@ pub async fn serve(
     };
     // The largest site's message; each site's own is checked by the service once it is known.
     let message_limit = settings.batches.largest_message_bytes();
-    let tls = crate::listen::tls::acceptor(&settings.certificate_pem, &settings.key_pem, b"h2")
-        .map_err(ServeError::Tls)?;
+    let tls =
+        crate::listen::tls::acceptor_for(settings.identity, b"h2").map_err(ServeError::Tls)?;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut grpc_stop = stop_rx.clone();
     let port = Port {

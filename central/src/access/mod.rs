@@ -14,16 +14,22 @@ pub mod jwks;
 pub mod oidc;
 pub mod roles;
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use crate::auth::Tokens;
 pub use config::AccessConfig;
 pub use roles::Caller;
 
-/// The credentials a request may carry, and the anonymous rule.
+/// The credentials a request may carry, and the anonymous rule. A reload (SIGHUP) puts new rules
+/// in force with [`Access::replace`]; a request in progress finishes under the rules it began with.
 #[derive(Debug)]
 pub struct Access {
-    pub anonymous: bool,
+    rules: RwLock<Arc<Rules>>,
+}
+
+#[derive(Debug)]
+struct Rules {
+    anonymous: bool,
     tokens: Arc<Tokens>,
     oidc: Option<oidc::Verifier>,
 }
@@ -55,15 +61,34 @@ pub struct Scope<'a> {
 impl Access {
     pub fn new(anonymous: bool, tokens: Arc<Tokens>, oidc: Option<oidc::Verifier>) -> Self {
         Self {
-            anonymous,
-            tokens,
-            oidc,
+            rules: RwLock::new(Arc::new(Rules {
+                anonymous,
+                tokens,
+                oidc,
+            })),
+        }
+    }
+
+    /// Puts `other`'s rules (anonymous reading, tokens, OIDC provider and role table) in force.
+    pub fn replace(&self, other: Access) {
+        let rules = other.current();
+        match self.rules.write() {
+            Ok(mut current) => *current = rules,
+            Err(poisoned) => *poisoned.into_inner() = rules,
+        }
+    }
+
+    fn current(&self) -> Arc<Rules> {
+        match self.rules.read() {
+            Ok(rules) => rules.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
         }
     }
 
     /// The caller an `Authorization` header names. A bearer value is tried as a site token first
     /// (they are opaque, 256 random bits), then as an OIDC token when it has a JWT's shape.
     pub async fn identify(&self, authorization: Option<&str>) -> Result<Caller, Refusal> {
+        let rules = self.current();
         let Some(value) = authorization else {
             return Ok(Caller::Anonymous);
         };
@@ -76,11 +101,11 @@ impl Access {
                 "Authorization must be `Bearer <token>`".to_owned(),
             ));
         };
-        if let Some(site) = self.tokens.site_for(token) {
+        if let Some(site) = rules.tokens.site_for(token) {
             return Ok(Caller::Site(site));
         }
         let looks_like_jwt = token.split('.').count() == 3;
-        match &self.oidc {
+        match &rules.oidc {
             Some(verifier) if looks_like_jwt => match verifier.verify(token).await {
                 Ok((subject, roles)) => {
                     tracing::debug!(subject = %subject, operator = roles.operator, vos = ?roles.vo_manager, "OIDC token accepted");
@@ -111,7 +136,7 @@ impl Access {
             return Ok(());
         }
         // VO- and site-level aggregates are everyone's while anonymous reading is on.
-        if self.anonymous && !scope.records && !scope.users {
+        if self.current().anonymous && !scope.records && !scope.users {
             return Ok(());
         }
         match caller {

@@ -277,7 +277,7 @@ impl CentralConfig {
         let Some((first, second)) = tokens.shared_hash() else {
             return Ok(());
         };
-        let hash = self.sites[second].token_sha256.to_hex();
+        let hash = self.sites[&second].token_sha256.to_hex();
         let lower = source.to_ascii_lowercase();
         let at = lower.match_indices(&hash).nth(1).map(|(offset, _)| offset);
         Err(CentralConfigError::at(

@@ -9,6 +9,7 @@
 
 mod process;
 mod registry;
+mod reloads;
 mod sites;
 
 use std::collections::BTreeMap;
@@ -28,6 +29,7 @@ struct State {
     auth_failures: u64,
     batches_failed: u64,
     certificate_not_after: Option<DateTime<Utc>>,
+    reloads: reloads::Reloads,
 }
 
 /// The service's metrics.
@@ -36,8 +38,8 @@ pub struct Metrics {
     state: Mutex<State>,
     /// Where the per-site series are kept; none in tests of a part alone.
     repository: Option<Repository>,
-    /// The sites of `[sites]`.
-    configured: Vec<String>,
+    /// The sites of `[sites]` (replaced by a reload).
+    configured: Mutex<Vec<String>>,
     /// Set once the registry has started (it starts after the metrics exist).
     registry: OnceLock<Arc<Registry>>,
 }
@@ -48,7 +50,7 @@ impl Metrics {
     pub fn new(repository: Repository, configured: Vec<String>) -> Self {
         Self {
             repository: Some(repository),
-            configured,
+            configured: Mutex::new(configured),
             ..Self::default()
         }
     }
@@ -80,6 +82,24 @@ impl Metrics {
                 accelfed_schemas::cause::chain(&err)
             );
         }
+    }
+
+    /// The sites of `[sites]` after a reload.
+    pub fn set_configured(&self, configured: Vec<String>) {
+        match self.configured.lock() {
+            Ok(mut sites) => *sites = configured,
+            Err(poisoned) => *poisoned.into_inner() = configured,
+        }
+    }
+
+    /// The configuration in force was loaded at start.
+    pub fn config_loaded(&self, at: DateTime<Utc>) {
+        self.with(|s| s.reloads.started(at));
+    }
+
+    /// A reload was put in force (`ok`) or refused.
+    pub fn config_reloaded(&self, at: DateTime<Utc>, ok: bool) {
+        self.with(|s| s.reloads.reloaded(at, ok));
     }
 
     /// Records of a batch the repository refused, by kind.
@@ -135,9 +155,13 @@ impl Metrics {
             u8::from(contacts.is_some())
         );
         let rejected = self.with(|s| s.rejected.clone());
+        let configured = match self.configured.lock() {
+            Ok(sites) => sites.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
         sites::render(
             &mut out,
-            &self.configured,
+            &configured,
             &contacts.unwrap_or_default(),
             &rejected,
         );
@@ -161,6 +185,7 @@ impl Metrics {
                     not_after.timestamp()
                 );
             }
+            s.reloads.render(&mut out);
         });
         if let Some(registry) = self.registry.get() {
             registry::render(&mut out, registry, Utc::now());
