@@ -112,8 +112,11 @@ const TRIVIAL_TOKENS: &[&str] = &[
 /// push and the report API without restarting them or dropping their connections.
 #[derive(Debug, Clone, Default)]
 pub struct Tokens {
-    sites: Arc<RwLock<Arc<[(SiteName, TokenHash)]>>>,
+    sites: Arc<RwLock<SiteHashes>>,
 }
+
+/// One set of sites and their token hashes, replaced whole.
+type SiteHashes = Arc<[(SiteName, TokenHash)]>;
 
 impl Tokens {
     pub fn new(sites: impl IntoIterator<Item = (SiteName, TokenHash)>) -> Self {
@@ -123,7 +126,7 @@ impl Tokens {
     }
 
     /// The set in force now: a call checks against one set, whatever a reload does meanwhile.
-    fn current(&self) -> Arc<[(SiteName, TokenHash)]> {
+    fn current(&self) -> SiteHashes {
         match self.sites.read() {
             Ok(sites) => sites.clone(),
             // The set is replaced whole, so a panicking writer cannot leave half of one.

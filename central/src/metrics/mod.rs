@@ -229,6 +229,27 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn reloads_are_counted_by_result_and_the_last_good_one_is_dated() {
+        let metrics = Metrics::default();
+        let start = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
+        metrics.config_loaded(start);
+        metrics.config_reloaded(start + chrono::Duration::hours(1), true);
+        metrics.config_reloaded(start + chrono::Duration::hours(2), false);
+        metrics.set_configured(vec!["ADDED".to_owned()]);
+        let text = metrics.render().await;
+        for line in [
+            "accelfed_config_reloads_total{result=\"ok\"} 1",
+            "accelfed_config_reloads_total{result=\"refused\"} 1",
+            "accelfed_config_last_reload_successful 0",
+            // The refused one changed nothing: the one in force is the 01:00 reload.
+            "accelfed_config_last_reload_timestamp_seconds 1767229200",
+            "accelfed_site_configured{site=\"ADDED\"} 1",
+        ] {
+            has(&text, line);
+        }
+    }
+
+    #[tokio::test]
     async fn per_site_series_come_from_the_repository_for_every_configured_site() {
         let dir = tempfile::tempdir().unwrap();
         let location = dir.path().join("repository.sqlite").display().to_string();

@@ -49,7 +49,7 @@ pub fn run(args: &TokenArgs) -> Outcome {
                 return Outcome::Partial;
             }
             tracing::info!(
-                "added [sites.{}] to {} (restart accelfed serve to take it)",
+                "added [sites.{}] to {} (`systemctl reload accelfed-serve`, or SIGHUP to `accelfed serve`, puts it in force)",
                 toml_key(site.as_str()),
                 central.display()
             );

@@ -103,6 +103,11 @@ impl ServeProcess {
         lines
     }
 
+    /// Sends `signal` (a name such as `HUP`) to the service's process group.
+    pub fn signal(&self, signal: &str) {
+        crate::owned::signal_group(self.child.id(), signal);
+    }
+
     /// The service's resident memory in KiB, from /proc.
     pub fn resident_kib(&self) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
