@@ -104,13 +104,17 @@ async fn site_b_report(sender: &mut SendRequest<Empty<Bytes>>, token: &str) -> u
 /// Sends SIGHUP and waits for the reload's outcome in the log; returns that line.
 fn hang_up(serve: &ServeProcess) -> String {
     serve.signal("HUP");
-    let lines = serve.log_until(Duration::from_secs(20), |line| {
-        line.contains("configuration reload")
-    });
+    // The outcome, not a warning about a part that needs a restart.
+    let outcome = |line: &str| {
+        line.contains("configuration reloaded from")
+            || line.contains("configuration reload refused")
+    };
+    let lines = serve.log_until(Duration::from_secs(20), outcome);
     lines
-        .into_iter()
-        .find(|line| line.contains("configuration reload"))
-        .unwrap_or_else(|| panic!("no reload in the log after SIGHUP"))
+        .iter()
+        .find(|line| outcome(line))
+        .cloned()
+        .unwrap_or_else(|| panic!("no reload in the log after SIGHUP:\n{}", lines.join("\n")))
 }
 
 fn metric(serve: &ServeProcess, line: &str) -> bool {

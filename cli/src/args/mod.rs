@@ -91,8 +91,9 @@ pub enum Command {
     Query(QueryArgs),
     /// Run the central accounting service: gRPC ingest over TLS and /metrics.
     ///
-    /// Runs until SIGINT or SIGTERM. Exit status: 0 stopped cleanly; 1 failed while running; 2
-    /// configuration error.
+    /// Runs until SIGINT or SIGTERM; SIGHUP reloads the sites, their tokens, [access] and the TLS
+    /// certificate from the configuration file (a bad file is refused, the old one kept). Exit
+    /// status: 0 stopped cleanly; 1 failed while running; 2 configuration error.
     Serve(ServeArgs),
     /// Make a new site token: the token on standard output or --output (give it to the site), and
     /// the site's line added to central.toml (--add-to) or printed on standard error.
