@@ -147,3 +147,32 @@ fn listeners_and_database_wait_for_a_restart_and_the_rest_is_put_in_force() {
     live.reload().unwrap();
     assert!(live.tokens.site_for(&b).is_some());
 }
+
+#[test]
+fn the_access_rules_of_the_new_file_are_in_force_after_a_reload() {
+    let a = new_token().unwrap();
+    let setup = setup(&[("SITE-A", &a)]);
+    let live = live(&setup);
+    let access = live.access.clone().unwrap();
+    let anonymous = crate::access::Caller::Anonymous;
+    let aggregates = crate::access::Scope::default();
+    assert!(access.allows(&anonymous, &aggregates).is_ok());
+
+    let mut text = std::fs::read_to_string(&setup.config).unwrap();
+    text.push_str(
+        "[access]\nanonymous = false\n\
+         [access.oidc]\nissuer = \"https://aai.example.org/oidc/\"\naudience = \"accelfed\"\n\
+         [[access.roles]]\nentitlement = \"urn:mace:egi.eu:group:{vo}:role=manager#aai.egi.eu\"\n\
+         role = \"vo-manager\"\n",
+    );
+    std::fs::write(&setup.config, text).unwrap();
+    let summary = live.reload().unwrap();
+    assert!(
+        summary.contains("access: 1 role rules, OIDC on, anonymous reading off"),
+        "{summary}"
+    );
+    assert!(matches!(
+        access.allows(&anonymous, &aggregates),
+        Err(crate::access::Refusal::SignIn(_))
+    ));
+}
