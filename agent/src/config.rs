@@ -29,6 +29,10 @@ pub struct AgentConfig {
     pub max_gap: Duration,
     /// Holders not seen for this long leave the state file (the meter has read them by then).
     pub retention: Duration,
+    /// Where the JSON document is also written every period (replaced whole, never half-written):
+    /// a folder the site's meter reads (`[accounting.agents] documents`), on a shared file system
+    /// or one a node's job copies from. `None`: the endpoint only.
+    pub publish: Option<PathBuf>,
 }
 
 impl AgentConfig {
@@ -43,6 +47,7 @@ impl AgentConfig {
             idle_rule: IdleRule::default(),
             max_gap: Duration::from_secs(60),
             retention: Duration::from_secs(45 * 24 * 3600),
+            publish: None,
         }
     }
 

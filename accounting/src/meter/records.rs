@@ -57,10 +57,11 @@ pub fn records_for(
                 site: observation.site.clone(),
                 count: observation.count,
                 cores: observation.cores,
-                // value <= 1, so the product never exceeds the piece's seconds.
-                active_duration: observation
-                    .utilisation
-                    .map(|value| (piece.seconds as f64 * value).floor() as u64),
+                // A millionth of a second's tolerance keeps a fraction made from whole seconds
+                // (the agents' held minus idle) at its seconds; capped, never above available.
+                active_duration: observation.utilisation.map(|value| {
+                    ((piece.seconds as f64 * value + 1e-6).floor() as u64).min(piece.seconds)
+                }),
                 available_duration: piece.seconds,
                 // total_seconds >= piece.seconds > 0 wherever there is a piece.
                 energy_wh: observation

@@ -40,6 +40,7 @@ pub async fn meter(
         config,
         accounting: &accounting,
         manual,
+        agents: None,
         spool: dir.join("spool.sqlite"),
         since,
         now,
