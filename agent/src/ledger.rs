@@ -234,3 +234,62 @@ impl Ledger {
             == Some(entry.last_seen_ms)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reading::{GpuIdentity, Holding};
+
+    fn reading(read_at_ms: u64, energy_mj: u64, sm: f64) -> GpuReading {
+        GpuReading {
+            identity: GpuIdentity {
+                uuid: "GPU-a".into(),
+                index: 0,
+                name: "NVIDIA H200".into(),
+                model: "NVIDIA H200".into(),
+                memory_total_bytes: None,
+                mig_mode: None,
+                mig_instances: Vec::new(),
+                vgpu_instances: Vec::new(),
+            },
+            utilisation_percent: None,
+            memory_used_bytes: None,
+            power_mw: None,
+            energy_mj: Some(energy_mj),
+            read_at_ms,
+            holdings: vec![Holding {
+                holder: Holder::SlurmJob("7".into()),
+                place: "GPU-a".into(),
+                pids: vec![1],
+                highest_sm_percent: Some(sm),
+                memory_bytes: None,
+            }],
+        }
+    }
+
+    #[test]
+    fn windows_count_in_the_month_they_end_in() {
+        // 2026-01-31T23:59:50Z and on, 10 s apart: idle into January, busy into February.
+        let end_of_january = 1_769_903_990_000;
+        let mut ledger = Ledger::new();
+        let rule = IdleRule::default();
+        for (i, sm) in [0.0, 0.0, 100.0, 100.0].into_iter().enumerate() {
+            let at = end_of_january + 10_000 * i as u64 - 10_000;
+            ledger.apply(&[reading(at, 1_000_000 * i as u64, sm)], &rule, 60_000);
+        }
+        let entry = ledger.entries.values().next().expect("the job");
+        let months: Vec<_> = entry
+            .months
+            .iter()
+            .map(|(m, c)| (m.as_str(), c.held_seconds, c.idle_seconds, c.energy_joules))
+            .collect();
+        assert_eq!(
+            months,
+            [
+                ("2026-01", 10.0, 10.0, 1000.0),
+                ("2026-02", 20.0, 0.0, 2000.0)
+            ]
+        );
+        assert_eq!(entry.held_seconds, 30.0, "the totals are the months' sum");
+    }
+}

@@ -121,7 +121,7 @@ impl AgentUsage {
         for observation in observations {
             let holding = holder_of(&observation).and_then(|key| self.holders.get(&key));
             match holding {
-                Some(holding) if holding.months.keys().next().is_some() => {
+                Some(holding) if !holding.months.is_empty() => {
                     matched += 1;
                     out.extend(per_month(&observation, holding, now));
                 }
