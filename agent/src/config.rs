@@ -46,7 +46,9 @@ impl AgentConfig {
             proc_root: PathBuf::from("/proc"),
             idle_rule: IdleRule::default(),
             max_gap: Duration::from_secs(60),
-            retention: Duration::from_secs(45 * 24 * 3600),
+            // Longer than the meter's default window (from the previous month's start: up to 62
+            // days back), so a record the meter builds again still finds its holder's figures.
+            retention: Duration::from_secs(70 * 24 * 3600),
             publish: None,
         }
     }
