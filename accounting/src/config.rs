@@ -32,12 +32,26 @@ pub struct AccountingConfig {
     /// observations, see docs/formats/usage-observations.md. Metered on every run.
     #[serde(default)]
     pub observations: Option<PathBuf>,
+    /// The node agents (`accelfed agent`) as a source of ActiveDuration and energy for every
+    /// backend: `[accounting.agents]`.
+    #[serde(default)]
+    pub agents: Option<AgentsConfig>,
     /// The central repository. Needed by `accelfed ship`, not by `accelfed meter`.
     #[serde(default)]
     pub ship: Option<ShipConfig>,
     /// APEL export (`accelfed export`). Needed by `accelfed export` only.
     #[serde(default)]
     pub apel: Option<ApelConfig>,
+}
+
+/// `[accounting.agents]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentsConfig {
+    /// A folder holding one JSON state document per node agent (`accelfed agent --publish
+    /// <folder>/<node>.json`, on a shared file system, or copied there by a node's job). Every
+    /// `*.json` in it is read on every run.
+    pub documents: PathBuf,
 }
 
 fn default_spool() -> PathBuf {

@@ -29,6 +29,10 @@ pub struct AgentConfig {
     pub max_gap: Duration,
     /// Holders not seen for this long leave the state file (the meter has read them by then).
     pub retention: Duration,
+    /// Where the JSON document is also written every period (replaced whole, never half-written):
+    /// a folder the site's meter reads (`[accounting.agents] documents`), on a shared file system
+    /// or one a node's job copies from. `None`: the endpoint only.
+    pub publish: Option<PathBuf>,
 }
 
 impl AgentConfig {
@@ -42,7 +46,10 @@ impl AgentConfig {
             proc_root: PathBuf::from("/proc"),
             idle_rule: IdleRule::default(),
             max_gap: Duration::from_secs(60),
-            retention: Duration::from_secs(45 * 24 * 3600),
+            // Longer than the meter's default window (from the previous month's start: up to 62
+            // days back), so a record the meter builds again still finds its holder's figures.
+            retention: Duration::from_secs(70 * 24 * 3600),
+            publish: None,
         }
     }
 

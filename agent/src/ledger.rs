@@ -7,6 +7,10 @@
 //! holders, or longer than the attributable gap (the agent was down), counts its energy as
 //! unattributed. The last reading's time and energy counter are part of the state, so after a
 //! restart the first window starts where the saved state ended: nothing counted twice.
+//!
+//! Each entry also keeps its counters per calendar month (UTC) of the window's end, so the meter
+//! can fill each month's record exactly; a window that straddles midnight of a month's last day
+//! counts whole in the month it ends in (one period, seconds at most).
 
 use std::collections::BTreeMap;
 
@@ -61,6 +65,28 @@ pub struct Entry {
     /// The start of the run of idle windows the holder is in now; `None` once active.
     pub idle_since_ms: Option<u64>,
     pub last_activity: Activity,
+    /// The same counters per month (`2026-01`); absent from state files older than the field,
+    /// whose counts before it are in the totals only.
+    #[serde(default)]
+    pub months: BTreeMap<String, MonthCounters>,
+}
+
+/// One holder's counters on one place within one calendar month.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MonthCounters {
+    pub held_seconds: f64,
+    pub active_seconds: f64,
+    pub idle_seconds: f64,
+    pub unknown_seconds: f64,
+    pub energy_joules: f64,
+}
+
+/// The calendar month (UTC) of a Unix millisecond, as `2026-01`.
+fn month_of(unix_ms: u64) -> String {
+    i64::try_from(unix_ms)
+        .ok()
+        .and_then(chrono::DateTime::from_timestamp_millis)
+        .map_or_else(String::new, |time| time.format("%Y-%m").to_string())
 }
 
 /// The key of one holder on one place.
@@ -158,6 +184,7 @@ impl Ledger {
                     last_seen_ms: now_ms,
                     idle_since_ms: None,
                     last_activity: activity,
+                    months: BTreeMap::new(),
                 });
             entry.last_seen_ms = now_ms;
             entry.last_activity = activity;
@@ -169,18 +196,26 @@ impl Ledger {
             };
             entry.held_seconds += seconds;
             entry.energy_joules += share;
+            let month = entry.months.entry(month_of(now_ms)).or_default();
+            month.held_seconds += seconds;
+            month.energy_joules += share;
             match activity {
                 Activity::Active => {
                     entry.active_seconds += seconds;
+                    month.active_seconds += seconds;
                     entry.idle_since_ms = None;
                 }
                 Activity::Idle => {
                     entry.idle_seconds += seconds;
+                    month.idle_seconds += seconds;
                     entry
                         .idle_since_ms
                         .get_or_insert(now_ms - window_ms.unwrap_or(0));
                 }
-                Activity::Unknown => entry.unknown_seconds += seconds,
+                Activity::Unknown => {
+                    entry.unknown_seconds += seconds;
+                    month.unknown_seconds += seconds;
+                }
             }
         }
     }
@@ -197,5 +232,64 @@ impl Ledger {
             .get(&entry.gpu_uuid)
             .and_then(|gpu| gpu.last_reading_ms)
             == Some(entry.last_seen_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reading::{GpuIdentity, Holding};
+
+    fn reading(read_at_ms: u64, energy_mj: u64, sm: f64) -> GpuReading {
+        GpuReading {
+            identity: GpuIdentity {
+                uuid: "GPU-a".into(),
+                index: 0,
+                name: "NVIDIA H200".into(),
+                model: "NVIDIA H200".into(),
+                memory_total_bytes: None,
+                mig_mode: None,
+                mig_instances: Vec::new(),
+                vgpu_instances: Vec::new(),
+            },
+            utilisation_percent: None,
+            memory_used_bytes: None,
+            power_mw: None,
+            energy_mj: Some(energy_mj),
+            read_at_ms,
+            holdings: vec![Holding {
+                holder: Holder::SlurmJob("7".into()),
+                place: "GPU-a".into(),
+                pids: vec![1],
+                highest_sm_percent: Some(sm),
+                memory_bytes: None,
+            }],
+        }
+    }
+
+    #[test]
+    fn windows_count_in_the_month_they_end_in() {
+        // 2026-01-31T23:59:50Z and on, 10 s apart: idle into January, busy into February.
+        let end_of_january = 1_769_903_990_000;
+        let mut ledger = Ledger::new();
+        let rule = IdleRule::default();
+        for (i, sm) in [0.0, 0.0, 100.0, 100.0].into_iter().enumerate() {
+            let at = end_of_january + 10_000 * i as u64 - 10_000;
+            ledger.apply(&[reading(at, 1_000_000 * i as u64, sm)], &rule, 60_000);
+        }
+        let entry = ledger.entries.values().next().expect("the job");
+        let months: Vec<_> = entry
+            .months
+            .iter()
+            .map(|(m, c)| (m.as_str(), c.held_seconds, c.idle_seconds, c.energy_joules))
+            .collect();
+        assert_eq!(
+            months,
+            [
+                ("2026-01", 10.0, 10.0, 1000.0),
+                ("2026-02", 20.0, 0.0, 2000.0)
+            ]
+        );
+        assert_eq!(entry.held_seconds, 30.0, "the totals are the months' sum");
     }
 }

@@ -5,7 +5,9 @@
 //! state began) and `holders`, one object per holder and place (a GPU, or one of its MIG or vGPU
 //! instances) with `held_seconds`, `active_seconds`, `idle_seconds`, `unknown_seconds`
 //! (held + nothing told the activity), `energy_joules` (the GPU's energy shared by held time),
-//! `holding_now`, and `idle_since_unix_ms` (start of the current run of idle windows). Seconds and
+//! `holding_now`, and `idle_since_unix_ms` (start of the current run of idle windows), and `months`: the same
+//! counters per calendar month (UTC), `{"2026-01": {"held_seconds": ..., ...}}`, which the meter
+//! turns into each month's ActiveDuration and energy. Seconds and
 //! joules only grow (counters): a meter takes differences between two reads.
 
 use std::fmt::Write;
@@ -78,6 +80,7 @@ pub fn json(
                 "first_seen_unix_ms": entry.first_seen_ms,
                 "last_seen_unix_ms": entry.last_seen_ms,
                 "idle_since_unix_ms": entry.idle_since_ms,
+                "months": entry.months,
             })
         })
         .collect();

@@ -54,6 +54,12 @@ impl Agent {
             self.config.period.as_secs_f64(),
             &self.config.idle_rule,
         );
+        if let Some(path) = &self.config.publish
+            && let Err(error) = state::publish(path, &json)
+        {
+            // The endpoint and the state file still hold everything: the next period retries.
+            tracing::warn!(%error, "could not publish the state document");
+        }
         let prometheus = render::prometheus(&self.ledger, &readings);
         let mut published = self
             .published

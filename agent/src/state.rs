@@ -51,6 +51,17 @@ pub fn save(path: &Path, ledger: &Ledger) -> Result<(), AgentError> {
     Ok(())
 }
 
+/// Writes the JSON document to `path`, replaced whole (a reader never sees half of it).
+pub fn publish(path: &Path, document: &serde_json::Value) -> Result<(), AgentError> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut temporary = tempfile_in(dir, path)?;
+    serde_json::to_writer(&mut temporary.1, document).map_err(|e| state_error(path, e))?;
+    std::fs::rename(&temporary.0, path).map_err(|e| state_error(path, e))
+}
+
 fn tempfile_in(dir: &Path, path: &Path) -> Result<(std::path::PathBuf, std::fs::File), AgentError> {
     let name = path.file_name().map_or_else(
         || "agent-state".into(),

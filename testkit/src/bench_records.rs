@@ -57,6 +57,7 @@ pub fn record(site: &SiteName, i: u64, variant: u64) -> UsageRecord {
         cores: Some(8),
         active_duration: (!r.is_multiple_of(5)).then_some(available / 2),
         available_duration: available,
+        energy_wh: None,
         benchmark: None,
         accelerator_type: AcceleratorType::Gpu,
         model: GpuModel::new(MODELS[(r >> 24) as usize % MODELS.len()]).expect("a valid model"),

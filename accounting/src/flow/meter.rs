@@ -17,6 +17,7 @@ use accelfed_provider::config::Config;
 use accelfed_provider::{ProviderFailure, Uncounted};
 use accelfed_schemas::usage::{Observation, RecordId, Source, UsageRecord};
 
+pub use super::agents::AgentsRead;
 use crate::apel::safety::{self, Charset, Normalised, Refused};
 use crate::config::AccountingConfig;
 use crate::meter::{Capped, Installed, ManualError, MeterError, Overrun, meter, read_manual};
@@ -31,6 +32,8 @@ pub struct MeterPlan<'a> {
     pub accounting: &'a AccountingConfig,
     /// The manual-usage file, resolved against the site file's folder; `None` without one.
     pub manual: Option<PathBuf>,
+    /// The folder of node agents' state documents, resolved likewise; `None` without agents.
+    pub agents: Option<PathBuf>,
     /// The spool, resolved likewise.
     pub spool: PathBuf,
     /// The window: usage from `since` up to `now`.
@@ -75,6 +78,8 @@ pub struct MeterReport {
     pub uncounted: Vec<Uncounted>,
     /// `None` where the site has no manual-usage file.
     pub manual: Option<ManualRead>,
+    /// `None` where the site names no agents' folder.
+    pub agents: Option<AgentsRead>,
     /// Observations that gave no records.
     pub refused: Vec<MeterError>,
     /// Holdings whose periods overlapped past their month.
@@ -105,8 +110,14 @@ impl MeterReport {
             Some(ManualRead::Read { refused, .. }) => refused.is_empty(),
             Some(ManualRead::Unread(_)) => false,
         };
+        let agents_complete = match &self.agents {
+            None => true,
+            Some(AgentsRead::Read { refused, .. }) => refused.is_empty(),
+            Some(AgentsRead::Unread(_)) => false,
+        };
         self.failures.is_empty()
             && manual_complete
+            && agents_complete
             && self.refused.is_empty()
             && self.overruns.is_empty()
             && self.apel_refused.is_empty()
@@ -123,6 +134,25 @@ pub async fn meter_site(plan: &MeterPlan<'_>) -> MeterReport {
         .manual
         .as_ref()
         .map(|path| read_manual_file(path, plan, &mut observations));
+    let agents = plan
+        .agents
+        .as_ref()
+        .map(|folder| match super::agents::read_folder(folder) {
+            Ok((usage, documents, refused)) => {
+                let (filled, matched) = usage.apply(std::mem::take(&mut observations), plan.now);
+                observations = filled;
+                AgentsRead::Read {
+                    folder: folder.clone(),
+                    documents,
+                    matched,
+                    refused,
+                }
+            }
+            Err(problem) => {
+                observations.clear();
+                AgentsRead::Unread(problem)
+            }
+        });
     let mut installed = Installed::from_accelerators(&observed.installed);
     for uncounted in &observed.uncounted {
         for model in &uncounted.models {
@@ -166,6 +196,7 @@ pub async fn meter_site(plan: &MeterPlan<'_>) -> MeterReport {
         failures: observed.failures,
         uncounted: observed.uncounted,
         manual,
+        agents,
         refused: metered.refused,
         capped: metered.capped,
         overruns: metered.overruns,

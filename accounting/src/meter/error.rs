@@ -11,6 +11,14 @@ pub enum MeterError {
         resource: String,
         value: f64,
     },
+    #[error(
+        "{site} {resource}: energy must be a finite, non-negative number of watt-hours, got {value}"
+    )]
+    Energy {
+        site: String,
+        resource: String,
+        value: f64,
+    },
     #[error(transparent)]
     Record(#[from] UsageError),
 }

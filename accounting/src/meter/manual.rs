@@ -10,7 +10,7 @@
 //! Fields: `resource` (required, stable: it is the record's AssociatedRecord), `model` (required),
 //! `count` (required, > 0, fractional allowed), `start` (required, RFC 3339), `end` (RFC 3339;
 //! left out: still in use, metered up to now), `vo`, `fqan`, `user`, `cores`, `utilisation`
-//! (0..=1), `type` (`GPU` default, `FPGA`, `MIC`, `Other`), `record_type` (`cloud` default, `job`).
+//! (0..=1), `energy_wh` (watt-hours over the whole interval, shared out across months by seconds), `type` (`GPU` default, `FPGA`, `MIC`, `Other`), `record_type` (`cloud` default, `job`).
 //! Unknown fields are refused. A bad line (one that is not UTF-8 included) is refused alone, named
 //! by file, line, column and field; the other lines are metered.
 
@@ -65,6 +65,8 @@ struct Line {
     cores: Option<u32>,
     #[serde(default)]
     utilisation: Option<f64>,
+    #[serde(default)]
+    energy_wh: Option<f64>,
     #[serde(default, rename = "type")]
     accelerator_type: AcceleratorType,
     #[serde(default = "cloud")]
@@ -196,6 +198,14 @@ fn parse_line(text: &str, site: &SiteName) -> Result<Observation, (usize, String
             format!("utilisation must be within 0..=1, got {value}"),
         ));
     }
+    if let Some(value) = line.energy_wh
+        && !(value.is_finite() && value >= 0.0)
+    {
+        return Err(fail(
+            "energy_wh",
+            format!("energy_wh must be a non-negative number of watt-hours, got {value}"),
+        ));
+    }
     Ok(Observation {
         site: site.clone(),
         record_type: line.record_type,
@@ -217,6 +227,7 @@ fn parse_line(text: &str, site: &SiteName) -> Result<Observation, (usize, String
         cores: line.cores,
         benchmark: None,
         utilisation: line.utilisation,
+        energy_wh: line.energy_wh,
         start: line.start,
         end: line.end,
     })
@@ -295,6 +306,10 @@ mod tests {
             (
                 "{\"resource\": \"n\", \"model\": \"A\", \"count\": 1, \"utilisation\": 1.5, \"start\": \"2026-01-01T00:00:00Z\"}",
                 "usage.jsonl:2:60: utilisation must be within 0..=1, got 1.5",
+            ),
+            (
+                "{\"resource\": \"n\", \"model\": \"A\", \"count\": 1, \"energy_wh\": -3, \"start\": \"2026-01-01T00:00:00Z\"}",
+                "usage.jsonl:2:58: energy_wh must be a non-negative number of watt-hours, got -3",
             ),
             (
                 "{\"resource\": \"n\", \"model\": \"A\", \"count\": 1, \"start\": \"2026-01-01T00:00:00Z\", \"colour\": 1}",

@@ -73,6 +73,8 @@ struct Sum {
     seconds: u64,
     /// `None` once a period without an ActiveDuration was seen.
     active_gpu_seconds: Option<f64>,
+    /// `None` once a period without energy was seen: a part is not the holding's energy.
+    energy_wh: Option<f64>,
     first_seen: DateTime<Utc>,
     last_seen: DateTime<Utc>,
     periods: usize,
@@ -88,6 +90,7 @@ impl Sum {
             active_gpu_seconds: record
                 .active_duration
                 .map(|active| record.count.get() * active as f64),
+            energy_wh: record.energy_wh,
             first_seen: record.first_seen,
             last_seen: record.last_seen,
             periods: 1,
@@ -102,6 +105,7 @@ impl Sum {
             (Some(sum), Some(active)) => Some(sum + record.count.get() * active as f64),
             _ => None,
         };
+        self.energy_wh = self.energy_wh.zip(record.energy_wh).map(|(a, b)| a + b);
         self.first_seen = self.first_seen.min(record.first_seen);
         self.last_seen = self.last_seen.max(record.last_seen);
         self.periods += 1;
@@ -132,6 +136,7 @@ impl Sum {
         let count = self.gpu_seconds / seconds as f64;
         record.count = GpuCount::new(count).unwrap_or(record.count);
         record.available_duration = seconds;
+        record.energy_wh = self.energy_wh;
         record.active_duration = self.active_gpu_seconds.map(|active| {
             let duration = (active / count).round();
             // Never above the available time, whatever rounding did.

@@ -4,6 +4,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+mod agents;
 mod capacity;
 mod error;
 mod manual;
@@ -16,6 +17,7 @@ mod split;
 #[cfg(test)]
 mod tests;
 
+pub use agents::{AgentUsage, holder_of};
 pub use capacity::{Installed, Overrun, check_capacity};
 pub use error::MeterError;
 pub use manual::{ManualError, ManualUsage, parse_manual, parse_manual_bytes, read_manual};

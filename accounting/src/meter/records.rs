@@ -14,6 +14,10 @@ use super::split::split_months;
 /// A zero count holds no GPU and gives no records. ActiveDuration is the observation's utilisation
 /// times each month's AvailableDuration, rounded down (never more than available). Every record is
 /// validated against `now` before it is returned.
+///
+/// The observation's energy is shared out across its months by seconds held: a source that knows
+/// each month's energy exactly (the node agent's monthly buckets) hands the meter one observation
+/// per month, so the share is then the whole.
 pub fn records_for(
     observation: &Observation,
     now: DateTime<Utc>,
@@ -30,7 +34,18 @@ pub fn records_for(
             value,
         });
     }
-    split_months(observation.start, observation.end, now)
+    if let Some(value) = observation.energy_wh
+        && !(value.is_finite() && value >= 0.0)
+    {
+        return Err(MeterError::Energy {
+            site: observation.site.to_string(),
+            resource: observation.resource.to_string(),
+            value,
+        });
+    }
+    let pieces = split_months(observation.start, observation.end, now);
+    let total_seconds: u64 = pieces.iter().map(|piece| piece.seconds).sum();
+    pieces
         .into_iter()
         .map(|piece| {
             let record = UsageRecord {
@@ -42,11 +57,16 @@ pub fn records_for(
                 site: observation.site.clone(),
                 count: observation.count,
                 cores: observation.cores,
-                // value <= 1, so the product never exceeds the piece's seconds.
-                active_duration: observation
-                    .utilisation
-                    .map(|value| (piece.seconds as f64 * value).floor() as u64),
+                // A millionth of a second's tolerance keeps a fraction made from whole seconds
+                // (the agents' held minus idle) at its seconds; capped, never above available.
+                active_duration: observation.utilisation.map(|value| {
+                    ((piece.seconds as f64 * value + 1e-6).floor() as u64).min(piece.seconds)
+                }),
                 available_duration: piece.seconds,
+                // total_seconds >= piece.seconds > 0 wherever there is a piece.
+                energy_wh: observation
+                    .energy_wh
+                    .map(|energy| energy * piece.seconds as f64 / total_seconds as f64),
                 benchmark: observation.benchmark.clone(),
                 accelerator_type: observation.accelerator_type,
                 model: observation.model.clone(),
@@ -90,6 +110,7 @@ mod tests {
             cores: Some(4),
             benchmark: None,
             utilisation: Some(0.5),
+            energy_wh: None,
             start,
             end,
         }
@@ -140,6 +161,25 @@ mod tests {
         obs.utilisation = Some(1.5);
         let err = records_for(&obs, at(2026, 2, 1)).unwrap_err().to_string();
         assert!(err.contains("0f3c2a1e") && err.contains("1.5"), "{err}");
+    }
+
+    #[test]
+    fn energy_is_shared_out_across_months_by_seconds() {
+        // 10 days in January, 5 in February: two thirds and one third of 1500 Wh.
+        let mut obs = observation(at(2026, 1, 22), Some(at(2026, 2, 6)));
+        obs.energy_wh = Some(1500.0);
+        let records = records_for(&obs, at(2026, 3, 1)).unwrap();
+        let energy: Vec<_> = records.iter().map(|r| r.energy_wh).collect();
+        assert_eq!(energy, [Some(1000.0), Some(500.0)]);
+        obs.energy_wh = None;
+        let records = records_for(&obs, at(2026, 3, 1)).unwrap();
+        assert!(
+            records.iter().all(|r| r.energy_wh.is_none()),
+            "absent, not 0"
+        );
+        obs.energy_wh = Some(f64::NAN);
+        let err = records_for(&obs, at(2026, 3, 1)).unwrap_err().to_string();
+        assert!(err.contains("energy") && err.contains("NaN"), "{err}");
     }
 
     proptest! {

@@ -49,6 +49,7 @@ pub fn retractions(
             let mut retracted = record.clone();
             retracted.available_duration = 0;
             retracted.active_duration = record.active_duration.map(|_| 0);
+            retracted.energy_wh = record.energy_wh.map(|_| 0.0);
             retracted
         })
         .collect()

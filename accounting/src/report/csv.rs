@@ -1,7 +1,7 @@
 //! CSV (RFC 4180): a header line, one line per group, no total line (a spreadsheet sums itself).
 //! A report grouped by month ends each line with `partial`: `true` for the month still running.
 
-use super::{Report, active_percent, hours, idle_hours};
+use super::{Report, active_percent, hours, idle_hours, shows_energy, watt_hours};
 use crate::repository::Dimension;
 
 /// Column names: the grouping dimensions, then the figures.
@@ -19,6 +19,10 @@ pub(super) fn render(report: &Report) -> String {
     let by_month = report.by.contains(Dimension::Month);
     let mut header: Vec<&str> = report.by.dimensions().iter().map(|d| d.name()).collect();
     header.extend(FIGURES);
+    let energy = shows_energy(report);
+    if energy {
+        header.push("energy_wh");
+    }
     if by_month {
         header.push("partial");
     }
@@ -40,6 +44,9 @@ pub(super) fn render(report: &Report) -> String {
                 .unwrap_or_default(),
             idle_hours(t).map(hours).unwrap_or_default(),
         ]);
+        if energy {
+            fields.push(t.energy_wh().map(watt_hours).unwrap_or_default());
+        }
         if by_month {
             fields.push(report.is_partial(line).to_string());
         }

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Report, active_percent, idle_hours};
+use super::{Report, active_percent, idle_hours, shows_energy};
 use crate::repository::{Dimension, Totals};
 
 pub(super) fn render(report: &Report) -> String {
@@ -16,7 +16,7 @@ pub(super) fn render(report: &Report) -> String {
             for (dimension, key) in report.by.dimensions().iter().zip(&line.key) {
                 row.insert(dimension.name().to_owned(), Value::from(key.clone()));
             }
-            row.extend(figures(&line.totals));
+            row.extend(figures(&line.totals, shows_energy(report)));
             if report.by.contains(Dimension::Month) {
                 row.insert("partial".into(), report.is_partial(line).into());
             }
@@ -29,14 +29,16 @@ pub(super) fn render(report: &Report) -> String {
         "to": report.to.map(|p| p.to_string()),
         "partial_month": report.partial.map(|p| p.to_string()),
         "rows": rows,
-        "total": Value::Object(figures(&report.total)),
+        "total": Value::Object(figures(&report.total, shows_energy(report))),
     });
     let mut text = serde_json::to_string_pretty(&document).unwrap_or_default();
     text.push('\n');
     text
 }
 
-fn figures(t: &Totals) -> Map<String, Value> {
+/// A group's figures; `energy_wh` (null for a group none of whose records carries it) only where
+/// the report shows energy at all.
+fn figures(t: &Totals, energy: bool) -> Map<String, Value> {
     let round = |v: f64| (v * 1000.0).round() / 1000.0;
     let mut map = Map::new();
     map.insert("records".into(), t.records.into());
@@ -55,6 +57,9 @@ fn figures(t: &Totals) -> Map<String, Value> {
         active_percent(t).map(|p| (p * 10.0).round() / 10.0).into(),
     );
     map.insert("idle_gpu_hours".into(), idle_hours(t).map(round).into());
+    if energy {
+        map.insert("energy_wh".into(), t.energy_wh().map(round).into());
+    }
     map
 }
 

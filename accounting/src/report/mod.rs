@@ -154,6 +154,17 @@ fn hours(value: f64) -> String {
     format!("{value:.3}")
 }
 
+/// Whether the report shows energy: only where some record of it carries its energy, so a report
+/// of sites that measure none reads as before (absent, not 0).
+fn shows_energy(report: &Report) -> bool {
+    report.total.energy_records > 0
+}
+
+/// Watt-hours to the milliwatt-hour the summaries keep.
+fn watt_hours(value: f64) -> String {
+    format!("{value:.3}")
+}
+
 /// Idle GPU-hours (available minus active) of the records that know their active time, or `None`
 /// when none does: an unknown active time is not idle time.
 fn idle_hours(totals: &Totals) -> Option<f64> {

@@ -1,7 +1,7 @@
 //! A table for a terminal: right-aligned figures, a rule under the header and a total line; the
 //! month still running is marked `*`, with a note under the table.
 
-use super::{Report, active_percent, hours, idle_hours};
+use super::{Report, active_percent, hours, idle_hours, shows_energy, watt_hours};
 use crate::repository::{Dimension, Totals};
 
 const HEADERS: [&str; 7] = [
@@ -19,6 +19,10 @@ pub(super) fn render(report: &Report) -> String {
     let dimensions = report.by.dimensions();
     let mut header: Vec<String> = dimensions.iter().map(|d| d.name().to_uppercase()).collect();
     header.extend(HEADERS.iter().map(|h| (*h).to_owned()));
+    let energy = shows_energy(report);
+    if energy {
+        header.push("ENERGY WH".to_owned());
+    }
     rows.push(header);
     let mut marked = false;
     for line in &report.lines {
@@ -29,11 +33,11 @@ pub(super) fn render(report: &Report) -> String {
             key[i].push('*');
             marked = true;
         }
-        rows.push(cells(key, &line.totals));
+        rows.push(cells(key, &line.totals, energy));
     }
     let mut total_key = vec![String::new(); dimensions.len()];
     total_key[0] = "TOTAL".to_owned();
-    rows.push(cells(total_key, &report.total));
+    rows.push(cells(total_key, &report.total, energy));
     let keys = dimensions.len();
     let widths: Vec<usize> = (0..rows[0].len())
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
@@ -70,7 +74,7 @@ pub(super) fn render(report: &Report) -> String {
     out
 }
 
-fn cells(key: Vec<String>, t: &Totals) -> Vec<String> {
+fn cells(key: Vec<String>, t: &Totals, energy: bool) -> Vec<String> {
     let dash = || "-".to_owned();
     let mut cells = key;
     cells.extend([
@@ -88,6 +92,9 @@ fn cells(key: Vec<String>, t: &Totals) -> Vec<String> {
             .unwrap_or_else(dash),
         idle_hours(t).map(hours).unwrap_or_else(dash),
     ]);
+    if energy {
+        cells.push(t.energy_wh().map(watt_hours).unwrap_or_else(dash));
+    }
     cells
 }
 
@@ -114,5 +121,34 @@ cms                 5    900.000      4.000       300.000       900.000      33.
 TOTAL              30   5500.000      3.650      3800.000      5400.000      70.4    1600.000
 ";
         assert_eq!(table, expected);
+    }
+
+    #[test]
+    fn energy_shows_where_records_carry_it_and_is_absent_elsewhere() {
+        let mut rows = sample::rows();
+        rows[0].totals.energy_records = 10;
+        rows[0].totals.energy_milli_wh = 1_234_567;
+        let report = super::super::Report::from_rows(
+            super::super::Grouping::one(crate::repository::Dimension::Vo),
+            None,
+            None,
+            &rows,
+        );
+        let table = report.render(TextFormat::Table);
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(lines[0].ends_with("IDLE GPU-H  ENERGY WH"), "{table}");
+        assert!(lines[2].ends_with("1234.567"), "{table}");
+        assert!(lines[3].ends_with(" -"), "biomed carries none: {table}");
+        assert!(lines[6].ends_with("1234.567"), "{table}");
+        let json: serde_json::Value =
+            serde_json::from_str(&report.render(TextFormat::Json)).unwrap();
+        assert_eq!(json["rows"][0]["energy_wh"], 1234.567);
+        assert_eq!(json["rows"][1]["energy_wh"], serde_json::Value::Null);
+        let csv = report.render(TextFormat::Csv);
+        assert!(csv.starts_with("vo,records") && csv.contains("idle_gpu_hours,energy_wh\r\n"));
+        assert!(csv.contains(",1000.000,1234.567\r\n"), "{csv}");
+        let none = sample::report();
+        assert!(!none.render(TextFormat::Table).contains("ENERGY"));
+        assert!(!none.render(TextFormat::Json).contains("energy"));
     }
 }

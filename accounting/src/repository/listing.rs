@@ -43,6 +43,9 @@ pub struct ListedRecord {
     /// What stood behind the count (the record's sharing, JSON), absent for whole GPUs.
     pub sharing: Option<serde_json::Value>,
     pub installed: Option<f64>,
+    /// Watt-hours the held GPUs used in the month, where the site measured it; left out elsewhere.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_wh: Option<f64>,
     pub source: String,
     pub first_seen: Option<String>,
     pub last_seen: Option<String>,
@@ -75,6 +78,7 @@ impl ListedRecord {
                 .sharing
                 .and_then(|text| serde_json::from_str(&text).ok()),
             installed: row.installed,
+            energy_wh: row.energy_wh,
             source: row.source.into_owned(),
             first_seen: time(row.first_seen),
             last_seen: time(row.last_seen),

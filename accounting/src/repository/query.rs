@@ -162,7 +162,9 @@ pub(crate) fn build_sql(
         "CAST(SUM(records) AS BIGINT), CAST(SUM(gpu_milli) AS BIGINT), \
          CAST(SUM(gpu_milli_seconds) AS BIGINT), CAST(SUM(active_records) AS BIGINT), \
          CAST(SUM(active_gpu_milli_seconds) AS BIGINT), \
-         CAST(SUM(active_available_gpu_milli_seconds) AS BIGINT) FROM summaries",
+         CAST(SUM(active_available_gpu_milli_seconds) AS BIGINT), \
+         CAST(SUM(energy_records) AS BIGINT), CAST(SUM(energy_milli_wh) AS BIGINT) \
+         FROM summaries",
     );
     if !conditions.is_empty() {
         sql.push_str(" WHERE ");
@@ -182,7 +184,7 @@ pub(crate) fn build_sql(
     (sql, params)
 }
 
-/// One result row of [`build_sql`]'s query: the `group_by` columns in their order, then the six
+/// One result row of [`build_sql`]'s query: the `group_by` columns in their order, then the eight
 /// sums in [`Totals`]' order. Both backends decode through it, each reading column `i` its own way
 /// (`text`, `month`, `int`), so the layout `build_sql` writes is read back in this one file.
 pub(crate) fn summary_row<E>(
@@ -211,6 +213,8 @@ pub(crate) fn summary_row<E>(
             active_records: int(n + 3)?,
             active_gpu_milli_seconds: int(n + 4)?,
             active_available_gpu_milli_seconds: int(n + 5)?,
+            energy_records: int(n + 6)?,
+            energy_milli_wh: int(n + 7)?,
         },
     })
 }

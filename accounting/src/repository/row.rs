@@ -66,10 +66,12 @@ pub(crate) struct RecordRow {
     pub sharing: Option<Arc<str>>,
     /// Physical GPUs of the model the site had installed in the month, where its meter knew.
     pub installed: Option<f64>,
+    /// Energy the held GPUs used in the month, watt-hours, where the site's source measured it.
+    pub energy_wh: Option<f64>,
 }
 
 /// Column names in binding order; both backends' SQL is built from this list.
-pub(crate) const COLUMNS: [&str; 22] = [
+pub(crate) const COLUMNS: [&str; 23] = [
     "record_id",
     "period",
     "site",
@@ -92,6 +94,7 @@ pub(crate) const COLUMNS: [&str; 22] = [
     "gpu_count",
     "sharing",
     "installed",
+    "energy_wh",
 ];
 
 impl RecordRow {
@@ -148,6 +151,7 @@ impl RecordRow {
                 ref sharing => serde_json::to_string(sharing).ok().map(Arc::from),
             },
             installed: record.installed.map(|gpus| gpus.get()),
+            energy_wh: record.energy_wh,
         })
     }
 
@@ -163,7 +167,7 @@ impl RecordRow {
 
     /// What this record adds to its summary row.
     pub fn totals(&self) -> Totals {
-        match self.gpu_count {
+        let totals = match self.gpu_count {
             Some(count) => Totals::of_exact(
                 self.gpu_milli,
                 count,
@@ -171,7 +175,8 @@ impl RecordRow {
                 self.active_seconds,
             ),
             None => Totals::of_record(self.gpu_milli, self.available_seconds, self.active_seconds),
-        }
+        };
+        totals.with_energy(self.energy_wh)
     }
 }
 
@@ -204,6 +209,7 @@ pub(crate) mod sample {
             gpu_count: Some(gpu_milli as f64 / 1000.0),
             sharing: None,
             installed: None,
+            energy_wh: None,
         }
     }
 }

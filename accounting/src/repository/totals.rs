@@ -39,6 +39,10 @@ pub struct Totals {
     /// Sum of Count x AvailableDuration over the same records, so active and available time can be
     /// compared on equal footing even when only some records know their active time.
     pub active_available_gpu_milli_seconds: i64,
+    /// Number of records that carry their energy.
+    pub energy_records: i64,
+    /// Sum of their energy, in milliwatt-hours (integers, so replacements subtract exactly).
+    pub energy_milli_wh: i64,
 }
 
 impl Totals {
@@ -84,7 +88,24 @@ impl Totals {
             active_records,
             active_gpu_milli_seconds: active,
             active_available_gpu_milli_seconds: active_available,
+            energy_records: 0,
+            energy_milli_wh: 0,
         }
+    }
+
+    /// These totals with one record's energy (watt-hours, where measured) counted in.
+    pub fn with_energy(mut self, energy_wh: Option<f64>) -> Self {
+        if let Some(energy) = energy_wh {
+            self.energy_records += 1;
+            // Validated finite and non-negative; a record's month of GPUs is far below 2^63 mWh.
+            self.energy_milli_wh += (energy * 1000.0).round() as i64;
+        }
+        self
+    }
+
+    /// Watt-hours, or `None` when no record in the group carries its energy (absent, not 0).
+    pub fn energy_wh(&self) -> Option<f64> {
+        (self.energy_records > 0).then(|| self.energy_milli_wh as f64 / 1000.0)
     }
 
     /// True when adding these totals changes nothing (a replacement that moved no numbers).
@@ -123,6 +144,8 @@ impl AddAssign for Totals {
         self.active_records += rhs.active_records;
         self.active_gpu_milli_seconds += rhs.active_gpu_milli_seconds;
         self.active_available_gpu_milli_seconds += rhs.active_available_gpu_milli_seconds;
+        self.energy_records += rhs.energy_records;
+        self.energy_milli_wh += rhs.energy_milli_wh;
     }
 }
 
@@ -134,6 +157,8 @@ impl SubAssign for Totals {
         self.active_records -= rhs.active_records;
         self.active_gpu_milli_seconds -= rhs.active_gpu_milli_seconds;
         self.active_available_gpu_milli_seconds -= rhs.active_available_gpu_milli_seconds;
+        self.energy_records -= rhs.energy_records;
+        self.energy_milli_wh -= rhs.energy_milli_wh;
     }
 }
 
@@ -153,5 +178,11 @@ mod tests {
         assert_eq!(a.active_gpu_hours(), Some(0.25));
         assert_eq!(b.active_gpu_hours(), None);
         assert_eq!(b.mean_gpus(), Some(1.0));
+        let c = Totals::of_record(1000, 3600, None).with_energy(Some(0.1234));
+        let mut sum = a;
+        sum += c;
+        assert_eq!(sum.energy_wh(), Some(0.123), "to the milliwatt-hour");
+        sum -= c;
+        assert_eq!((sum, a.energy_wh()), (a, None), "absent, not 0");
     }
 }

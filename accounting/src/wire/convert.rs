@@ -44,6 +44,7 @@ pub fn record_to_proto(record: &UsageRecord) -> proto::UsageRecord {
             .last_seen
             .to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
         installed: record.installed.map(|gpus| gpus.get()),
+        energy_wh: record.energy_wh,
         ..sharing_to_proto(&record.sharing)
     }
 }
@@ -180,6 +181,7 @@ fn raw_from_proto(r: proto::UsageRecord) -> Result<RawRecord, Rejection> {
     Ok(RawRecord {
         sharing,
         installed: r.installed,
+        energy_wh: r.energy_wh,
         record_type: closed("record_type", &r.record_type)?,
         accelerator_type: closed("accelerator_type", &r.accelerator_type)?,
         source: closed("source", &r.source)?,

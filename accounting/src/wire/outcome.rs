@@ -74,6 +74,7 @@ impl From<UsageError> for Rejection {
             | Problem::SeenOrder { .. }
             | Problem::SeenOutsideMonth { .. }
             | Problem::Installed(_)
+            | Problem::Energy(_)
             | Problem::Sharing(_) => Self::BadField { detail },
         }
     }

@@ -1,11 +1,13 @@
 //! `accelfed meter`'s flow in-process ([`accelfed_accounting::flow::meter_site`]) with real
 //! components: the providers' clients against the fake APIs and commands of the test kit, a real
 //! spool in a temporary folder. `installed.rs`: the one pass's installed GPUs are the ones
-//! `provide` publishes, per backend; `rules.rs`: what the flow does with what it read (held
+//! `provide` publishes, per backend; `agents.rs`: the node agents' figures in the records;
+//! `rules.rs`: what the flow does with what it read (held
 //! records, a site that can meter nothing, failed backends).
 
 #![allow(clippy::unwrap_used)]
 
+mod agents;
 mod installed;
 mod rules;
 
@@ -40,6 +42,7 @@ pub async fn meter(
         config,
         accounting: &accounting,
         manual,
+        agents: None,
         spool: dir.join("spool.sqlite"),
         since,
         now,

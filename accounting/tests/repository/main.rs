@@ -90,4 +90,5 @@ both_backends!(
     batches_sent_at_once_count_each_record_once,
     shares_sum_exactly_and_capacity_is_checked,
     site_contacts_are_kept_and_held_lists_replaced,
+    energy_is_stored_summed_and_replaced_exactly,
 );

@@ -24,6 +24,10 @@ pub struct AgentArgs {
     /// SM activity (percent) below which a whole window counts as idle.
     #[arg(long, default_value_t = 5.0, value_parser = parse_percent)]
     pub idle_below: f64,
+    /// Also write the JSON document (/v1/state) to this file every period, replaced whole: the
+    /// site's meter reads a folder of them (`[accounting.agents] documents` in site.toml).
+    #[arg(long)]
+    pub publish: Option<PathBuf>,
     /// Read once, print the JSON document on standard output, save the state, and leave.
     #[arg(long)]
     pub once: bool,
@@ -49,6 +53,11 @@ pub struct IdleArgs {
     /// The agent's endpoint on this node (a loopback address: plain HTTP never leaves the host).
     #[arg(long, default_value = "127.0.0.1:9477", conflicts_with = "from")]
     pub agent: SocketAddr,
+    /// The whole site instead of this node: every agent document in site.toml's
+    /// `[accounting.agents] documents`, with the VO, FQAN and user its backends know, one row per
+    /// job, pod or VM (its idle GPUs, idle since, GPU-hours lost).
+    #[arg(long, conflicts_with_all = ["from", "agent"])]
+    pub config: Option<PathBuf>,
     /// Read a saved state document (the agent's /v1/state, or `accelfed agent --once`) instead.
     #[arg(long)]
     pub from: Option<PathBuf>,

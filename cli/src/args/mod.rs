@@ -116,7 +116,9 @@ pub enum Command {
     /// an unreadable state file or an endpoint that cannot be opened.
     Agent(agent::AgentArgs),
     /// The GPU allocations of this node idle right now (jobs, pods, VMs, processes), from the
-    /// node agent: idle since, idle hours; a table, or JSON for the site's automation.
+    /// node agent: idle since, idle hours; a table, or JSON for the site's automation. With
+    /// --config site.toml, the whole site's (every agent document of [accounting.agents]), one row
+    /// per job, pod or VM with the VO and user its backend knows and the GPU-hours lost.
     ///
     /// Exit status: 0 listed; 1 the agent could not be read; 2 usage error or an unreadable --from file.
     Idle(agent::IdleArgs),

@@ -16,6 +16,7 @@ pub fn run(args: &AgentArgs) -> Outcome {
     config.listen = args.listen;
     config.proc_root.clone_from(&args.proc_root);
     config.idle_rule.sm_activity_below_percent = args.idle_below;
+    config.publish.clone_from(&args.publish);
     let mut agent = match Agent::open(config) {
         Ok(agent) => agent,
         Err(error) => return failed(&error),

@@ -13,6 +13,9 @@ use crate::args::agent::{IdleArgs, IdleFormat};
 use crate::exit::Outcome;
 
 pub fn run(args: &IdleArgs) -> Outcome {
+    if let Some(config) = &args.config {
+        return super::idle_site::run(args, config);
+    }
     let document = match &args.from {
         Some(path) => std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display())),
         None => fetch(args),

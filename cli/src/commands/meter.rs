@@ -6,7 +6,7 @@ use std::future::Future;
 use chrono::{DateTime, Datelike, TimeZone, Utc};
 use tokio::sync::oneshot;
 
-use accelfed_accounting::flow::{ManualRead, MeterPlan, MeterReport, meter_site};
+use accelfed_accounting::flow::{AgentsRead, ManualRead, MeterPlan, MeterReport, meter_site};
 use accelfed_accounting::spool::{Spool, SpoolError};
 use accelfed_schemas::usage::Source;
 
@@ -44,6 +44,10 @@ pub fn run(args: &MeterArgs) -> Outcome {
             .observations
             .as_ref()
             .map(|path| resolve(&args.config, path)),
+        agents: accounting
+            .agents
+            .as_ref()
+            .map(|agents| resolve(&args.config, &agents.documents)),
         spool: spool_path(&args.config, &accounting),
         since,
         now,
@@ -149,6 +153,29 @@ fn log(report: &MeterReport) {
             );
         }
         Some(ManualRead::Unread(err)) => tracing::error!("manual usage not metered: {err}"),
+        None => {}
+    }
+    match &report.agents {
+        Some(AgentsRead::Read {
+            folder,
+            documents,
+            matched,
+            refused,
+        }) => {
+            for problem in refused {
+                tracing::error!("agent document not used: {problem}");
+            }
+            tracing::info!(
+                folder = %folder.display(),
+                documents,
+                matched,
+                refused = refused.len(),
+                "read the node agents' documents"
+            );
+        }
+        Some(AgentsRead::Unread(problem)) => {
+            tracing::error!("agent documents not read, nothing metered: {problem}");
+        }
         None => {}
     }
     log_findings(report);

@@ -5,6 +5,7 @@ mod agent;
 mod export;
 mod generate;
 mod idle;
+mod idle_site;
 mod init;
 mod man_sections;
 mod meter;

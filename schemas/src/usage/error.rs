@@ -44,6 +44,8 @@ pub enum Problem {
     Sharing(String),
     #[error("Benchmark must be a finite, non-negative number, got {0}")]
     Benchmark(f64),
+    #[error("EnergyWh must be a finite, non-negative number of watt-hours, got {0}")]
+    Energy(f64),
     #[error("AvailableDuration {seconds} s is longer than {month} ({month_seconds} s)")]
     AvailableTooLong {
         seconds: u64,

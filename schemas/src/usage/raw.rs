@@ -35,6 +35,9 @@ pub struct RawRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_duration: Option<u64>,
     pub available_duration: u64,
+    /// Absent (no source measured it, or a spool or sender older than the field): no energy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_wh: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub global_user_name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -129,6 +132,7 @@ impl TryFrom<RawRecord> for UsageRecord {
             cores: raw.cores,
             active_duration: raw.active_duration,
             available_duration: raw.available_duration,
+            energy_wh: raw.energy_wh,
             benchmark,
             accelerator_type: raw.accelerator_type,
             model: GpuModel::new(raw.model.as_str()).map_err(|e| fail(named("Model")(e)))?,
@@ -167,6 +171,7 @@ impl From<UsageRecord> for RawRecord {
             cores: record.cores,
             active_duration: record.active_duration,
             available_duration: record.available_duration,
+            energy_wh: record.energy_wh,
             global_user_name: record.global_user_name.map(|t| t.as_str().to_owned()),
             fqan: record.fqan.map(|f| f.as_str().to_owned()),
             vo: record.vo.map(|v| v.as_str().to_owned()),

@@ -53,6 +53,10 @@ pub struct UsageRecord {
     pub active_duration: Option<u64>,
     /// AvailableDuration: seconds within this month the GPUs were held.
     pub available_duration: u64,
+    /// Energy the held GPUs used within this month, in watt-hours (accelfed's own field; APEL's
+    /// record has none), where a source measured it: the node agent's or DCGM's energy counter,
+    /// a shared GPU's energy shared out by held time. `None` where nothing measured it, never 0.
+    pub energy_wh: Option<f64>,
     /// BenchmarkType and Benchmark.
     pub benchmark: Option<Benchmark>,
     /// Type (APEL knows GPU, FPGA and Other; MIC is published as Other).
@@ -141,6 +145,11 @@ impl UsageRecord {
             && (!benchmark.value.is_finite() || benchmark.value < 0.0)
         {
             return Err(self.error(Problem::Benchmark(benchmark.value)));
+        }
+        if let Some(energy) = self.energy_wh
+            && (!energy.is_finite() || energy < 0.0)
+        {
+            return Err(self.error(Problem::Energy(energy)));
         }
         if self.available_duration > self.month.seconds() {
             return Err(self.error(Problem::AvailableTooLong {

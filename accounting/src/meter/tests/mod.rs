@@ -28,7 +28,7 @@ fn now() -> DateTime<Utc> {
 }
 
 /// `units` units of `sharing` (physical count = units x share) held by `resource` over `[start, end)`.
-fn held(
+pub(super) fn held(
     resource: &str,
     sharing: Sharing,
     units: f64,
@@ -50,6 +50,7 @@ fn held(
         cores: None,
         benchmark: None,
         utilisation: None,
+        energy_wh: None,
         start,
         end: Some(end),
     }

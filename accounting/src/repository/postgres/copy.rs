@@ -80,6 +80,7 @@ fn put_row(out: &mut BytesMut, row: &RecordRow) {
     put_f64(out, row.gpu_count);
     put_text(out, row.sharing.as_deref());
     put_f64(out, row.installed);
+    put_f64(out, row.energy_wh);
 }
 
 fn put_f64(out: &mut BytesMut, value: Option<f64>) {

@@ -192,9 +192,10 @@ async fn careful(
 pub(crate) const DELTAS_SQL: &str =
     "INSERT INTO summaries AS s (site, vo, model, period, records, gpu_milli,
          gpu_milli_seconds, active_records, active_gpu_milli_seconds,
-         active_available_gpu_milli_seconds)
+         active_available_gpu_milli_seconds, energy_records, energy_milli_wh)
      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[],
-         $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[])
+         $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[],
+         $11::bigint[], $12::bigint[])
      ON CONFLICT (site, vo, model, period) DO UPDATE SET
          records = s.records + excluded.records,
          gpu_milli = s.gpu_milli + excluded.gpu_milli,
@@ -202,7 +203,9 @@ pub(crate) const DELTAS_SQL: &str =
          active_records = s.active_records + excluded.active_records,
          active_gpu_milli_seconds = s.active_gpu_milli_seconds + excluded.active_gpu_milli_seconds,
          active_available_gpu_milli_seconds =
-             s.active_available_gpu_milli_seconds + excluded.active_available_gpu_milli_seconds";
+             s.active_available_gpu_milli_seconds + excluded.active_available_gpu_milli_seconds,
+         energy_records = s.energy_records + excluded.energy_records,
+         energy_milli_wh = s.energy_milli_wh + excluded.energy_milli_wh";
 
 /// Adds `deltas` to their summary rows; `statement` is [`DELTAS_SQL`] or its prepared form.
 pub(crate) async fn apply_deltas<S: ?Sized + ToStatement>(
@@ -224,6 +227,8 @@ pub(crate) async fn apply_deltas<S: ?Sized + ToStatement>(
     let active_records = column(|t| t.active_records);
     let active_ms = column(|t| t.active_gpu_milli_seconds);
     let active_available_ms = column(|t| t.active_available_gpu_milli_seconds);
+    let energy_records = column(|t| t.energy_records);
+    let energy_mwh = column(|t| t.energy_milli_wh);
     tx.execute(
         statement,
         &[
@@ -237,6 +242,8 @@ pub(crate) async fn apply_deltas<S: ?Sized + ToStatement>(
             &active_records,
             &active_ms,
             &active_available_ms,
+            &energy_records,
+            &energy_mwh,
         ],
     )
     .await?;

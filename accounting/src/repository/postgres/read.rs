@@ -165,6 +165,7 @@ pub(super) fn row_from_sql(row: &Row) -> Result<RecordRow, PgFailure> {
         gpu_count: row.try_get(19)?,
         sharing: row.try_get::<_, Option<&str>>(20)?.map(Arc::from),
         installed: row.try_get(21)?,
+        energy_wh: row.try_get(22)?,
     })
 }
 

@@ -107,6 +107,15 @@ const MIGRATIONS: &[(i64, &str)] = &[
              PRIMARY KEY (site, record_id)
          );",
     ),
+    // 6: the energy a record's GPUs used in its month, where the site measured it (watt-hours;
+    // NULL: not measured), and per summary row how many records carry it and their sum in
+    // milliwatt-hours (integers, as every summary column, so replacements subtract exactly).
+    (
+        6,
+        "ALTER TABLE records ADD COLUMN energy_wh double precision;
+         ALTER TABLE summaries ADD COLUMN energy_records bigint NOT NULL DEFAULT 0,
+             ADD COLUMN energy_milli_wh bigint NOT NULL DEFAULT 0;",
+    ),
 ];
 
 /// The repository's migrations, for the store layer's one runner ([`crate::database::migrate`]).

@@ -91,6 +91,7 @@ pub(crate) fn insert_with(
         row.gpu_count,
         row.sharing,
         row.installed,
+        row.energy_wh,
     ])
 }
 
@@ -100,8 +101,9 @@ pub(crate) fn apply_deltas(
 ) -> rusqlite::Result<()> {
     let mut upsert = tx.prepare_cached(
         "INSERT INTO summaries (site, vo, model, period, records, gpu_milli, gpu_milli_seconds,
-             active_records, active_gpu_milli_seconds, active_available_gpu_milli_seconds)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+             active_records, active_gpu_milli_seconds, active_available_gpu_milli_seconds,
+             energy_records, energy_milli_wh)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
          ON CONFLICT (site, vo, model, period) DO UPDATE SET
              records = records + excluded.records,
              gpu_milli = gpu_milli + excluded.gpu_milli,
@@ -109,7 +111,9 @@ pub(crate) fn apply_deltas(
              active_records = active_records + excluded.active_records,
              active_gpu_milli_seconds = active_gpu_milli_seconds + excluded.active_gpu_milli_seconds,
              active_available_gpu_milli_seconds =
-                 active_available_gpu_milli_seconds + excluded.active_available_gpu_milli_seconds",
+                 active_available_gpu_milli_seconds + excluded.active_available_gpu_milli_seconds,
+             energy_records = energy_records + excluded.energy_records,
+             energy_milli_wh = energy_milli_wh + excluded.energy_milli_wh",
     )?;
     for (key, t) in deltas {
         upsert.execute(params![
@@ -123,6 +127,8 @@ pub(crate) fn apply_deltas(
             t.active_records,
             t.active_gpu_milli_seconds,
             t.active_available_gpu_milli_seconds,
+            t.energy_records,
+            t.energy_milli_wh,
         ])?;
     }
     Ok(())

@@ -103,6 +103,15 @@ const MIGRATIONS: &[(i64, &str)] = &[
              PRIMARY KEY (site, record_id)
          );",
     ),
+    // Schema 6: the energy a record's GPUs used in its month, where the site measured it
+    // (watt-hours; NULL: not measured), and per summary row how many records carry it and their
+    // sum in milliwatt-hours (integers, so replacements subtract exactly).
+    (
+        6,
+        "ALTER TABLE records ADD COLUMN energy_wh REAL;
+         ALTER TABLE summaries ADD COLUMN energy_records INTEGER NOT NULL DEFAULT 0;
+         ALTER TABLE summaries ADD COLUMN energy_milli_wh INTEGER NOT NULL DEFAULT 0;",
+    ),
 ];
 
 /// The repository's migrations, for the store layer's one runner ([`crate::database::migrate`]).

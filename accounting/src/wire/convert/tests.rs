@@ -156,3 +156,49 @@ fn outcomes_round_trip() {
     assert_eq!(kind, "batch_too_large");
     assert!(reason.contains("10"), "{reason}");
 }
+
+/// The record as a sender or repository older than `energy_wh` (field 25) declares it: enough of
+/// it to carry a record's identity and figures.
+#[derive(Clone, PartialEq, prost::Message)]
+struct OldUsageRecord {
+    #[prost(string, tag = "1")]
+    site: String,
+    #[prost(string, tag = "3")]
+    associated_record: String,
+    #[prost(double, tag = "8")]
+    count: f64,
+    #[prost(int64, tag = "11")]
+    available_duration: i64,
+}
+
+#[test]
+fn energy_survives_the_round_trip_and_old_shapes_mean_none() {
+    use prost::Message;
+    let mut record = sample::record("vm-1");
+    record.energy_wh = Some(1234.5);
+    let proto = record_to_proto(&record);
+    assert_eq!(
+        record_from_proto(proto.clone()),
+        Submission::from(record.clone())
+    );
+    // An older repository decodes a new sender's message: field 25 is skipped, the rest read.
+    let old = OldUsageRecord::decode(proto.encode_to_vec().as_slice()).unwrap();
+    assert_eq!(
+        (old.associated_record.as_str(), old.available_duration),
+        ("vm-1", 864_000)
+    );
+    // An older sender's message (no field 25) is a record without energy, not one of 0 Wh.
+    let mut without = proto;
+    without.energy_wh = None;
+    let bytes = without.encode_to_vec();
+    let decoded = proto::UsageRecord::decode(bytes.as_slice()).unwrap();
+    record.energy_wh = None;
+    assert_eq!(record_from_proto(decoded), Submission::from(record.clone()));
+    // A bad figure is refused with the field named.
+    let mut bad = record_to_proto(&record);
+    bad.energy_wh = Some(-1.0);
+    let Submission::Invalid(reason) = record_from_proto(bad) else {
+        panic!("a negative energy was accepted");
+    };
+    assert!(reason.to_string().contains("EnergyWh"), "{reason}");
+}

@@ -3,10 +3,12 @@
 //! shares). The helpers below are the workload both use.
 
 mod contacts;
+mod energy;
 mod ingest;
 mod summaries;
 
 pub use contacts::site_contacts_are_kept_and_held_lists_replaced;
+pub use energy::energy_is_stored_summed_and_replaced_exactly;
 
 pub use ingest::{
     bad_records_are_refused_with_reasons, changed_resend_replaces_and_moves_totals,
