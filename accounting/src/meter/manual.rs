@@ -217,6 +217,7 @@ fn parse_line(text: &str, site: &SiteName) -> Result<Observation, (usize, String
         cores: line.cores,
         benchmark: None,
         utilisation: line.utilisation,
+        energy_wh: None,
         start: line.start,
         end: line.end,
     })

@@ -90,6 +90,7 @@ mod tests {
             cores: Some(4),
             benchmark: None,
             utilisation: Some(0.5),
+            energy_wh: None,
             start,
             end,
         }

@@ -119,6 +119,7 @@ pub fn observations(
                 cores: None,
                 benchmark: None,
                 utilisation: busy,
+                energy_wh: None,
                 start,
                 end: pod.end,
             });

@@ -147,6 +147,7 @@ pub fn observations(
             cores: None,
             benchmark: None,
             utilisation: None,
+            energy_wh: None,
             start: vm.start,
             end: vm.end,
         });

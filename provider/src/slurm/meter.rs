@@ -243,6 +243,7 @@ pub fn observation(
         cores: None,
         benchmark: None,
         utilisation,
+        energy_wh: None,
         start: charged_start(job, start),
         end: job.end,
     }))

@@ -37,6 +37,9 @@ pub struct Observation {
     /// The mean fraction (0..=1) of the interval the GPUs were busy, where the middleware reports
     /// utilisation; becomes ActiveDuration.
     pub utilisation: Option<f64>,
+    /// Energy the observation's GPUs used over its interval, in watt-hours, where a source
+    /// measures it (the node agent's energy counter, DCGM's); `None` elsewhere.
+    pub energy_wh: Option<f64>,
     pub start: DateTime<Utc>,
     /// `None` while the resource still holds its GPUs: metered up to the meter's `now`.
     pub end: Option<DateTime<Utc>>,

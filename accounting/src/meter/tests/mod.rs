@@ -50,6 +50,7 @@ fn held(
         cores: None,
         benchmark: None,
         utilisation: None,
+        energy_wh: None,
         start,
         end: Some(end),
     }
