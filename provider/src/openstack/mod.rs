@@ -90,8 +90,9 @@ pub struct Used {
 
 /// The meter's read: what [`Listing::Usage`] lists (servers deleted since `changes_since`, RFC
 /// 3339, included), mapped to VM usage and installed GPUs only, and the instance actions of the
-/// GPU servers that held GPUs since then. A server whose actions cannot be read is a warning: its
-/// idle time stays unknown, as its GPU-hours do not depend on it.
+/// GPU servers that held GPUs since then (unless `idle_from_actions = false`). A server whose
+/// actions cannot be read is a warning: its idle time stays unknown, as its GPU-hours do not
+/// depend on it.
 pub async fn usage(config: &OpenstackConfig, changes_since: &str) -> Result<Used, OpenstackError> {
     let creds = client::credentials(config)?;
     let session = client::Session::connect(
@@ -113,6 +114,7 @@ pub async fn usage(config: &OpenstackConfig, changes_since: &str) -> Result<Used
     let gpu_servers: Vec<String> = mapped
         .usage
         .iter()
+        .filter(|_| config.idle_from_actions)
         .filter(|vm| {
             vm.gpu.count.get() > 0.0 && vm.end.is_none_or(|end| since.is_none_or(|s| end > s))
         })

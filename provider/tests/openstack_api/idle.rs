@@ -108,3 +108,26 @@ async fn unreadable_actions_leave_the_server_whole_and_the_meter_running() {
         .unwrap();
     assert_eq!((atlas.end, atlas.utilisation), (None, None));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_from_actions_false_asks_nova_nothing_more() {
+    let cloud = fake(Behaviour {
+        instance_actions: true,
+        ..Behaviour::default()
+    })
+    .await;
+    let mut setup = setup(&cloud, 5);
+    setup.config.idle_from_actions = false;
+    let site = SiteName::new("TEST-SITE").unwrap();
+    let observations = observe(
+        &setup.config,
+        &site,
+        at("2026-11-01T00:00:00Z"),
+        at("2026-11-22T06:00:00Z"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(cloud.count("/os-instance-actions"), 0);
+    assert_eq!(observations.len(), 5);
+    assert!(observations.iter().all(|o| o.utilisation.is_none()));
+}
