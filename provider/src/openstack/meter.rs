@@ -69,7 +69,7 @@ pub async fn meter(
 
 /// Observations cut where their servers' power state changed ([`super::states::split`]): stopped,
 /// suspended, paused and shelved stretches idle, offloaded ones not held. A server whose status says
-/// idle without an action saying since when is reported, and its time left as it was.
+/// idle while its actions (read) do not say since when is reported, and its time left as it was.
 pub fn by_state(
     observations: Vec<Observation>,
     used: &super::Used,
@@ -83,8 +83,11 @@ pub fn by_state(
     let mut out = Vec::with_capacity(observations.len());
     for observation in observations {
         let server = observation.resource.as_str();
+        // Servers whose actions were not read (not asked, or unreadable: warned already) say
+        // nothing either way.
         let changes = used.changes.get(server).map_or(&[][..], Vec::as_slice);
-        if let Some(status) = status.get(server)
+        if used.changes.contains_key(server)
+            && let Some(status) = status.get(server)
             && let Some(warning) = states::check(server, status, changes)
         {
             warnings.push(warning);
