@@ -3,7 +3,9 @@ property VO=atlas; vo-cms has none and is mapped by accelfed's config), GPU flav
 conventions, servers, and Placement's own totals. Prints one JSON document on stdout.
 
 usage: populate.py PASSWORD             create everything, wait for ACTIVE, print the state
-       populate.py PASSWORD delete NAME delete server NAME and wait until it is gone, print the state"""
+       populate.py PASSWORD delete NAME delete server NAME and wait until it is gone, print the state
+       populate.py PASSWORD stop NAME   stop server NAME and wait until it is SHUTOFF, print the state
+       populate.py PASSWORD start NAME  start server NAME and wait until it is ACTIVE, print the state"""
 import json
 import os
 import sys
@@ -126,10 +128,17 @@ def state():
     return {"projects": projects, "servers": servers, "placement": placement_truth()}
 
 
-if len(sys.argv) > 3 and sys.argv[2] == "delete":
+if len(sys.argv) > 3 and sys.argv[2] in ("delete", "stop", "start"):
     server = next(s for s in admin.compute.servers(all_projects=True) if s.name == sys.argv[3])
-    admin.compute.delete_server(server)
-    admin.compute.wait_for_delete(server, interval=1, wait=120)
+    if sys.argv[2] == "delete":
+        admin.compute.delete_server(server)
+        admin.compute.wait_for_delete(server, interval=1, wait=120)
+    elif sys.argv[2] == "stop":
+        admin.compute.stop_server(server)
+        admin.compute.wait_for_server(server, status="SHUTOFF", failures=["ERROR"], interval=1, wait=120)
+    else:
+        admin.compute.start_server(server)
+        admin.compute.wait_for_server(server, status="ACTIVE", failures=["ERROR"], interval=1, wait=120)
 else:
     setup()
 print(json.dumps(state()))

@@ -11,7 +11,7 @@
 //! * `401 Unauthorized` with a `Status` body unless `Authorization: Bearer <token>` matches;
 //! * TLS with a certificate for 127.0.0.1 signed by the test CA ([`crate::pki`]).
 //!
-//! It also answers Prometheus's `/api/v1/query` from `prometheus_*.json` fixtures, for the DCGM path.
+//! It also answers Prometheus's `/api/v1/query` from `dcgm/<scheme>/<metric>.json` fixtures, for the DCGM path.
 //! The fixtures stay beside the provider's tests (`provider/tests/fixtures/kubernetes/`); see
 //! [`fixtures`].
 
@@ -44,6 +44,9 @@ pub struct Behaviour {
     /// Serve lists from another folder of fixtures (`fixtures/kubernetes/<folder>`); lists the
     /// folder lacks come from `cluster/`. [`FakeApi::serve_folder`] switches it while running.
     pub folder: Option<String>,
+    /// The DCGM exporter's naming scheme Prometheus answers in: `fixtures/kubernetes/dcgm/<this>`
+    /// (`None`: `legacy`, the names up to dcgm-exporter 4.8; `renamed`: 4.9's).
+    pub dcgm: Option<String>,
 }
 
 /// What the server saw, for assertions.
@@ -271,13 +274,27 @@ impl State {
         respond(StatusCode::OK, page.to_string())
     }
 
+    /// An instant query's answer: the fixture named after the DCGM metric the query asks for, in
+    /// the scheme's folder; a metric the folder lacks has no series (as Prometheus answers a
+    /// metric no exporter serves).
     fn prometheus(&self, query: &str) -> Response<Full<Bytes>> {
-        let file = if query.contains("DCGM_FI_DEV_GPU_UTIL") {
-            "prometheus_gpu_util.json"
-        } else {
-            "prometheus_gr_engine_active.json"
-        };
-        let text = std::fs::read_to_string(fixtures().join(file)).unwrap();
+        let name: String = query
+            .find("DCGM_")
+            .map(|at| {
+                query[at..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect()
+            })
+            .unwrap_or_default();
+        let scheme = self.behaviour.dcgm.as_deref().unwrap_or("legacy");
+        let path = fixtures()
+            .join("dcgm")
+            .join(scheme)
+            .join(format!("{name}.json"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+            r#"{"status":"success","data":{"resultType":"vector","result":[]}}"#.to_owned()
+        });
         respond(StatusCode::OK, text)
     }
 }

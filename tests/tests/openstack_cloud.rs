@@ -1,6 +1,7 @@
 //! The OpenStack provider and meter against a real cloud (scripts/openstack/cloud.sh): GPU flavors
 //! per VO, total / used / free equal to Placement's own sums, GPU-seconds per VO equal to the
-//! servers' lifetimes times their GPUs, and a deleted server's interval closed.
+//! servers' lifetimes times their GPUs, a GPU server stopped for a measured interval metered idle
+//! for exactly that interval (from its instance actions), and a deleted server's interval closed.
 //!
 //! Ignored by a plain `cargo test`, as the cloud takes minutes; scripts/test runs it
 //! (`--include-ignored`), and so does `cargo test -p accelfed-tests --test openstack_cloud --
@@ -165,6 +166,82 @@ async fn provider_and_meter_against_a_real_openstack() {
         }
     }
     assert_eq!(per_vo(&provided.mapped.usage), expected);
+
+    // a GPU server stopped for a measured interval: that interval is an idle piece, the rest of
+    // its hold running with unknown activity, and the pieces still add up to its whole hold
+    let cms_v100 = state["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "cms-v100")
+        .unwrap();
+    let cms_id = cms_v100["id"].as_str().unwrap().to_owned();
+    let created: chrono::DateTime<chrono::Utc> =
+        chrono::DateTime::parse_from_rfc3339(cms_v100["created"].as_str().unwrap())
+            .unwrap()
+            .into();
+    let before_stop = chrono::Utc::now();
+    cloud
+        .populate(&["stop", "cms-v100"])
+        .unwrap_or_else(|err| panic!("{err}"));
+    let stopped = chrono::Utc::now();
+    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+    let before_start = chrono::Utc::now();
+    cloud
+        .populate(&["start", "cms-v100"])
+        .unwrap_or_else(|err| panic!("{err}"));
+    let started = chrono::Utc::now();
+    let metered_at = chrono::Utc::now();
+    let site = accelfed_schemas::names::SiteName::new("TEST-SITE").unwrap();
+    let observations = accelfed_provider::openstack::observe(
+        &config,
+        &site,
+        metered_at - chrono::Duration::hours(1),
+        metered_at,
+    )
+    .await
+    .unwrap_or_else(|err| panic!("{err}\n{}", cloud.logs()));
+    let mut pieces: Vec<_> = observations
+        .iter()
+        .filter(|o| o.resource.as_str() == cms_id)
+        .collect();
+    pieces.sort_by_key(|o| o.start);
+    let idle: Vec<_> = pieces.iter().filter(|o| o.utilisation.is_some()).collect();
+    assert_eq!(idle.len(), 1, "{pieces:#?}");
+    assert_eq!(idle[0].utilisation, Some(0.0));
+    // Nova keeps action times to the second.
+    let second = chrono::Duration::seconds(1);
+    let (from, to) = (idle[0].start, idle[0].end.unwrap());
+    assert!(
+        from >= before_stop - second && from <= stopped,
+        "{from} {before_stop} {stopped}"
+    );
+    assert!(
+        to >= before_start - second && to <= started,
+        "{to} {before_start} {started}"
+    );
+    assert!((to - from).num_seconds() >= 5, "{from} {to}");
+    let held: i64 = pieces
+        .iter()
+        .map(|o| (o.end.unwrap_or(metered_at) - o.start).num_seconds())
+        .sum();
+    assert_eq!(held, (metered_at - created).num_seconds());
+    // The month's record: its running time's activity is not known, so ActiveDuration stays
+    // absent (never a copy of AvailableDuration); AvailableDuration is the whole hold.
+    let owned: Vec<_> = pieces.iter().map(|o| (*o).clone()).collect();
+    let records = accelfed_accounting::meter::meter(
+        &owned,
+        metered_at,
+        &accelfed_accounting::meter::Installed::default(),
+    )
+    .records;
+    assert!(!records.is_empty());
+    assert!(
+        records.iter().all(|r| r.active_duration.is_none()),
+        "{records:#?}"
+    );
+    let available: u64 = records.iter().map(|r| r.available_duration).sum();
+    assert_eq!(available as i64, (metered_at - created).num_seconds());
 
     // deleting a server closes its record
     let since = (chrono::Utc::now() - chrono::Duration::hours(1))

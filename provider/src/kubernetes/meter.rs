@@ -13,12 +13,19 @@
 //! interval per such pod (the time between its last sighting and its deletion). A finished pod
 //! still listed but without a finish or deletion time is closed the same way.
 //!
-//! **Utilisation.** With `[kubernetes.prometheus]`, the mean of `DCGM_FI_DEV_GPU_UTIL` (or
-//! `DCGM_FI_PROF_GR_ENGINE_ACTIVE` under MIG) over `[since, now)` per pod becomes the observation's
-//! utilisation, hence ActiveDuration = utilisation x AvailableDuration in each month's record. It is
-//! the utilisation of the last metering interval applied to the pod's whole month, so it is exact
-//! for pods that started within the interval and an estimate for older ones. A Prometheus failure
-//! is a warning: GPU-hours do not depend on it, and ActiveDuration is then left out.
+//! **Utilisation.** With `[kubernetes.prometheus]`, the mean of DCGM's GPU utilisation (or its
+//! graphics-engine activity under MIG; both of the exporter's naming schemes, see
+//! [`super::dcgm`]) over `[since, now)` per pod becomes the observation's utilisation, hence
+//! ActiveDuration = utilisation x AvailableDuration in each month's record. It is the utilisation
+//! of the last metering interval applied to the pod's whole month, so it is exact for pods that
+//! started within the interval and an estimate for older ones. A Prometheus failure is a warning:
+//! GPU-hours do not depend on it, and ActiveDuration and energy are then left out.
+//!
+//! **Energy.** The increase of DCGM's energy counter per pod and GPU, over the whole hold of the
+//! pods listed (from the earliest start among them to `now`), shared among the pods that held one
+//! GPU at once by held time ([`super::dcgm_energy`]), becomes the observation's `energy_wh`. It
+//! covers what Prometheus still keeps: a pod older than its retention gets the energy of the
+//! retained part only (an undercount, never an overcount).
 
 use chrono::{DateTime, Utc};
 
@@ -29,7 +36,8 @@ use crate::backend::Metering;
 
 use super::client::{self, KubeClient};
 use super::config::KubernetesConfig;
-use super::dcgm::Utilisation;
+use super::dcgm::{self, DcgmReadings};
+use super::dcgm_energy::{self, Holds};
 use super::error::KubernetesError;
 use super::inventory::Inventory;
 use super::usage;
@@ -70,19 +78,34 @@ pub async fn meter(
     let service = config.id.get_ref().as_str();
     let inventory = KubeClient::new(config).await?.inventory().await?;
     let mut warnings = Vec::new();
-    let utilisation = match &config.prometheus {
+    let energy_since = inventory
+        .pods
+        .iter()
+        .filter_map(|pod| pod.start)
+        .min()
+        .unwrap_or(since)
+        .min(since);
+    let readings = match &config.prometheus {
         Some(prometheus) => {
-            match client::prometheus::utilisation(prometheus, since, now, &mut warnings).await {
-                Ok(read) => Some(read),
+            let asked =
+                client::prometheus::answers(prometheus, since, energy_since, now, &mut warnings);
+            match asked.await {
+                Ok(answers) => Some(DcgmReadings {
+                    utilisation: dcgm::utilisation(&answers.gpu_util, &answers.gr_engine),
+                    energy: dcgm_energy::share(
+                        &answers.energy,
+                        &holds(&inventory, energy_since, now),
+                    ),
+                }),
                 Err(err) => {
-                    warnings.push(format!("{err}; ActiveDuration left out"));
+                    warnings.push(format!("{err}; ActiveDuration and energy left out"));
                     None
                 }
             }
         }
         None => None,
     };
-    let metered = observe_inventory(config, site, &inventory, utilisation.as_ref(), since, now);
+    let metered = observe_inventory(config, site, &inventory, readings.as_ref(), since, now);
     for warning in warnings.iter().chain(&metered.warnings) {
         tracing::warn!(provider = "kubernetes", service, "{warning}");
     }
@@ -99,13 +122,26 @@ pub async fn meter(
     })
 }
 
+/// Each started pod's hold within `[from, now)`, the span the energy query covered.
+fn holds(inventory: &Inventory, from: DateTime<Utc>, now: DateTime<Utc>) -> Holds {
+    inventory
+        .pods
+        .iter()
+        .filter_map(|pod| {
+            let start = pod.start?.max(from);
+            let end = pod.end.unwrap_or(now).min(now);
+            Some(((pod.namespace.clone(), pod.name.clone()), (start, end)))
+        })
+        .collect()
+}
+
 /// The pure part of [`observe`]: an inventory (and utilisation) to the observations of the pods
 /// that held GPUs in `[since, now)`. The inventory's own warnings are included.
 pub fn observe_inventory(
     config: &KubernetesConfig,
     site: &SiteName,
     inventory: &Inventory,
-    utilisation: Option<&Utilisation>,
+    dcgm: Option<&DcgmReadings>,
     since: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> Metered {
@@ -116,7 +152,7 @@ pub fn observe_inventory(
         config.cluster_name(),
         inventory,
         &vos,
-        utilisation,
+        dcgm,
         &mut warnings,
     )
     .into_iter()

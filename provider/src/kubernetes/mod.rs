@@ -8,7 +8,7 @@
 //! labels), `page.rs` streams a list's pages, `quantity.rs`, `labels.rs`, `nodes.rs` (with
 //! `nodes/resources.rs`, what device each resource is), `vendors.rs`, `pods.rs` and `cpu.rs` read
 //! them, `vo.rs` maps namespaces, `capacity.rs` counts, `map.rs` builds GLUE2, `usage.rs` builds
-//! observations, `dcgm.rs` reads utilisation, and `meter.rs` is the GPU-hours meter's entry point
+//! observations, `dcgm.rs` reads utilisation and energy (`dcgm_energy.rs` shares a GPU's energy out), and `meter.rs` is the GPU-hours meter's entry point
 //! ([`observe`]). This file is the entry point of the provider and the backend contract.
 
 pub mod api;
@@ -17,6 +17,7 @@ mod client;
 mod config;
 mod cpu;
 mod dcgm;
+mod dcgm_energy;
 mod error;
 mod inventory;
 mod labels;
@@ -45,7 +46,8 @@ pub use capacity::kind_id;
 pub use client::{KubeClient, MAX_RESTARTS};
 pub use config::{KubernetesConfig, PrometheusConfig, ServiceKind};
 pub use cpu::{CpuRequests, PodsRead};
-pub use dcgm::{Metric, Utilisation};
+pub use dcgm::{DcgmReadings, Energy, Metric, Scheme, Series, Utilisation};
+pub use dcgm_energy::{Holds, share as share_energy};
 pub use error::KubernetesError;
 pub use inventory::Inventory;
 pub use map::{Mapped, installed, service};

@@ -17,7 +17,7 @@ use accelfed_schemas::gpu::{AcceleratorType, GpuCount, GpuModel, Sharing};
 use accelfed_schemas::names::{LocalId, SiteName};
 use accelfed_schemas::usage::{Observation, RecordType, Source};
 
-use super::dcgm::Utilisation;
+use super::dcgm::DcgmReadings;
 use super::inventory::Inventory;
 use super::nodes::count;
 use super::pods::Phase;
@@ -28,7 +28,7 @@ pub fn observations(
     cluster: &str,
     inventory: &Inventory,
     vos: &BTreeMap<String, VoAccess>,
-    utilisation: Option<&Utilisation>,
+    dcgm: Option<&DcgmReadings>,
     warnings: &mut Vec<String>,
 ) -> Vec<Observation> {
     // Hashed: looked up once per pod, and a cluster has thousands of nodes and hundreds of
@@ -84,9 +84,11 @@ pub fn observations(
         if vo.is_none() {
             warnings.push(format!("{who}: namespace has no VO; metered without one"));
         }
-        let busy = utilisation
-            .and_then(|u| u.get(&(pod.namespace.clone(), pod.name.clone())))
-            .copied();
+        let key = (pod.namespace.clone(), pod.name.clone());
+        let busy = dcgm.and_then(|d| d.utilisation.get(&key)).copied();
+        // A pod's GPUs' energy, shared among its GPU resources (one observation each) by count.
+        let energy = dcgm.and_then(|d| d.energy.get(&key)).copied();
+        let devices_held: u64 = pod.gpus.iter().map(|(_, devices)| devices).sum();
         for (name, devices) in &pod.gpus {
             let (model, sharing) = pod
                 .node
@@ -119,7 +121,7 @@ pub fn observations(
                 cores: None,
                 benchmark: None,
                 utilisation: busy,
-                energy_wh: None,
+                energy_wh: energy.map(|wh| wh * *devices as f64 / devices_held.max(1) as f64),
                 start,
                 end: pod.end,
             });

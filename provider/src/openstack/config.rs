@@ -85,6 +85,10 @@ pub struct OpenstackConfig {
     /// Publish Glance images (with their GPU driver and CUDA properties).
     #[serde(default = "yes")]
     pub images: bool,
+    /// Meter stopped, suspended, paused and shelved servers as idle, from their instance actions
+    /// (one Nova request per GPU server per run; see `states.rs`).
+    #[serde(default = "yes")]
+    pub idle_from_actions: bool,
     /// GLUE2's OSFamily of every flavor's VMs (`linux`, `macosx`, `windows`, `solaris`), for a
     /// cloud whose images do not say (`os_distro`); published as each instance type's OSFamily.
     pub os_family: Option<OsFamily>,

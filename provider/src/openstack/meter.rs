@@ -3,7 +3,9 @@
 //! the tests; [`observe`] lists the cloud (servers deleted since `since` included) and calls it.
 //!
 //! Each observation is the VM's whole interval, not only its part inside the window: records carry
-//! absolute values per month, so metering a VM again replaces its earlier records.
+//! absolute values per month, so metering a VM again replaces its earlier records. [`by_state`]
+//! then cuts it where Nova's instance actions say the server stopped or came back
+//! ([`super::states`]): its stopped stretches are idle pieces.
 
 use std::sync::Arc;
 
@@ -19,6 +21,7 @@ use crate::backend::Metering;
 use super::config::{Convention, OpenstackConfig};
 use super::conventions::FlavorGpu;
 use super::error::OpenstackError;
+use super::states;
 use super::usage::VmUsage;
 
 /// The GPU observations of the cloud's VMs that held GPUs in `[since, now)`.
@@ -45,7 +48,8 @@ pub async fn meter(
 ) -> Result<Metering, OpenstackError> {
     let changes_since = since.to_rfc3339_opts(SecondsFormat::Secs, true);
     let used = super::usage(config, &changes_since).await?;
-    let (observations, warnings) = observations(site, &used.usage, since, now);
+    let (observations, mut warnings) = observations(site, &used.usage, since, now);
+    let observations = by_state(observations, &used, &mut warnings);
     for warning in warnings {
         tracing::warn!(cloud = %config.id.get_ref(), "{warning}");
     }
@@ -61,6 +65,36 @@ pub async fn meter(
         observations,
         installed: used.installed,
     })
+}
+
+/// Observations cut where their servers' power state changed ([`super::states::split`]): stopped,
+/// suspended, paused and shelved stretches idle, offloaded ones not held. A server whose status says
+/// idle while its actions (read) do not say since when is reported, and its time left as it was.
+pub fn by_state(
+    observations: Vec<Observation>,
+    used: &super::Used,
+    warnings: &mut Vec<String>,
+) -> Vec<Observation> {
+    let status: HashMap<&str, &str> = used
+        .usage
+        .iter()
+        .map(|vm| (vm.server_id(), vm.status()))
+        .collect();
+    let mut out = Vec::with_capacity(observations.len());
+    for observation in observations {
+        let server = observation.resource.as_str();
+        // Servers whose actions were not read (not asked, or unreadable: warned already) say
+        // nothing either way.
+        let changes = used.changes.get(server).map_or(&[][..], Vec::as_slice);
+        if used.changes.contains_key(server)
+            && let Some(status) = status.get(server)
+            && let Some(warning) = states::check(server, status, changes)
+        {
+            warnings.push(warning);
+        }
+        out.extend(states::split(&observation, changes));
+    }
+    out
 }
 
 /// The record's model, through [`GpuModel::canonical`] (one GPU is one model in every record). For

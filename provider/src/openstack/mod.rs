@@ -30,6 +30,7 @@ pub mod map;
 mod meter;
 mod pci_ids;
 mod server;
+pub mod states;
 pub mod usage;
 mod vgpu;
 pub mod vo;
@@ -44,6 +45,8 @@ pub use inventory::CloudState;
 pub use map::{Mapped, MeterMapped, map, map_metering, map_usage};
 pub use meter::{meter, observations, observe};
 pub use usage::VmUsage;
+
+use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use toml::Spanned;
@@ -80,14 +83,26 @@ pub struct Used {
     /// The manager's accelerators as `provide` publishes them, or why Placement could not say.
     pub installed: Result<Vec<AcceleratorCapacity>, String>,
     pub failures: Vec<BackendError>,
+    /// Per server id, its power-state changes from its instance actions ([`states`]), for the
+    /// GPU servers that held GPUs since `changes_since` and whose actions Nova answered.
+    pub changes: BTreeMap<String, Vec<states::Change>>,
 }
 
 /// The meter's read: what [`Listing::Usage`] lists (servers deleted since `changes_since`, RFC
-/// 3339, included), mapped to VM usage and installed GPUs only.
+/// 3339, included), mapped to VM usage and installed GPUs only, and the instance actions of the
+/// GPU servers that held GPUs since then (unless `idle_from_actions = false`). A server whose
+/// actions cannot be read is a warning: its idle time stays unknown, as its GPU-hours do not
+/// depend on it.
 pub async fn usage(config: &OpenstackConfig, changes_since: &str) -> Result<Used, OpenstackError> {
     let creds = client::credentials(config)?;
+    let session = client::Session::connect(
+        creds,
+        std::time::Duration::from_secs(config.timeout),
+        config.concurrency,
+    )
+    .await?;
     let listing = Listing::Usage { changes_since };
-    let Fetched { state, failures } = client::fetch(config, creds, listing).await?;
+    let Fetched { state, failures } = client::fetch_with(config, &session, listing).await?;
     let mapped = map_metering(config, &state);
     log(config, &mapped.warnings, &mapped.notes, &failures);
     // A cloud whose Placement did not answer has GPUs of unknown number, not none.
@@ -95,10 +110,36 @@ pub async fn usage(config: &OpenstackConfig, changes_since: &str) -> Result<Used
         Some(why) => Err(why.clone()),
         None => Ok(mapped.installed),
     };
+    let since = usage::parse_time(changes_since);
+    let gpu_servers: Vec<String> = mapped
+        .usage
+        .iter()
+        .filter(|_| config.idle_from_actions)
+        .filter(|vm| {
+            vm.gpu.count.get() > 0.0 && vm.end.is_none_or(|end| since.is_none_or(|s| end > s))
+        })
+        .map(|vm| vm.server_id().to_owned())
+        .collect();
+    let microversion = state.compute_microversion.as_deref();
+    let mut changes = BTreeMap::new();
+    for (server, read) in
+        client::actions::changes(&session, &state.compute_url, microversion, gpu_servers).await
+    {
+        match read {
+            Ok(read) => {
+                changes.insert(server, read);
+            }
+            Err(err) => tracing::warn!(
+                cloud = %config.id.get_ref(),
+                "server {server}: instance actions unreadable, its idle time stays unknown: {err}"
+            ),
+        }
+    }
     Ok(Used {
         usage: mapped.usage,
         installed,
         failures,
+        changes,
     })
 }
 

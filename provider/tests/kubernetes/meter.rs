@@ -18,17 +18,61 @@ use super::{assert_close, at, config, hours_per_vo, setup, site_toml, uid_of, ui
 #[tokio::test]
 async fn meter_observes_every_started_gpu_pod_with_dcgm_utilisation() {
     let setup = setup(Behaviour::default()).await;
+    let observations = meter_with_dcgm(&setup).await;
+    assert_dcgm_truth(&observations);
+    let requests = &setup.api.seen.lock().unwrap().requests;
+    let queries: Vec<&String> = requests
+        .iter()
+        .filter(|r| r.starts_with("GET /api/v1/query?"))
+        .collect();
+    // Three metrics under both naming schemes.
+    assert_eq!(queries.len(), 6, "{requests:?}");
+    assert!(
+        queries
+            .iter()
+            .all(|q| q.contains(&format!("time={}", at(14).timestamp()))),
+        "{queries:?}"
+    );
+    // The energy counter's increase over the pods' whole holds, at least the metering window
+    // (2024-04-30 00:00 to 05-01 14:00, 38 h, which holds the earliest start, the MIG pod's).
+    let energy: Vec<_> = queries.iter().filter(|q| q.contains("increase")).collect();
+    assert_eq!(energy.len(), 2, "{queries:?}");
+    assert!(
+        energy
+            .iter()
+            .all(|q| q.contains(&format!("{}s", 38 * 3600))),
+        "{energy:?}"
+    );
+}
+
+/// dcgm-exporter 4.9's names and units (ratios, joules) give the same readings as the old ones.
+#[tokio::test]
+async fn meter_reads_dcgm_exporter_4_9_names_and_units() {
+    let setup = setup(Behaviour {
+        dcgm: Some("renamed".to_owned()),
+        ..Behaviour::default()
+    })
+    .await;
+    let observations = meter_with_dcgm(&setup).await;
+    assert_dcgm_truth(&observations);
+}
+
+/// The meter's observations at 14:00 with Prometheus configured.
+async fn meter_with_dcgm(setup: &super::Setup) -> Vec<accelfed_schemas::usage::Observation> {
     std::fs::write(setup.dir.path().join("ca.pem"), &setup.api.ca_pem).unwrap();
     let text = site_toml(setup.dir.path(), "", Some(&setup.api.url));
     let config = Config::parse(Path::new("site.toml"), &text).unwrap();
     let site = SiteName::new("ACCELFED-TEST").unwrap();
     let now = at(14);
     let since = Utc.with_ymd_and_hms(2024, 4, 30, 0, 0, 0).unwrap();
-    let observations =
-        accelfed_provider::kubernetes::observe(&config.kubernetes[0], &site, since, now)
-            .await
-            .unwrap();
-    for observation in &observations {
+    accelfed_provider::kubernetes::observe(&config.kubernetes[0], &site, since, now)
+        .await
+        .unwrap()
+}
+
+/// The fixtures' truth (README): GPU-hours per VO, DCGM utilisation and energy per pod.
+fn assert_dcgm_truth(observations: &[accelfed_schemas::usage::Observation]) {
+    for observation in observations {
         assert!(observation.resource.as_str().starts_with("gpu-cluster/"));
         assert_eq!(
             observation.record_type,
@@ -37,7 +81,7 @@ async fn meter_observes_every_started_gpu_pod_with_dcgm_utilisation() {
     }
     // 7 started GPU pods; pending, unscheduled, fractional and status-less ones are not metered.
     assert_eq!(observations.len(), 7, "{observations:#?}");
-    let hours = hours_per_vo(&observations, now);
+    let hours = hours_per_vo(observations, at(14));
     // In physical GPUs: atlas: 2x4h + 1x3h + 3/4x1h (the notebook's 3 of a T4's 4 replicas) +
     // 2x1h (failed ROCm); cms: 3/7x16h (3 1g.10gb slices of an A100) + 1x1.5h; scratch: one
     // A10-12Q vGPU (half an A10) x 2h.
@@ -64,6 +108,16 @@ async fn meter_observes_every_started_gpu_pod_with_dcgm_utilisation() {
         .unwrap();
     // Under MIG, DCGM_FI_PROF_GR_ENGINE_ACTIVE (a ratio).
     assert_eq!(mig.utilisation, Some(0.25));
+    // DCGM's energy counter: 250 W + 125 W for 4 h on train's A100s; the MIG GPU's one counter
+    // (read through three instances) for its 16 h; nothing for pods without energy series.
+    assert_close(train.energy_wh.unwrap(), 1500.0);
+    assert_close(mig.energy_wh.unwrap(), 1440.0);
+    let notebook = observations
+        .iter()
+        .find(|o| o.resource.as_str().ends_with(&uid_of("notebook-ts-1")))
+        .unwrap();
+    assert_close(notebook.energy_wh.unwrap(), 70.0);
+    assert_eq!(notebook.utilisation, None);
     assert_eq!(mig.fqan.as_ref().map(|f| f.as_str()), Some("/cms"));
     assert_eq!(mig.model.as_str(), "NVIDIA A100-SXM4-80GB");
     assert_close(mig.count.get(), 3.0 / 7.0);
@@ -74,18 +128,6 @@ async fn meter_observes_every_started_gpu_pod_with_dcgm_utilisation() {
             slices: 1,
             of: 7
         }
-    );
-    let requests = &setup.api.seen.lock().unwrap().requests;
-    let queries: Vec<&String> = requests
-        .iter()
-        .filter(|r| r.starts_with("GET /api/v1/query?"))
-        .collect();
-    assert_eq!(queries.len(), 2, "{requests:?}");
-    assert!(
-        queries
-            .iter()
-            .all(|q| q.contains(&format!("time={}", now.timestamp()))),
-        "{queries:?}"
     );
 }
 

@@ -253,8 +253,10 @@ async fn dcgm_model_names_and_gfd_labels_name_one_model() {
     let setup = setup(Behaviour::default()).await;
     let config = config(&setup, "");
     let inventory = super::inventory(&config).await;
-    let text = std::fs::read_to_string(super::server::fixtures().join("prometheus_gpu_util.json"))
-        .unwrap();
+    let text = std::fs::read_to_string(
+        super::server::fixtures().join("dcgm/legacy/DCGM_FI_DEV_GPU_UTIL.json"),
+    )
+    .unwrap();
     let answer: serde_json::Value = serde_json::from_str(&text).unwrap();
     let series = answer["data"]["result"].as_array().unwrap();
     assert!(!series.is_empty());

@@ -9,6 +9,7 @@
 
 mod ca;
 mod faults;
+mod idle;
 mod microversion;
 mod project_faults;
 

@@ -69,6 +69,9 @@ pub struct Behaviour {
     /// Serve only `extra_servers`, none of the recorded ones (whose VMs still run, so their hours
     /// grow with the clock).
     pub only_extra_servers: bool,
+    /// Serve the instance actions written for some servers (`nova-instance-actions-<id>.json`:
+    /// atlas-gpu-1 stopped and paused); otherwise every server has none (it never changed state).
+    pub instance_actions: bool,
 }
 
 /// What the server saw, for assertions.

@@ -70,7 +70,7 @@ impl State {
         }
     }
 
-    /// Flavor access and per-provider Placement documents.
+    /// Flavor access, servers' instance actions and per-provider Placement documents.
     pub(super) fn per_object(&self, path: &str) -> Response<Full<Bytes>> {
         let ok = |value: Value| respond(StatusCode::OK, value);
         if let Some(rest) = path.strip_prefix("/compute/v2.1/flavors/")
@@ -78,6 +78,18 @@ impl State {
         {
             return ok(json!({"flavor_access": [
                 {"flavor_id": id, "tenant_id": "390d564ccd6c4875a2cd4d698a7bc9d0"}]}));
+        }
+        // A server's instance actions: the fixture written for it, else none.
+        if let Some(rest) = path.strip_prefix("/compute/v2.1/servers/")
+            && let Some(id) = rest.strip_suffix("/os-instance-actions")
+        {
+            let name = format!("nova-instance-actions-{id}.json");
+            let written = self.behaviour.instance_actions && super::fixtures().join(&name).exists();
+            return ok(if written {
+                fixture(&name)
+            } else {
+                json!({"instanceActions": []})
+            });
         }
         if let Some(rest) = path.strip_prefix("/placement/resource_providers/")
             && let Some((uuid, what)) = rest.split_once('/')

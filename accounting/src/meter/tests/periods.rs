@@ -95,3 +95,40 @@ fn overlapping_periods_are_capped_at_the_month_and_break_the_capacity_bound() {
     assert_eq!(metered.overruns[0].used_gpu_hours, 1440.0);
     assert_eq!(metered.overruns[0].bound_gpu_hours, 720.0);
 }
+
+#[test]
+fn stopped_pieces_of_a_vm_give_activeduration_0_alone_and_none_beside_unknown_running_time() {
+    // A VM (the OpenStack meter's pieces, `provider/src/openstack/states.rs`): running with
+    // unknown activity until 10 May, stopped (utilisation 0) until 1 June, then stopped all June.
+    let running = held(
+        "vm-9",
+        Sharing::Whole,
+        1.0,
+        at(2026, 5, 1, 0),
+        at(2026, 5, 10, 0),
+    );
+    let mut stopped = held(
+        "vm-9",
+        Sharing::Whole,
+        1.0,
+        at(2026, 5, 10, 0),
+        at(2026, 6, 30, 0),
+    );
+    stopped.utilisation = Some(0.0);
+    let metered = meter(&[running, stopped], now(), &Installed::default());
+    assert!(metered.refused.is_empty());
+    let by_month: Vec<_> = metered
+        .records
+        .iter()
+        .map(|r| (r.month.month(), r.available_duration, r.active_duration))
+        .collect();
+    assert_eq!(
+        by_month,
+        vec![
+            // May: 31 days held, of which 22 known idle, 9 of unknown activity: not known.
+            (5, 31 * 86_400, None),
+            // June: known idle throughout.
+            (6, 29 * 86_400, Some(0)),
+        ]
+    );
+}

@@ -1,5 +1,5 @@
-//! Prometheus instant queries for DCGM utilisation (IO only; [`crate::kubernetes::dcgm`] reads the
-//! answers).
+//! Prometheus instant queries for DCGM utilisation and energy (IO only; [`crate::kubernetes::dcgm`]
+//! reads the answers).
 
 use std::time::Duration;
 
@@ -7,18 +7,31 @@ use accelfed_net::{ClientSettings, HttpsClient, Trust};
 use chrono::{DateTime, Utc};
 
 use super::super::config::PrometheusConfig;
-use super::super::dcgm::{self, Metric, Utilisation};
+use super::super::dcgm::{self, Metric, Series};
 use super::super::error::KubernetesError;
 
-/// Mean utilisation per pod over `[since, now)` (the query is evaluated at `now`), from both DCGM
-/// metrics (the MIG one fills in pods the whole-GPU one lacks). Warnings name the pod and device.
-pub async fn utilisation(
+/// What DCGM's series said, per metric, both naming schemes' series together.
+#[derive(Debug, Default)]
+pub struct Answers {
+    /// Mean utilisation over `[since, now)`.
+    pub gpu_util: Vec<Series>,
+    pub gr_engine: Vec<Series>,
+    /// The energy counter's increase over `[energy_since, now)`, per series.
+    pub energy: Vec<Series>,
+}
+
+/// DCGM's series per pod and device (the queries are evaluated at `now`): mean utilisation over
+/// `[since, now)` and the energy counter's increase over `[energy_since, now)`, each metric under
+/// both of the exporter's naming schemes. Warnings name the pod and device.
+pub async fn answers(
     config: &PrometheusConfig,
     since: DateTime<Utc>,
+    energy_since: DateTime<Utc>,
     now: DateTime<Utc>,
     warnings: &mut Vec<String>,
-) -> Result<Utilisation, KubernetesError> {
+) -> Result<Answers, KubernetesError> {
     let window_s = (now - since).num_seconds().max(1);
+    let energy_window_s = (now - energy_since).num_seconds().max(window_s);
     let at = now.timestamp().to_string();
     let url = config
         .url
@@ -43,9 +56,16 @@ pub async fn utilisation(
         ),
         None => None,
     };
-    let mut merged = Utilisation::new();
-    for metric in [Metric::GpuUtil, Metric::GrEngineActive] {
-        let query = format!("avg_over_time({}{{pod!=\"\"}}[{window_s}s])", metric.name());
+    let mut answers = Answers::default();
+    for (metric, scheme) in Metric::ALL {
+        let name = metric.name(scheme);
+        // A counter's increase (resets handled by Prometheus), a gauge's mean.
+        let query = match metric {
+            Metric::Energy => format!("increase({name}{{pod!=\"\"}}[{energy_window_s}s])"),
+            Metric::GpuUtil | Metric::GrEngineActive => {
+                format!("avg_over_time({name}{{pod!=\"\"}}[{window_s}s])")
+            }
+        };
         let mut request = client
             .http()
             .get(format!("{url}/api/v1/query"))
@@ -69,11 +89,13 @@ pub async fn utilisation(
         if status.is_server_error() {
             return Err(failed(format!("{query}: HTTP {status}"), true));
         }
-        let read = dcgm::read(&body, metric, warnings)
+        let read = dcgm::read(&body, metric, scheme, warnings)
             .map_err(|message| failed(format!("{query}: HTTP {status}: {message}"), false))?;
-        for (key, value) in read {
-            merged.entry(key).or_insert(value);
+        match metric {
+            Metric::GpuUtil => answers.gpu_util.extend(read),
+            Metric::GrEngineActive => answers.gr_engine.extend(read),
+            Metric::Energy => answers.energy.extend(read),
         }
     }
-    Ok(merged)
+    Ok(answers)
 }

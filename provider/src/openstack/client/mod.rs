@@ -7,6 +7,7 @@
 //! placement, image...) take minutes to build on a 2-core machine and accelfed reads about a dozen
 //! GETs; see docs/architecture.md.
 
+pub mod actions;
 mod compute;
 mod listing;
 mod page;
