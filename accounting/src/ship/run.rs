@@ -9,8 +9,14 @@
 //! then the run stops, the batches behind it are abandoned (their records stay pending; had the
 //! repository stored them, sending them again is answered "unchanged"), and what was acknowledged
 //! before stays acknowledged.
+//!
+//! With several endpoints (instances of one central service on one database), a call that fails in
+//! a way a retry may cure is sent at once to the next endpoint, and the backoff delay comes after
+//! each round over all of them. A record acknowledged by one instance and sent again to another is
+//! answered "unchanged" there (the repository keys records by id and version), so failing over
+//! never counts a record twice.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use accelfed_schemas::usage::RecordId;
@@ -68,8 +74,11 @@ pub struct ShipReport {
     pub rejected: Vec<Rejected>,
     /// Records too large for any batch, left in the spool.
     pub oversized: Vec<RecordId>,
-    /// Calls that failed and were tried again.
+    /// Calls that failed and were tried again (at the same endpoint or the next).
     pub retries: u32,
+    /// Per endpoint that answered, the records it acknowledged (an endpoint that took only the
+    /// closing heartbeat is listed with 0).
+    pub taken_by: BTreeMap<String, usize>,
     /// The run ended with an empty call (a heartbeat carrying the spool's depth and held
     /// records), the only one when there was nothing to send: the token, endpoint and CA are
     /// checked on every run.
@@ -80,8 +89,9 @@ pub struct ShipReport {
 /// the answer.
 type InFlight = JoinHandle<(Vec<PendingRecord>, Result<Answer, ShipError>)>;
 
-/// The repository's answer to a batch, and how many calls failed before it.
-type Answer = (proto::SubmitResponse, u32);
+/// The repository's answer to a batch, how many calls failed before it, and the index of the
+/// endpoint that answered.
+type Answer = (proto::SubmitResponse, u32, usize);
 
 /// Reads the spool's pending records page by page, oldest first, and cuts them into batches.
 struct Batches {
@@ -171,12 +181,12 @@ pub async fn ship(
         let Some(call) = in_flight.pop_front() else {
             break Ok(());
         };
-        let (records, (response, retries)) = match call.await {
+        let (records, (response, retries, at)) = match call.await {
             Ok((records, Ok(answer))) => (records, answer),
             Ok((_, Err(err))) => break Err(err),
             Err(join) => {
                 break Err(ShipError::Protocol {
-                    endpoint: client.endpoint.clone(),
+                    endpoint: client.endpoint().to_owned(),
                     message: format!("the call's task ended without an answer: {join}"),
                 });
             }
@@ -194,6 +204,10 @@ pub async fn ship(
             "the repository answered a batch"
         );
         report.acknowledged += acks.len();
+        *report
+            .taken_by
+            .entry(client.endpoint_at(at).to_owned())
+            .or_default() += acks.len();
         depth = depth.saturating_sub(acks.len() as u64);
         report.batches += 1;
         if !acker.mark(acks) {
@@ -241,11 +255,15 @@ async fn heartbeat(
             })
             .collect(),
     };
-    let (response, retries) = submit_with_retries(client.clone(), request, backoff).await?;
+    let (response, retries, at) = submit_with_retries(client.clone(), request, backoff).await?;
     report.retries += retries;
+    report
+        .taken_by
+        .entry(client.endpoint_at(at).to_owned())
+        .or_default();
     if !response.outcomes.is_empty() {
         return Err(ShipError::Protocol {
-            endpoint: client.endpoint.clone(),
+            endpoint: client.endpoint_at(at).to_owned(),
             message: format!(
                 "answered {} outcomes for an empty batch",
                 response.outcomes.len()
@@ -290,7 +308,7 @@ fn receipts(
 ) -> Result<Vec<Ack>, ShipError> {
     if response.outcomes.len() != records.len() {
         return Err(ShipError::Protocol {
-            endpoint: client.endpoint.clone(),
+            endpoint: client.endpoint().to_owned(),
             message: format!(
                 "answered {} outcomes for a batch of {} records",
                 response.outcomes.len(),
@@ -339,51 +357,68 @@ async fn submit(
     (records, answer)
 }
 
-/// Sends `request` (cheap to clone: its records are shared bytes) until answered or refused.
+/// Sends `request` (cheap to clone: its records are shared bytes) until answered or refused:
+/// `attempts` calls per endpoint, the endpoints in turn, the backoff delay after each round.
 async fn submit_with_retries(
     mut client: Client,
     request: EncodedSubmitRequest,
     backoff: Backoff,
 ) -> Result<Answer, ShipError> {
-    let attempts = backoff.attempts.max(1);
+    let endpoints = u32::try_from(client.endpoint_count())
+        .unwrap_or(u32::MAX)
+        .max(1);
+    let calls = backoff.attempts.max(1).saturating_mul(endpoints);
     let mut failed = 0;
     loop {
-        match client.submit_encoded(request.clone()).await {
-            Ok(response) => return Ok((response, failed)),
+        let (at, answer) = client.submit_encoded(request.clone()).await;
+        let status = match answer {
+            Ok(response) => return Ok((response, failed, at)),
+            // An auth refusal is the site's configuration, the same at every instance.
             Err(status) if !retryable(&status) => {
-                return Err(refusal(&client, &status));
+                return Err(refusal(client.endpoint_at(at), &status));
             }
-            Err(status) => {
-                failed += 1;
-                if failed >= attempts {
-                    return Err(ShipError::Unreachable {
-                        endpoint: client.endpoint.clone(),
-                        attempts,
-                        message: describe(&status),
-                    });
-                }
-                let wait = delay(&backoff, failed, random_unit());
-                tracing::warn!(
-                    endpoint = %client.endpoint,
-                    attempt = failed,
-                    "submit failed ({}); trying again in {:.1} s",
-                    describe(&status),
-                    wait.as_secs_f64()
-                );
-                sleep(wait).await;
-            }
+            Err(status) => status,
+        };
+        failed += 1;
+        let failed_endpoint = client.endpoint_at(at).to_owned();
+        if failed >= calls {
+            return Err(ShipError::Unreachable {
+                endpoint: client.endpoints(),
+                attempts: calls,
+                message: describe(&status),
+            });
         }
+        let next = client.fail_over(at).to_owned();
+        if failed % endpoints != 0 {
+            tracing::warn!(
+                endpoint = %failed_endpoint,
+                next = %next,
+                "submit failed ({}); trying the next endpoint",
+                describe(&status)
+            );
+            continue;
+        }
+        let wait = delay(&backoff, failed / endpoints, random_unit());
+        tracing::warn!(
+            endpoint = %failed_endpoint,
+            next = %next,
+            attempt = failed,
+            "submit failed ({}); trying again in {:.1} s",
+            describe(&status),
+            wait.as_secs_f64()
+        );
+        sleep(wait).await;
     }
 }
 
-pub(super) fn refusal(client: &Client, status: &tonic::Status) -> ShipError {
+pub(super) fn refusal(endpoint: &str, status: &tonic::Status) -> ShipError {
     match status.code() {
         tonic::Code::Unauthenticated | tonic::Code::PermissionDenied => ShipError::Refused {
-            endpoint: client.endpoint.clone(),
+            endpoint: endpoint.to_owned(),
             message: describe(status),
         },
         _ => ShipError::Settings {
-            endpoint: client.endpoint.clone(),
+            endpoint: endpoint.to_owned(),
             message: describe(status),
         },
     }
