@@ -22,11 +22,17 @@ pub fn token(site: usize) -> String {
     sha256_hex(&format!("token of {}", name(site)))
 }
 
-/// central.toml: gRPC, HTTPS and metrics on free ports, the database at `url`, `sites` sites.
+/// central.toml: gRPC, HTTPS and metrics on free ports, the PostgreSQL database at `url`, `sites`
+/// sites.
 pub fn central_toml(dir: &Path, pki: &PkiFiles, url: &str, sites: usize) -> PathBuf {
+    central_toml_with(dir, pki, &format!("url = \"{url}\""), sites)
+}
+
+/// [`central_toml`] with `database` the `[database]` table's line (`path = ...` for SQLite).
+pub fn central_toml_with(dir: &Path, pki: &PkiFiles, database: &str, sites: usize) -> PathBuf {
     let mut text = format!(
         "[listen]\ngrpc = \"127.0.0.1:0\"\nhttps = \"127.0.0.1:0\"\nmetrics = \"127.0.0.1:0\"\n\n\
-         [tls]\ncertificate = \"{}\"\nkey = \"{}\"\n\n[database]\nurl = \"{url}\"\n\n\
+         [tls]\ncertificate = \"{}\"\nkey = \"{}\"\n\n[database]\n{database}\n\n\
          [ingest]\nmax_batch = 1000\n\n",
         pki.cert.display(),
         pki.key.display(),
@@ -171,7 +177,7 @@ impl Site {
 
     /// Records waiting in the spool.
     pub fn spool_depth(&self) -> u64 {
-        accelfed_accounting::spool::Spool::open(&self.dir.join("spool.sqlite"))
+        accelfed_accounting::spool::Spool::open(self.dir.join("spool.sqlite"))
             .unwrap()
             .depth()
             .unwrap()
