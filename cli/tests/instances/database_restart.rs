@@ -5,6 +5,7 @@
 //! and push succeed, the repository's report equals the last round's usage (every record there,
 //! once, in its last version), and a second instance on the same database, which heard the pushes
 //! through `LISTEN`, answers the registry's queries as the first one second after the last push.
+//! And a `serve` started while its database is down waits for it rather than exiting.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -31,8 +32,8 @@ fn a_database_restart_under_load_costs_no_record_and_no_serve_restart() {
     let central = federation::central_toml(dir.path(), &pki, &url, SITES);
     let serve = ServeProcess::start(&central);
     let other = ServeProcess::start(&central);
-    // Started through: a database that goes away while `serve` opens it ends `serve` (exit 1,
-    // for its supervisor to start it again); this test is about a running one.
+    // Started through: this test is about a running `serve` (one that starts while the database
+    // is down waits for it: the test below).
     for instance in [&serve, &other] {
         let log = instance.log_until(RECOVERY, |line| line.contains("accelfed serve: listening"));
         assert!(
@@ -146,4 +147,48 @@ fn a_database_restart_under_load_costs_no_record_and_no_serve_restart() {
         serve.metrics().contains("accelfed"),
         "the same serve still answers"
     );
+}
+
+#[test]
+#[ignore = "needs PostgreSQL's server programs (initdb, pg_ctl)"]
+fn serve_started_while_its_database_is_down_waits_for_it() {
+    let postgres = PrivateServer::start_new();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let url = runtime.block_on(postgres.create_database("accelfed"));
+    postgres.stop("fast");
+    let dir = tempfile::tempdir().unwrap();
+    let pki = pki(dir.path());
+    let central = federation::central_toml(dir.path(), &pki, &url, 1);
+    let serve = ServeProcess::start(&central);
+    let waiting = serve.log_until(RECOVERY, |line| line.contains("does not answer yet"));
+    assert!(
+        waiting
+            .iter()
+            .any(|line| line.contains("does not answer yet") && line.contains("waiting up to")),
+        "{}",
+        waiting.join("\n")
+    );
+    postgres.start();
+    let started = serve.log_until(RECOVERY, |line| line.contains("accelfed serve: listening"));
+    assert!(
+        started
+            .iter()
+            .any(|line| line.contains("accelfed serve: listening")),
+        "{}",
+        started.join("\n")
+    );
+    let mut expected = Expected::new();
+    let site = federation::site(
+        dir.path(),
+        0,
+        &pki,
+        &[serve.endpoint()],
+        &[serve.url()],
+        &mut expected,
+    );
+    site.meter();
+    let ship = finish(site.start_ship(&[]));
+    assert!(ship.status.success(), "{}", text(&ship));
+    let (rows, _) = report_by_vo(&url);
+    assert_eq!(rows.iter().map(|row| row.2).sum::<u64>(), 15);
 }
