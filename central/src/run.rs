@@ -154,7 +154,7 @@ pub async fn run_checked(
         // A database that is starting or restarting as `serve` starts is waited for.
         accelfed_accounting::database::reachable::wait_until_reachable(
             url.expose(),
-            accelfed_accounting::database::reachable::START_WAIT,
+            std::time::Duration::from_secs(config.database.start_wait_s),
         )
         .await
         .map_err(RunError::Start)?;

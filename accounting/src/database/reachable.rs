@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use tokio_postgres::error::SqlState;
 
-/// How long `serve` waits for its database at start.
+/// How long `serve` waits for its database at start by default (`database.start_wait_s`).
 pub const START_WAIT: Duration = Duration::from_secs(60);
 /// Between two tries.
 const RETRY: Duration = Duration::from_secs(1);
