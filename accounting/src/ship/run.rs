@@ -17,15 +17,15 @@
 //! never counts a record twice.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::time::Duration;
 
 use accelfed_schemas::usage::RecordId;
 use tokio::task::JoinHandle;
 
 use super::acker::Acker;
-use super::backoff::{Backoff, delay, random_unit};
-use super::client::{Client, describe, retryable};
+use super::backoff::Backoff;
+use super::client::Client;
 use super::error::ShipError;
+use super::retry::{Answer, submit_with_retries};
 use crate::spool::{Ack, PendingRecord, ShipLimits, Spool, plan};
 use crate::wire::convert::{Received, outcome_from_proto};
 use crate::wire::encoded::EncodedSubmitRequest;
@@ -88,10 +88,6 @@ pub struct ShipReport {
 /// A batch on the wire: the call that answers for it, which hands the batch's records back with
 /// the answer.
 type InFlight = JoinHandle<(Vec<PendingRecord>, Result<Answer, ShipError>)>;
-
-/// The repository's answer to a batch, how many calls failed before it, and the index of the
-/// endpoint that answered.
-type Answer = (proto::SubmitResponse, u32, usize);
 
 /// Reads the spool's pending records page by page, oldest first, and cuts them into batches.
 struct Batches {
@@ -355,75 +351,4 @@ async fn submit(
 ) -> (Vec<PendingRecord>, Result<Answer, ShipError>) {
     let answer = submit_with_retries(client, request(&records, spool_depth), backoff).await;
     (records, answer)
-}
-
-/// Sends `request` (cheap to clone: its records are shared bytes) until answered or refused:
-/// `attempts` calls per endpoint, the endpoints in turn, the backoff delay after each round.
-async fn submit_with_retries(
-    mut client: Client,
-    request: EncodedSubmitRequest,
-    backoff: Backoff,
-) -> Result<Answer, ShipError> {
-    let endpoints = u32::try_from(client.endpoint_count())
-        .unwrap_or(u32::MAX)
-        .max(1);
-    let calls = backoff.attempts.max(1).saturating_mul(endpoints);
-    let mut failed = 0;
-    loop {
-        let (at, answer) = client.submit_encoded(request.clone()).await;
-        let status = match answer {
-            Ok(response) => return Ok((response, failed, at)),
-            // An auth refusal is the site's configuration, the same at every instance.
-            Err(status) if !retryable(&status) => {
-                return Err(refusal(client.endpoint_at(at), &status));
-            }
-            Err(status) => status,
-        };
-        failed += 1;
-        let failed_endpoint = client.endpoint_at(at).to_owned();
-        if failed >= calls {
-            return Err(ShipError::Unreachable {
-                endpoint: client.endpoints(),
-                attempts: calls,
-                message: describe(&status),
-            });
-        }
-        let next = client.fail_over(at).to_owned();
-        if failed % endpoints != 0 {
-            tracing::warn!(
-                endpoint = %failed_endpoint,
-                next = %next,
-                "submit failed ({}); trying the next endpoint",
-                describe(&status)
-            );
-            continue;
-        }
-        let wait = delay(&backoff, failed / endpoints, random_unit());
-        tracing::warn!(
-            endpoint = %failed_endpoint,
-            next = %next,
-            attempt = failed,
-            "submit failed ({}); trying again in {:.1} s",
-            describe(&status),
-            wait.as_secs_f64()
-        );
-        sleep(wait).await;
-    }
-}
-
-pub(super) fn refusal(endpoint: &str, status: &tonic::Status) -> ShipError {
-    match status.code() {
-        tonic::Code::Unauthenticated | tonic::Code::PermissionDenied => ShipError::Refused {
-            endpoint: endpoint.to_owned(),
-            message: describe(status),
-        },
-        _ => ShipError::Settings {
-            endpoint: endpoint.to_owned(),
-            message: describe(status),
-        },
-    }
-}
-
-async fn sleep(wait: Duration) {
-    tokio::time::sleep(wait).await;
 }

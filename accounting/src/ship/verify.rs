@@ -8,7 +8,7 @@ use accelfed_schemas::usage::Month;
 
 use super::client::{Client, describe, retryable};
 use super::error::ShipError;
-use super::run::refusal;
+use super::retry::refusal;
 use crate::spool::{MonthCount, Spool};
 
 /// What verification found.
