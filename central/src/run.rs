@@ -151,6 +151,15 @@ pub async fn run_checked(
     if config.sites.is_empty() {
         tracing::warn!("no [sites.*] in the configuration: every submission will be refused");
     }
+    if let Some(url) = &config.database.url {
+        // A database that is starting or restarting as `serve` starts is waited for.
+        accelfed_accounting::database::reachable::wait_until_reachable(
+            url.expose(),
+            std::time::Duration::from_secs(config.database.start_wait_s),
+        )
+        .await
+        .map_err(RunError::Start)?;
+    }
     let repository = Repository::open(&loaded.database_location())
         .await
         .map_err(|err| RunError::Start(cause::chain(&err)))?;

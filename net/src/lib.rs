@@ -9,6 +9,7 @@
 //! * [`tls`]: a rustls client configuration from the same trust (the LDAP clients).
 //! * [`secret`]: secret files, read with the permission warning.
 //! * [`url`]: `HttpsUrl`, checked when the configuration is read.
+//! * [`url_list`]: `HttpsUrls`, one or several URLs of one service in the order they are tried.
 //! * [`write_access`]: whether this process may write a file, and the owner, mode and fix when not
 //!   (the spool, the central repository and documents check it before writing).
 //! * [`cause`]: whether a retry can help, re-exported from `accelfed-schemas` (pure, and used by
@@ -22,6 +23,7 @@ pub mod secret;
 pub mod tls;
 pub mod trust;
 pub mod url;
+pub mod url_list;
 pub mod write_access;
 
 pub use accelfed_schemas::cause;
@@ -29,3 +31,4 @@ pub use deadline::{TimedOut, within};
 pub use https::{ClientSettings, HttpsClient};
 pub use trust::Trust;
 pub use url::HttpsUrl;
+pub use url_list::HttpsUrls;

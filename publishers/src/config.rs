@@ -28,8 +28,15 @@ pub struct PublishConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RegistryPublishConfig {
-    /// The registry's base URL, `https://host[:port][/path]` (`--registry-url`).
-    pub url: Spanned<String>,
+    /// The registry's base URL, `https://host[:port][/path]` (`--registry-url`). One of `url` and
+    /// `urls` is given.
+    #[serde(default)]
+    pub url: Option<Spanned<String>>,
+    /// Several instances of the central service, `["https://a:8443", "https://b:8443"]`, tried
+    /// in this order: the push goes to the next when one is unreachable or answers a server error
+    /// (5xx), never when it refuses the token or the document.
+    #[serde(default)]
+    pub urls: Option<Spanned<Vec<String>>>,
     /// A file holding the site's token, from `accelfed token` at the central service
     /// (`--registry-token-file`). The token itself never goes into this file.
     pub token_file: PathBuf,
@@ -59,11 +66,7 @@ impl PublishConfig {
     /// Checks what serde cannot: the registry URL's form (no network).
     pub fn validate(&self) -> Result<(), Invalid> {
         if let Some(registry) = &self.registry {
-            check_registry_url(registry.url.get_ref()).map_err(|message| Invalid {
-                span: registry.url.span(),
-                field: "registry.url",
-                message,
-            })?;
+            registry.urls()?;
             if *registry.timeout_s.get_ref() == 0 {
                 return Err(Invalid {
                     span: registry.timeout_s.span(),
@@ -73,6 +76,51 @@ impl PublishConfig {
             }
         }
         Ok(())
+    }
+}
+
+impl RegistryPublishConfig {
+    /// `url`, or `urls` in their order, each checked (no network); exactly one of the keys.
+    pub fn urls(&self) -> Result<accelfed_net::HttpsUrls, Invalid> {
+        let (span, field, texts): (_, _, Vec<&String>) = match (&self.url, &self.urls) {
+            (Some(url), None) => (url.span(), "registry.url", vec![url.get_ref()]),
+            (None, Some(urls)) => (
+                urls.span(),
+                "registry.urls",
+                urls.get_ref().iter().collect(),
+            ),
+            (Some(url), Some(_)) => {
+                return Err(Invalid {
+                    span: url.span(),
+                    field: "registry.url",
+                    message: "give url or urls, not both".to_owned(),
+                });
+            }
+            (None, None) => {
+                return Err(Invalid {
+                    span: self.table_span(),
+                    field: "registry.url",
+                    message: "missing: give url = \"https://...\" (or urls = [...])".to_owned(),
+                });
+            }
+        };
+        let invalid = |message| Invalid {
+            span: span.clone(),
+            field,
+            message,
+        };
+        let urls = texts
+            .into_iter()
+            .map(|text| check_registry_url(text))
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(invalid)?;
+        accelfed_net::HttpsUrls::new(urls).map_err(invalid)
+    }
+
+    /// Where the table is, roughly, for an error about a key it lacks: its timeout's value when
+    /// written, else the start of the file.
+    fn table_span(&self) -> Range<usize> {
+        self.timeout_s.span()
     }
 }
 
@@ -121,7 +169,10 @@ mod tests {
         )
         .unwrap();
         let registry = publish.unwrap().registry.unwrap();
-        assert_eq!(registry.url.get_ref(), "https://registry.example.org:8443");
+        assert_eq!(
+            registry.urls().unwrap().to_string(),
+            "https://registry.example.org:8443"
+        );
         assert_eq!(registry.token_file, Path::new("registry.token"));
         assert_eq!(
             registry.ca.as_deref(),
@@ -161,6 +212,43 @@ mod tests {
             assert!(error.contains(reason), "{url}: {error}");
             assert!(!error.contains("secret"), "{error}");
         }
+    }
+
+    #[test]
+    fn several_urls_are_read_in_order_and_one_key_only() {
+        let publish = parse(
+            "[publish.registry]\nurls = [\"https://a:8443\", \"https://b:8443\"]\n\
+             token_file = \"t\"\n",
+        )
+        .unwrap();
+        let registry = publish.unwrap().registry.unwrap();
+        assert_eq!(
+            registry.urls().unwrap().to_string(),
+            "https://a:8443, https://b:8443"
+        );
+        for (table, reason) in [
+            (
+                "urls = [\"https://a:1\", \"https://a:1\"]",
+                "line 5: registry.urls: names https://a:1 twice",
+            ),
+            (
+                "urls = [\"http://a:1\"]",
+                "line 5: registry.urls: \"http://a:1\" must be an https:// URL",
+            ),
+            ("urls = []", "line 5: registry.urls: lists no URL"),
+            (
+                "url = \"https://a:1\"\nurls = [\"https://b:1\"]",
+                "line 5: registry.url: give url or urls, not both",
+            ),
+        ] {
+            let error = parse(&format!(
+                "[publish.registry]\n{table}\ntoken_file = \"t\"\n"
+            ))
+            .unwrap_err();
+            assert!(error.starts_with(reason), "{table}: {error}");
+        }
+        let error = parse("[publish.registry]\ntoken_file = \"t\"\n").unwrap_err();
+        assert!(error.contains("registry.url: missing"), "{error}");
     }
 
     #[test]

@@ -61,6 +61,6 @@ pub async fn publish(
     match destination {
         Destination::Stdout => stdout::write(document).map(|()| None),
         Destination::File(path) => file::replace(path, document).map(|()| None),
-        Destination::Registry(target) => Ok(Some(registry::publish(target, document).await?)),
+        Destination::Registry(target) => Ok(Some(registry::publish(target, document).await?.0)),
     }
 }

@@ -3,10 +3,15 @@
 //! `accelfed query` reads offers back (`GET <url>/registry/v1/offers`). Both use the one HTTPS
 //! client (`accelfed-net`): the system's roots plus, where given, a CA file or folder (federations
 //! often run their own CA), and one deadline per call.
+//!
+//! A site may list several instances of the central service: a push goes to the first, and to the
+//! next when one is unreachable or answers a server error, never after a refusal of the token or
+//! the document (every instance refuses those alike). Instances share one database, so a
+//! document stored by any of them is the federation's.
 
 use std::time::Duration;
 
-use accelfed_net::{ClientSettings, HttpsClient, HttpsUrl, TimedOut, Trust};
+use accelfed_net::{ClientSettings, HttpsClient, HttpsUrl, HttpsUrls, TimedOut, Trust};
 
 /// How long one call may take when the configuration does not say (`timeout_s`).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -70,8 +75,9 @@ impl RegistryError {
 /// flags and `[publish.registry]`).
 #[derive(Clone, PartialEq, Eq)]
 pub struct RegistryTarget {
-    /// The registry's base URL, `https://host[:port][/path]`.
-    pub url: HttpsUrl,
+    /// The registry's base URL, `https://host[:port][/path]`; several instances of it, tried in
+    /// order.
+    pub urls: HttpsUrls,
     pub token: String,
     /// The system's roots plus the configured CA, if any.
     pub trust: Trust,
@@ -83,7 +89,7 @@ pub struct RegistryTarget {
 impl std::fmt::Debug for RegistryTarget {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RegistryTarget")
-            .field("url", &self.url)
+            .field("urls", &self.urls)
             .field("token", &"<redacted>")
             .field("trust", &self.trust)
             .field("timeout", &self.timeout)
@@ -91,19 +97,35 @@ impl std::fmt::Debug for RegistryTarget {
     }
 }
 
-/// [`crate::publish`]'s registry destination: a client for `target`'s trust, then [`push`].
+/// [`crate::publish`]'s registry destination: a client for `target`'s trust, then [`push`] to
+/// each URL in turn until one takes the document or refuses it. Returns the answer and the URL
+/// that took the document.
 pub(crate) async fn publish(
     target: &RegistryTarget,
     document: &[u8],
-) -> Result<String, RegistryError> {
+) -> Result<(String, HttpsUrl), RegistryError> {
     let client = client_with(&ClientSettings::new(target.trust.clone(), target.timeout))?;
-    push(
-        &client,
-        target.url.as_str(),
-        &target.token,
-        document.to_vec(),
-    )
-    .await
+    let (last, before) =
+        target
+            .urls
+            .as_slice()
+            .split_last()
+            .ok_or_else(|| RegistryError::BadUrl {
+                url: String::new(),
+                problem: "no registry URL".to_owned(),
+            })?;
+    for (at, url) in before.iter().enumerate() {
+        match push(&client, url.as_str(), &target.token, document.to_vec()).await {
+            Ok(answer) => return Ok((answer, url.clone())),
+            Err(error) if error.is_transient() => {
+                let next = target.urls.as_slice().get(at + 1).unwrap_or(last);
+                tracing::warn!(%next, "{error}; pushing to the next registry URL");
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    let answer = push(&client, last.as_str(), &target.token, document.to_vec()).await?;
+    Ok((answer, last.clone()))
 }
 
 /// A client that trusts the system roots and `ca_pem`'s certificates, with the default deadline.

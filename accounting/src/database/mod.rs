@@ -10,9 +10,12 @@
 //!   tables (the repository, the registry) lists its migrations as a [`MigrationSet`], recorded in
 //!   its own version table, and the runner applies the ones a database lacks, under a lock, in
 //!   one transaction. Adding a migration is adding one entry at the end of its set's list.
+//! * [`reachable`]: at start, a database that does not answer yet is waited for (up to a minute)
+//!   rather than ending `serve`.
 
 pub mod migrate;
 pub mod postgres;
+pub mod reachable;
 
 pub use migrate::MigrationSet;
 pub use postgres::{ConnectError, PooledClient, PostgresPool};

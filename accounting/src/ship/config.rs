@@ -2,18 +2,25 @@
 //! gRPC endpoint, the site's token) and how (batch size, batches in flight, retries). Read by the
 //! shipper's caller only, so it lives beside the shipper. Relative paths are relative to the
 //! configuration file.
+//!
+//! `endpoint` names one repository; `endpoints` (the same key, as a list) names several instances
+//! of one central service, tried in order: a batch goes to the next when one is unreachable or
+//! answers an error a retry may cure, never when it refuses the token.
 
 use std::path::PathBuf;
 
-use accelfed_net::HttpsUrl;
+use accelfed_net::HttpsUrls;
 use serde::{Deserialize, Deserializer};
 
 /// `[accounting.ship]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ShipConfig {
-    /// The repository's gRPC endpoint, `https://host:port` (TLS only).
-    pub endpoint: HttpsUrl,
+    /// The repository's gRPC endpoint, `https://host:port` (TLS only), written `endpoint = "..."`;
+    /// or several instances of the central service, `endpoints = ["https://a:9443",
+    /// "https://b:9443"]`, tried in this order.
+    #[serde(alias = "endpoint")]
+    pub endpoints: HttpsUrls,
     /// A file holding the site's token (one line; readable by the accelfed user only). The token
     /// itself never goes into this file.
     pub token_file: PathBuf,
@@ -28,7 +35,8 @@ pub struct ShipConfig {
     /// repository stores one.
     #[serde(default = "default_in_flight", deserialize_with = "in_flight")]
     pub in_flight: usize,
-    /// Calls per batch before `ship` gives up until its next run (at least 1).
+    /// Calls per batch and endpoint before `ship` gives up until its next run (at least 1): with
+    /// two endpoints a batch is sent up to twice this many times, alternating.
     #[serde(default = "default_attempts", deserialize_with = "attempts")]
     pub attempts: u32,
     /// Delay before the first retry, in milliseconds; doubles per retry, with jitter.
@@ -46,9 +54,9 @@ pub struct ShipConfig {
 impl ShipConfig {
     /// The table with only its two required keys, every other at its default: what `accelfed
     /// ship --endpoint URL --token-file FILE` uses for a file without `[accounting.ship]`.
-    pub fn new(endpoint: HttpsUrl, token_file: PathBuf) -> Self {
+    pub fn new(endpoints: HttpsUrls, token_file: PathBuf) -> Self {
         Self {
-            endpoint,
+            endpoints,
             token_file,
             ca: None,
             batch_size: default_batch_size(),
@@ -129,7 +137,7 @@ mod tests {
             (ship.batch_size, ship.in_flight, ship.attempts),
             (500, 3, 8)
         );
-        let new = ShipConfig::new(ship.endpoint.clone(), ship.token_file.clone());
+        let new = ShipConfig::new(ship.endpoints.clone(), ship.token_file.clone());
         assert_eq!(
             format!("{new:?}"),
             format!("{ship:?}"),
@@ -145,6 +153,26 @@ mod tests {
                 .to_string();
         assert!(err.contains("line 2"), "{err}");
         assert!(err.contains("must be an https:// URL"), "{err}");
+    }
+
+    #[test]
+    fn several_endpoints_are_read_in_order() {
+        let ship: ShipConfig = toml::from_str(
+            "endpoints = [\"https://a.example.org:9443\", \"https://b.example.org:9443\"]\n\
+             token_file = \"t\"\n",
+        )
+        .expect("a list of endpoints");
+        assert_eq!(
+            ship.endpoints.to_string(),
+            "https://a.example.org:9443, https://b.example.org:9443"
+        );
+        let err = toml::from_str::<ShipConfig>("token_file = \"t\"\nendpoints = []\n")
+            .expect_err("an empty list")
+            .to_string();
+        assert!(
+            err.contains("line 2") && err.contains("lists no URL"),
+            "{err}"
+        );
     }
 
     #[test]

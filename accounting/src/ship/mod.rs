@@ -7,6 +7,8 @@
 //!   on the wire at once (the spool work overlaps with the repository's); each is sent (and
 //!   retried) until the repository answers, and its acknowledged records are marked in the spool in
 //!   sending order. A site offline for days therefore catches up in order.
+//! * [`retry`]: one call sent until answered or refused, with retries and, where several
+//!   endpoints are listed, failover to the next.
 //! * [`verify`]: the repository's per-month counts against the spool's; months that differ are
 //!   re-sent (re-sending replaces, never adds).
 
@@ -15,6 +17,7 @@ mod backoff;
 mod client;
 mod config;
 mod error;
+mod retry;
 mod run;
 mod verify;
 

@@ -9,17 +9,23 @@
 //! then the run stops, the batches behind it are abandoned (their records stay pending; had the
 //! repository stored them, sending them again is answered "unchanged"), and what was acknowledged
 //! before stays acknowledged.
+//!
+//! With several endpoints (instances of one central service on one database), a call that fails in
+//! a way a retry may cure is sent at once to the next endpoint, and the backoff delay comes after
+//! each round over all of them. A record acknowledged by one instance and sent again to another is
+//! answered "unchanged" there (the repository keys records by id and version), so failing over
+//! never counts a record twice.
 
-use std::collections::VecDeque;
-use std::time::Duration;
+use std::collections::{BTreeMap, VecDeque};
 
 use accelfed_schemas::usage::RecordId;
 use tokio::task::JoinHandle;
 
 use super::acker::Acker;
-use super::backoff::{Backoff, delay, random_unit};
-use super::client::{Client, describe, retryable};
+use super::backoff::Backoff;
+use super::client::Client;
 use super::error::ShipError;
+use super::retry::{Answer, submit_with_retries};
 use crate::spool::{Ack, PendingRecord, ShipLimits, Spool, plan};
 use crate::wire::convert::{Received, outcome_from_proto};
 use crate::wire::encoded::EncodedSubmitRequest;
@@ -68,8 +74,11 @@ pub struct ShipReport {
     pub rejected: Vec<Rejected>,
     /// Records too large for any batch, left in the spool.
     pub oversized: Vec<RecordId>,
-    /// Calls that failed and were tried again.
+    /// Calls that failed and were tried again (at the same endpoint or the next).
     pub retries: u32,
+    /// Per endpoint that answered, the records it acknowledged (an endpoint that took only the
+    /// closing heartbeat is listed with 0).
+    pub taken_by: BTreeMap<String, usize>,
     /// The run ended with an empty call (a heartbeat carrying the spool's depth and held
     /// records), the only one when there was nothing to send: the token, endpoint and CA are
     /// checked on every run.
@@ -79,9 +88,6 @@ pub struct ShipReport {
 /// A batch on the wire: the call that answers for it, which hands the batch's records back with
 /// the answer.
 type InFlight = JoinHandle<(Vec<PendingRecord>, Result<Answer, ShipError>)>;
-
-/// The repository's answer to a batch, and how many calls failed before it.
-type Answer = (proto::SubmitResponse, u32);
 
 /// Reads the spool's pending records page by page, oldest first, and cuts them into batches.
 struct Batches {
@@ -171,12 +177,12 @@ pub async fn ship(
         let Some(call) = in_flight.pop_front() else {
             break Ok(());
         };
-        let (records, (response, retries)) = match call.await {
+        let (records, (response, retries, at)) = match call.await {
             Ok((records, Ok(answer))) => (records, answer),
             Ok((_, Err(err))) => break Err(err),
             Err(join) => {
                 break Err(ShipError::Protocol {
-                    endpoint: client.endpoint.clone(),
+                    endpoint: client.endpoint().to_owned(),
                     message: format!("the call's task ended without an answer: {join}"),
                 });
             }
@@ -194,6 +200,10 @@ pub async fn ship(
             "the repository answered a batch"
         );
         report.acknowledged += acks.len();
+        *report
+            .taken_by
+            .entry(client.endpoint_at(at).to_owned())
+            .or_default() += acks.len();
         depth = depth.saturating_sub(acks.len() as u64);
         report.batches += 1;
         if !acker.mark(acks) {
@@ -241,11 +251,15 @@ async fn heartbeat(
             })
             .collect(),
     };
-    let (response, retries) = submit_with_retries(client.clone(), request, backoff).await?;
+    let (response, retries, at) = submit_with_retries(client.clone(), request, backoff).await?;
     report.retries += retries;
+    report
+        .taken_by
+        .entry(client.endpoint_at(at).to_owned())
+        .or_default();
     if !response.outcomes.is_empty() {
         return Err(ShipError::Protocol {
-            endpoint: client.endpoint.clone(),
+            endpoint: client.endpoint_at(at).to_owned(),
             message: format!(
                 "answered {} outcomes for an empty batch",
                 response.outcomes.len()
@@ -290,7 +304,7 @@ fn receipts(
 ) -> Result<Vec<Ack>, ShipError> {
     if response.outcomes.len() != records.len() {
         return Err(ShipError::Protocol {
-            endpoint: client.endpoint.clone(),
+            endpoint: client.endpoint().to_owned(),
             message: format!(
                 "answered {} outcomes for a batch of {} records",
                 response.outcomes.len(),
@@ -337,58 +351,4 @@ async fn submit(
 ) -> (Vec<PendingRecord>, Result<Answer, ShipError>) {
     let answer = submit_with_retries(client, request(&records, spool_depth), backoff).await;
     (records, answer)
-}
-
-/// Sends `request` (cheap to clone: its records are shared bytes) until answered or refused.
-async fn submit_with_retries(
-    mut client: Client,
-    request: EncodedSubmitRequest,
-    backoff: Backoff,
-) -> Result<Answer, ShipError> {
-    let attempts = backoff.attempts.max(1);
-    let mut failed = 0;
-    loop {
-        match client.submit_encoded(request.clone()).await {
-            Ok(response) => return Ok((response, failed)),
-            Err(status) if !retryable(&status) => {
-                return Err(refusal(&client, &status));
-            }
-            Err(status) => {
-                failed += 1;
-                if failed >= attempts {
-                    return Err(ShipError::Unreachable {
-                        endpoint: client.endpoint.clone(),
-                        attempts,
-                        message: describe(&status),
-                    });
-                }
-                let wait = delay(&backoff, failed, random_unit());
-                tracing::warn!(
-                    endpoint = %client.endpoint,
-                    attempt = failed,
-                    "submit failed ({}); trying again in {:.1} s",
-                    describe(&status),
-                    wait.as_secs_f64()
-                );
-                sleep(wait).await;
-            }
-        }
-    }
-}
-
-pub(super) fn refusal(client: &Client, status: &tonic::Status) -> ShipError {
-    match status.code() {
-        tonic::Code::Unauthenticated | tonic::Code::PermissionDenied => ShipError::Refused {
-            endpoint: client.endpoint.clone(),
-            message: describe(status),
-        },
-        _ => ShipError::Settings {
-            endpoint: client.endpoint.clone(),
-            message: describe(status),
-        },
-    }
-}
-
-async fn sleep(wait: Duration) {
-    tokio::time::sleep(wait).await;
 }

@@ -8,7 +8,7 @@ use accelfed_schemas::usage::Month;
 
 use super::client::{Client, describe, retryable};
 use super::error::ShipError;
-use super::run::refusal;
+use super::retry::refusal;
 use crate::spool::{MonthCount, Spool};
 
 /// What verification found.
@@ -38,16 +38,31 @@ pub fn months_to_resend(
 
 /// Asks the repository for its counts and reopens the months it lacks records of.
 pub async fn verify(spool: &mut Spool, client: &mut Client) -> Result<VerifyReport, ShipError> {
-    let response = match client.sync_counts().await {
-        Ok(response) => response,
-        Err(status) if retryable(&status) => {
-            return Err(ShipError::Unreachable {
-                endpoint: client.endpoint.clone(),
-                attempts: 1,
-                message: describe(&status),
-            });
+    // Each endpoint once: the counts are the same at every instance of one central service.
+    let mut failed = 0;
+    let response = loop {
+        let (at, answer) = client.sync_counts().await;
+        match answer {
+            Ok(response) => break response,
+            Err(status) if retryable(&status) => {
+                failed += 1;
+                if failed >= client.endpoint_count() {
+                    return Err(ShipError::Unreachable {
+                        endpoint: client.endpoints(),
+                        attempts: u32::try_from(failed).unwrap_or(u32::MAX),
+                        message: describe(&status),
+                    });
+                }
+                let next = client.fail_over(at);
+                tracing::warn!(
+                    endpoint = client.endpoint_at(at),
+                    next,
+                    "asking for the counts failed ({}); trying the next endpoint",
+                    describe(&status)
+                );
+            }
+            Err(status) => return Err(refusal(client.endpoint_at(at), &status)),
         }
-        Err(status) => return Err(refusal(client, &status)),
     };
     let repository: Vec<(Month, u64)> = response
         .months

@@ -132,6 +132,7 @@ fn ship_all(settings: &Settings, spools: Vec<Spool>, ca_pem: &[u8], port: u16) -
                     let _runtime = runtime.enter();
                     let mut client = Client::new(&ClientSettings {
                         endpoint: format!("https://localhost:{port}"),
+                        fallbacks: Vec::new(),
                         ca_pem: Some(ca_pem.to_vec()),
                         token: token(s),
                         timeout: Duration::from_secs(600),

@@ -102,6 +102,14 @@ pub struct DatabaseConfig {
     /// Default: `accounting.sqlite` beside the configuration file.
     #[serde(default)]
     pub path: Option<PathBuf>,
+    /// Seconds `serve` waits at start for a PostgreSQL database that does not answer yet (refused,
+    /// starting up, shutting down) before it gives up with exit 1; 0 tries once.
+    #[serde(default = "default_start_wait_s")]
+    pub start_wait_s: u64,
+}
+
+fn default_start_wait_s() -> u64 {
+    accelfed_accounting::database::reachable::START_WAIT.as_secs()
 }
 
 pub(super) fn positive<'de, D: Deserializer<'de>>(deserializer: D) -> Result<usize, D::Error> {

@@ -28,6 +28,7 @@ async fn ship_once(endpoint: String, ca_pem: String) -> (Result<(), ShipError>, 
     spool.write_run(&[sample::record("vm-1")]).unwrap();
     let mut client = Client::new(&ClientSettings {
         endpoint,
+        fallbacks: Vec::new(),
         ca_pem: Some(ca_pem.into_bytes()),
         token: TOKEN.to_owned(),
         timeout: Duration::from_secs(5),
@@ -188,6 +189,7 @@ async fn plain_http_to_the_tls_port_is_refused_before_anything_is_sent() {
     let port = tls_server(&pki, dir.path()).await;
     let error = Client::new(&ClientSettings {
         endpoint: format!("http://localhost:{port}"),
+        fallbacks: Vec::new(),
         ca_pem: Some(pki.ca_pem.into_bytes()),
         token: TOKEN.to_owned(),
         timeout: Duration::from_secs(5),

@@ -147,6 +147,7 @@ async fn a_failed_batch_stops_the_run_in_order_and_the_next_run_counts_everythin
         .collect();
     let mut client = Client::new(&ClientSettings {
         endpoint: format!("https://localhost:{port}"),
+        fallbacks: Vec::new(),
         ca_pem: Some(pki.ca_pem.into_bytes()),
         token: TOKEN.to_owned(),
         timeout: Duration::from_secs(10),

@@ -244,7 +244,7 @@ pub struct ProvideArgs {
     #[arg(long, value_enum)]
     pub publish: Option<PublishTarget>,
     /// The registry's base URL, https://host[:port], e.g. https://registry.example.org:8443
-    /// (overrides publish.registry.url).
+    /// (overrides publish.registry.url); several instances, tried in order, separated by commas.
     #[arg(long, env = "ACCELFED_REGISTRY_URL")]
     pub registry_url: Option<String>,
     /// A file holding the site's token, from `accelfed token` (overrides
@@ -371,9 +371,10 @@ pub struct SpoolOverride {
 /// `[publish.registry]`); with --endpoint and --token-file the table may be left out.
 #[derive(Debug, clap::Args)]
 pub struct ShipOverrides {
-    /// The repository's gRPC endpoint, https://host:port (overrides accounting.ship.endpoint).
-    #[arg(long, env = "ACCELFED_SHIP_ENDPOINT")]
-    pub endpoint: Option<accelfed_net::HttpsUrl>,
+    /// The repository's gRPC endpoint, https://host:port (overrides accounting.ship.endpoint);
+    /// several central instances, tried in order, separated by commas or given as repeated flags.
+    #[arg(long, env = "ACCELFED_SHIP_ENDPOINT", value_delimiter = ',')]
+    pub endpoint: Vec<accelfed_net::HttpsUrl>,
     /// A file holding the site's token (overrides accounting.ship.token_file).
     #[arg(long, value_name = "FILE", env = "ACCELFED_SHIP_TOKEN_FILE")]
     pub token_file: Option<PathBuf>,

@@ -36,10 +36,17 @@ pub(super) fn ship(
     table: Option<ShipConfig>,
     config: &Path,
 ) -> Result<ShipConfig, String> {
-    let mut ship = match (table, &flags.endpoint, &flags.token_file) {
+    let endpoints = match flags.endpoint.as_slice() {
+        [] => None,
+        listed => Some(
+            accelfed_net::HttpsUrls::new(listed.to_vec())
+                .map_err(|message| format!("--endpoint: {message}"))?,
+        ),
+    };
+    let mut ship = match (table, &endpoints, &flags.token_file) {
         (Some(table), _, _) => table,
-        (None, Some(endpoint), Some(token_file)) => {
-            ShipConfig::new(endpoint.clone(), token_file.clone())
+        (None, Some(endpoints), Some(token_file)) => {
+            ShipConfig::new(endpoints.clone(), token_file.clone())
         }
         (None, _, _) => {
             return Err(format!(
@@ -49,8 +56,8 @@ pub(super) fn ship(
             ));
         }
     };
-    if let Some(endpoint) = &flags.endpoint {
-        ship.endpoint = endpoint.clone();
+    if let Some(endpoints) = endpoints {
+        ship.endpoints = endpoints;
     }
     if let Some(path) = &flags.token_file {
         ship.token_file = absolute("--token-file", path)?;
@@ -67,7 +74,9 @@ mod tests {
 
     fn flags(endpoint: Option<&str>, token_file: Option<&str>) -> ShipOverrides {
         ShipOverrides {
-            endpoint: endpoint.map(|url| url.parse().unwrap()),
+            endpoint: endpoint
+                .map(|urls| urls.split(',').map(|url| url.parse().unwrap()).collect())
+                .unwrap_or_default(),
             token_file: token_file.map(PathBuf::from),
             ca: Some(PathBuf::from("ca.pem")),
         }
@@ -77,16 +86,28 @@ mod tests {
     fn flags_make_or_override_the_ship_table() {
         let config = Path::new("/etc/accelfed/site.toml");
         let ship = super::ship(&flags(Some("https://c:9443"), Some("t")), None, config).unwrap();
-        assert_eq!(ship.endpoint, "https://c:9443");
+        assert_eq!(ship.endpoints.to_string(), "https://c:9443");
         assert!(ship.token_file.is_absolute() && ship.token_file.ends_with("t"));
         assert!(ship.ca.unwrap().ends_with("ca.pem"));
         assert_eq!(ship.batch_size, 500, "the table's defaults");
-        let table = ShipConfig::new("https://old:1".parse().unwrap(), PathBuf::from("/old"));
-        let ship = super::ship(&flags(None, None), Some(table), config).unwrap();
+        let old: accelfed_net::HttpsUrl = "https://old:1".parse().unwrap();
+        let table = ShipConfig::new(old.into(), PathBuf::from("/old"));
+        let ship = super::ship(&flags(None, None), Some(table.clone()), config).unwrap();
         assert_eq!(
-            ship.endpoint, "https://old:1",
+            ship.endpoints.to_string(),
+            "https://old:1",
             "a key without its flag stays"
         );
+        let ship = super::ship(
+            &flags(Some("https://a:1,https://b:1"), None),
+            Some(table),
+            config,
+        )
+        .unwrap();
+        assert_eq!(ship.endpoints.to_string(), "https://a:1, https://b:1");
+        let err =
+            super::ship(&flags(Some("https://a:1,https://a:1"), None), None, config).unwrap_err();
+        assert_eq!(err, "--endpoint: names https://a:1 twice");
         let err = super::ship(&flags(Some("https://c:9443"), None), None, config).unwrap_err();
         assert!(
             err.starts_with("/etc/accelfed/site.toml: no [accounting.ship]"),

@@ -208,13 +208,19 @@ fn registry_target(
     let missing = |flag: &str| {
         format!("--publish registry needs {flag}, or [publish.registry] in the configuration file")
     };
-    let url = match (&args.registry_url, table) {
-        (Some(url), _) => {
-            // The file's URL was checked when the file was read; a flag's by the same rule.
-            check_registry_url(url).map_err(|message| format!("--registry-url: {message}"))?
+    let urls = match (&args.registry_url, table) {
+        (Some(urls), _) => {
+            // The file's URLs were checked when the file was read; a flag's by the same rule.
+            let checked = urls
+                .split(',')
+                .map(check_registry_url)
+                .collect::<Result<Vec<_>, String>>()
+                .and_then(accelfed_net::HttpsUrls::new);
+            checked.map_err(|message| format!("--registry-url: {message}"))?
         }
-        (None, Some(table)) => check_registry_url(table.url.get_ref())
-            .map_err(|message| format!("publish.registry.url: {message}"))?,
+        (None, Some(table)) => table
+            .urls()
+            .map_err(|invalid| format!("publish.{}: {}", invalid.field, invalid.message))?,
         (None, None) => return Err(missing("--registry-url")),
     };
     // Each path with where it came from, for messages.
@@ -240,7 +246,7 @@ fn registry_target(
         std::time::Duration::from_secs(*table.timeout_s.get_ref())
     });
     Ok(RegistryTarget {
-        url,
+        urls,
         token,
         trust,
         timeout,

@@ -45,7 +45,7 @@ pub fn run(args: &ShipArgs) -> Outcome {
     tracing::debug!(
         spool = %spool.path().display(),
         pending = spool.depth().unwrap_or(0),
-        endpoint = %client_settings.endpoint,
+        endpoints = %settings.endpoints,
         batch_size = settings.batch_size,
         in_flight = settings.in_flight,
         "shipping"
@@ -98,6 +98,10 @@ fn outcome(result: Result<ShipReport, ShipError>, spool: &Spool) -> Outcome {
                 held,
                 "shipped"
             );
+            // Which instance took the data, when there are several to choose from.
+            for (endpoint, records) in &report.taken_by {
+                tracing::info!(%endpoint, records, "the repository at this endpoint acknowledged");
+            }
             if held > 0 {
                 // Not a failure of this run, but never silent: the meter held them back.
                 tracing::warn!(
@@ -168,8 +172,14 @@ fn client_settings(args: &ShipArgs, settings: &ShipConfig) -> Result<ClientSetti
         )?),
         None => None,
     };
+    let mut endpoints = settings
+        .endpoints
+        .as_slice()
+        .iter()
+        .map(ToString::to_string);
     Ok(ClientSettings {
-        endpoint: settings.endpoint.to_string(),
+        endpoint: endpoints.next().unwrap_or_default(),
+        fallbacks: endpoints.collect(),
         ca_pem,
         token,
         timeout: Duration::from_secs(settings.timeout_s),

@@ -223,11 +223,12 @@ async fn push(
         rendered = render::render(snapshot, Format::Glue21Json);
         &rendered
     };
-    let answer = crate::publish(json, &Destination::Registry(registry.clone())).await?;
+    let (answer, url) = crate::registry::publish(registry, json).await?;
     Ok(Pushed {
-        url: registry.url.to_string(),
+        // The instance that took it, where several are listed.
+        url: url.to_string(),
         bytes: json.len(),
-        answer,
+        answer: Some(answer),
     })
 }
 
@@ -247,6 +248,6 @@ fn shown(to: &Destination) -> String {
     match to {
         Destination::Stdout => "stdout".to_owned(),
         Destination::File(path) => path.display().to_string(),
-        Destination::Registry(target) => target.url.to_string(),
+        Destination::Registry(target) => target.urls.to_string(),
     }
 }

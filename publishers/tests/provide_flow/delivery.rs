@@ -29,7 +29,9 @@ async fn dropping_registry() -> RegistryTarget {
         }
     });
     RegistryTarget {
-        url: HttpsUrl::parse(&format!("https://127.0.0.1:{port}")).unwrap(),
+        urls: HttpsUrl::parse(&format!("https://127.0.0.1:{port}"))
+            .unwrap()
+            .into(),
         token: "site-token".to_owned(),
         trust: Trust::system(),
         timeout: std::time::Duration::from_secs(10),
@@ -77,7 +79,7 @@ async fn a_failed_backend_leaves_the_others_published_and_the_last_good_document
 async fn a_failed_push_leaves_the_file_written_and_nothing_saved() {
     let dir = tempfile::tempdir().unwrap();
     let registry = dropping_registry().await;
-    let url = registry.url.to_string();
+    let url = registry.urls.to_string();
     let config = config(&example());
     let out = dir.path().join("pushed.ldif");
     let last = dir.path().join("last-good");

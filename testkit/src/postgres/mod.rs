@@ -1,14 +1,16 @@
-//! PostgreSQL databases for tests and benchmarks, on the server this machine runs
-//! (127.0.0.1:5432, trust auth, user postgres): [`TestDatabase`], one private database per test,
-//! and, with the `bench-support` feature, [`BenchServer`], the benchmarks' server
-//! (`ACCELFED_BENCH_POSTGRES`).
+//! PostgreSQL databases for tests and benchmarks: on the server this machine runs (127.0.0.1:5432,
+//! trust auth, user postgres), [`TestDatabase`], one private database per test, and, with the
+//! `bench-support` feature, [`BenchServer`], the benchmarks' server (`ACCELFED_BENCH_POSTGRES`);
+//! and [`PrivateServer`], a server of a test's own that the test may stop and start.
 
 #[cfg(feature = "bench-support")]
 mod bench_server;
+mod private_server;
 mod test_database;
 
 #[cfg(feature = "bench-support")]
 pub use bench_server::{BenchDatabase, BenchServer};
+pub use private_server::PrivateServer;
 pub use test_database::TestDatabase;
 
 /// The default server URL, without a database.

@@ -19,6 +19,7 @@ pub async fn ship_once(
 ) -> Result<ShipReport, ShipError> {
     let mut client = Client::new(&ClientSettings {
         endpoint: format!("https://localhost:{port}"),
+        fallbacks: Vec::new(),
         ca_pem: Some(ca_pem.as_bytes().to_vec()),
         token: token.to_owned(),
         timeout: Duration::from_secs(10),
