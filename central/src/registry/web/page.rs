@@ -250,6 +250,7 @@ mod tests {
             total: Some(GpuCount::whole(8)),
             free_physical: Some(GpuCount::whole(3)),
             total_physical: Some(GpuCount::whole(8)),
+            pool: "pool-1".into(),
             vos: vec!["atlas".into()],
             vo_free: Vec::new(),
             expires: DateTime::<Utc>::MAX_UTC,
