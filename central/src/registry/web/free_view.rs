@@ -9,6 +9,10 @@ use accelfed_schemas::gpu::GpuCount;
 use super::free::{ByModel, FreeGpus, ModelCount};
 
 const FREE: &str = "#2da44e";
+/// Model cards shown; the rest are counted in a line.
+const MAX_MODEL_CARDS: usize = 40;
+/// Rows of the per-site table (one per site and model).
+const MAX_SITE_ROWS: usize = 500;
 const BUSY: &str = "#d0d7de";
 
 /// A bar of `free` out of `total` (no CSS: SVG attributes only, under the page's policy).
@@ -29,9 +33,14 @@ fn meter(count: &ModelCount, width: f64) -> Markup {
 }
 
 fn cards(id: &str, counts: &ByModel) -> Markup {
+    // The largest first, and a bounded number of them whatever model names sites send.
+    let mut shown: Vec<(&String, &ModelCount)> = counts.iter().collect();
+    shown.sort_by(|a, b| b.1.total.get().total_cmp(&a.1.total.get()));
+    let hidden = shown.len().saturating_sub(MAX_MODEL_CARDS);
+    shown.truncate(MAX_MODEL_CARDS);
     html! {
         div.cards id=(id) {
-            @for (model, count) in counts {
+            @for (model, count) in shown {
                 div.card data-model=(model) {
                     div.model { (model) }
                     div {
@@ -43,6 +52,9 @@ fn cards(id: &str, counts: &ByModel) -> Markup {
                     div.muted { (count.pools) " pool" @if count.pools != 1 { "s" } }
                 }
             }
+        }
+        @if hidden > 0 {
+            p.muted { (hidden) " more models; narrow the form to a model or a site." }
         }
     }
 }
@@ -83,11 +95,14 @@ pub fn render(free: &FreeGpus, vo: Option<(&str, &FreeGpus)>) -> Markup {
                 (cards("free-stale", &free.stale))
             }
             h3 { "Per site" }
+            @let rows = free.sites.iter().map(|site| site.models.len()).sum::<usize>();
             table id="free-sites" {
                 thead { tr { th { "site" } th { "model" } th.n { "free" } th.n { "total" } th { "" } th { "state" } } }
                 tbody {
-                    @for site in &free.sites {
-                        @for (model, count) in &site.models {
+                    @for (site, model, count) in free.sites.iter()
+                        .flat_map(|site| site.models.iter().map(move |(m, c)| (site, m, c)))
+                        .take(MAX_SITE_ROWS) {
+                        {
                             tr.free-site {
                                 td.site { (site.site) }
                                 td { (model) }
@@ -98,6 +113,12 @@ pub fn render(free: &FreeGpus, vo: Option<(&str, &FreeGpus)>) -> Markup {
                             }
                         }
                     }
+                }
+            }
+            @if rows > MAX_SITE_ROWS {
+                p.muted id="free-sites-more" {
+                    "The first " (MAX_SITE_ROWS) " of " (rows) " rows are shown: narrow the form \
+                     to a model or a site."
                 }
             }
         }
