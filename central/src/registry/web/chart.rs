@@ -34,9 +34,9 @@ pub fn label_every(slot: f64) -> u32 {
 /// each year (January, April, July and October for every 3), or every `every`-th bar past a year.
 fn labelled(month: Period, position: usize, every: u32) -> bool {
     if every <= 12 {
-        (month.month() - 1) % every == 0
+        (month.month() - 1).is_multiple_of(every)
     } else {
-        position % every as usize == 0
+        position.is_multiple_of(every as usize)
     }
 }
 
@@ -159,7 +159,7 @@ mod tests {
         assert_eq!(label_every(924.0 / 6.0), 1);
         assert_eq!(label_every(924.0 / 120.0), 12);
         let every = label_every(924.0 / 400.0);
-        assert!(every > 12 && every % 12 == 0 && 924.0 / 400.0 * f64::from(every) >= LABEL_ROOM);
+        assert!(every > 12 && every.is_multiple_of(12) && 924.0 / 400.0 * f64::from(every) >= LABEL_ROOM);
         let april = Period::new(2026, 4).unwrap();
         assert!(labelled(april, 5, 3));
         assert!(!labelled(Period::new(2026, 5).unwrap(), 6, 3));
