@@ -159,7 +159,11 @@ mod tests {
         assert_eq!(label_every(924.0 / 6.0), 1);
         assert_eq!(label_every(924.0 / 120.0), 12);
         let every = label_every(924.0 / 400.0);
-        assert!(every > 12 && every.is_multiple_of(12) && 924.0 / 400.0 * f64::from(every) >= LABEL_ROOM);
+        assert!(
+            every > 12
+                && every.is_multiple_of(12)
+                && 924.0 / 400.0 * f64::from(every) >= LABEL_ROOM
+        );
         let april = Period::new(2026, 4).unwrap();
         assert!(labelled(april, 5, 3));
         assert!(!labelled(Period::new(2026, 5).unwrap(), 6, 3));

@@ -50,12 +50,32 @@ struct Pool {
     total: GpuCount,
 }
 
-/// The totals of `offers` (marked fresh or stale). Offers that publish no physical counts have no
-/// capacity to add and are left out.
-pub fn free_gpus(offers: &[Offer]) -> FreeGpus {
+/// One offer as the totals read it, borrowed from the index (no copy of each offer).
+#[derive(Debug, Clone, Copy)]
+pub struct Seen<'a> {
+    pub offer: &'a Offer,
+    pub fresh: bool,
+    /// Its free physical GPUs: the offer's own, or in a VO's answer what the VO can get.
+    pub free_physical: Option<GpuCount>,
+}
+
+impl<'a> From<&'a Offer> for Seen<'a> {
+    fn from(offer: &'a Offer) -> Self {
+        Seen {
+            offer,
+            fresh: offer.fresh,
+            free_physical: offer.free_physical,
+        }
+    }
+}
+
+/// The totals of `offers`. Offers that publish no physical counts have no capacity to add and are
+/// left out.
+pub fn free_gpus<'a>(offers: impl IntoIterator<Item = Seen<'a>>) -> FreeGpus {
     let mut pools: BTreeMap<(&str, &str), Pool> = BTreeMap::new();
-    for offer in offers {
-        let (Some(free), Some(total)) = (offer.free_physical, offer.total_physical) else {
+    for seen in offers {
+        let offer = seen.offer;
+        let (Some(free), Some(total)) = (seen.free_physical, offer.total_physical) else {
             continue;
         };
         // An offer from before pools were published is a pool of its own.
@@ -68,7 +88,7 @@ pub fn free_gpus(offers: &[Offer]) -> FreeGpus {
             .entry((offer.site.as_str(), pool))
             .or_insert_with(|| Pool {
                 model: offer.model.clone(),
-                fresh: offer.fresh,
+                fresh: seen.fresh,
                 free,
                 total,
             });
@@ -78,7 +98,7 @@ pub fn free_gpus(offers: &[Offer]) -> FreeGpus {
         } else {
             entry.total
         };
-        entry.fresh &= offer.fresh;
+        entry.fresh &= seen.fresh;
     }
     let mut out = FreeGpus::default();
     let mut sites: BTreeMap<&str, SiteCount> = BTreeMap::new();
@@ -159,7 +179,7 @@ mod tests {
                 ..offer("C", "h100-x1", "p1", "H100", 30, 64)
             },
         ];
-        let free = free_gpus(&offers);
+        let free = free_gpus(offers.iter().map(Seen::from));
         let l40s = &free.federation["L40S"];
         assert_eq!(
             (l40s.free, l40s.total, l40s.pools),
@@ -187,6 +207,6 @@ mod tests {
             free_physical: None,
             ..offer("A", "x", "p", "A100", 1, 1)
         };
-        assert_eq!(free_gpus(&[unknown]), FreeGpus::default());
+        assert_eq!(free_gpus([Seen::from(&unknown)]), FreeGpus::default());
     }
 }

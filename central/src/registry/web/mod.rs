@@ -33,9 +33,10 @@ use axum::routing::get;
 use chrono::{DateTime, Utc};
 
 use accelfed_accounting::repository::{Repository, SummaryFilter};
-use accelfed_schemas::offer::Filter;
+use accelfed_schemas::offer::{Filter, Offer};
 
 use crate::registry::Registry;
+use crate::registry::index::Hit;
 use form::FormParams;
 use page::PageData;
 
@@ -60,7 +61,13 @@ pub fn routes(state: WebState) -> Router {
 pub async fn build(state: &WebState, params: &FormParams, now: DateTime<Utc>) -> (String, bool) {
     let (filter, problems) = params.filter();
     let index = state.registry.index();
-    let offers = index.offers(&filter, now);
+    // The offers are read where the index keeps them; only the rows shown are copied.
+    let selected = index.select(&filter, now);
+    let offers: Vec<Offer> = selected
+        .iter()
+        .take(top::MAX_OFFER_ROWS)
+        .map(|hit| hit.to_offer())
+        .collect();
     let sites = index.site_statuses(now);
     // Free GPUs of every offer, whatever else the form asks, but within its site and model.
     let everything = Filter {
@@ -68,15 +75,15 @@ pub async fn build(state: &WebState, params: &FormParams, now: DateTime<Utc>) ->
         model: filter.model.clone(),
         ..Filter::default()
     };
-    let free = free::free_gpus(&index.offers(&everything, now));
+    let free = free::free_gpus(index.select(&everything, now).iter().map(seen));
     let vo_free = filter.vo.as_ref().map(|vo| {
         let for_vo = Filter {
             vo: Some(vo.clone()),
             ..everything.clone()
         };
-        (vo.as_str(), free::free_gpus(&index.offers(&for_vo, now)))
+        let answer = free::free_gpus(index.select(&for_vo, now).iter().map(seen));
+        (vo.as_str(), answer)
     });
-    drop(index);
     let usage = usage::load(
         state.repository.as_ref(),
         state.usage_public,
@@ -92,6 +99,7 @@ pub async fn build(state: &WebState, params: &FormParams, now: DateTime<Utc>) ->
         params,
         problems: &problems,
         offers: &offers,
+        offer_count: selected.len(),
         sites: &sites,
         free: &free,
         vo_free: vo_free.as_ref().map(|(vo, free)| (*vo, free)),
@@ -99,6 +107,19 @@ pub async fn build(state: &WebState, params: &FormParams, now: DateTime<Utc>) ->
         now,
     });
     (html, problems.is_empty())
+}
+
+/// A selected offer as the free totals read it: in a VO's answer, what the VO can get.
+fn seen<'a>(hit: &Hit<'a>) -> free::Seen<'a> {
+    let offer = hit.offer();
+    free::Seen {
+        offer,
+        fresh: hit.fresh,
+        free_physical: match hit.vo_capacity {
+            Some((_, free_physical)) => free_physical,
+            None => offer.free_physical,
+        },
+    }
 }
 
 async fn page(State(state): State<WebState>, Query(params): Query<FormParams>) -> Response {

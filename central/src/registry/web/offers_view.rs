@@ -33,11 +33,12 @@ fn vo_list(vos: &[String]) -> String {
     shown
 }
 
-/// The offers table, bounded ([`MAX_OFFER_ROWS`]) with a line for the rest.
-pub fn offers(offers: &[Offer]) -> Markup {
+/// The offers table, bounded ([`MAX_OFFER_ROWS`]) with a line for the rest: `offers` are the first
+/// of the `count` the form selects.
+pub fn offers(offers: &[Offer], count: usize) -> Markup {
     html! {
         h2 { "Offers" }
-        p id="offer-count" { (offers.len()) " offers" }
+        p id="offer-count" { (count) " offers" }
         table id="offers" {
             thead { tr {
                 th { "site" } th { "kind" } th { "flavor / node type" } th { "GPUs each" }
@@ -63,9 +64,9 @@ pub fn offers(offers: &[Offer]) -> Markup {
                 }
             }
         }
-        @if offers.len() > MAX_OFFER_ROWS {
+        @if count > MAX_OFFER_ROWS {
             p id="offers-more" {
-                "The first " (MAX_OFFER_ROWS) " are shown, " (offers.len() - MAX_OFFER_ROWS)
+                "The first " (MAX_OFFER_ROWS) " are shown, " (count - MAX_OFFER_ROWS)
                 " more are selected: narrow the filter, or page through them all with the API \
                  (/registry/v1/offers)."
             }

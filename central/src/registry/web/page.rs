@@ -18,7 +18,10 @@ use accelfed_schemas::offer::Offer;
 pub struct PageData<'a> {
     pub params: &'a FormParams,
     pub problems: &'a [String],
+    /// The first offers the form selects ([`super::top::MAX_OFFER_ROWS`] at most).
     pub offers: &'a [Offer],
+    /// How many it selects.
+    pub offer_count: usize,
     pub sites: &'a [SiteStatus],
     /// Free GPUs of every offer (the form's VO aside).
     pub free: &'a FreeGpus,
@@ -55,7 +58,7 @@ pub fn render(data: &PageData<'_>) -> String {
         @for problem in data.problems { p.problem { (problem) } }
         (free_view::render(data.free, data.vo_free))
         (usage_view::render(data.usage))
-        (offers_view::offers(data.offers))
+        (offers_view::offers(data.offers, data.offer_count))
         (offers_view::sites(data.sites, data.now))
         p.muted { "Generated " (data.now.format("%Y-%m-%d %H:%M:%SZ").to_string()) "." }
     };

@@ -1,5 +1,5 @@
 use super::*;
-use crate::registry::web::free::free_gpus;
+use crate::registry::web::free::{Seen, free_gpus};
 use accelfed_schemas::gpu::GpuCount;
 use accelfed_schemas::offer::ServiceKind;
 
@@ -42,11 +42,12 @@ fn render_offers(
     sites: &[SiteStatus],
     usage: &UsageState,
 ) -> String {
-    let free = free_gpus(offers);
+    let free = free_gpus(offers.iter().map(Seen::from));
     render(&PageData {
         params,
         problems: &["<b>bad</b>".to_owned()],
         offers,
+        offer_count: offers.len(),
         sites,
         free: &free,
         vo_free: None,
