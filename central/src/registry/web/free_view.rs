@@ -97,7 +97,7 @@ pub fn render(free: &FreeGpus, vo: Option<(&str, &FreeGpus)>) -> Markup {
             h3 { "Per site" }
             @let rows = free.sites.iter().map(|site| site.models.len()).sum::<usize>();
             table id="free-sites" {
-                thead { tr { th { "site" } th { "model" } th.n { "free" } th.n { "total" } th { "" } th { "state" } } }
+                thead { tr { th { "site" } th { "model" } th.n { "free" } th.n { "total" } th { "state" } } }
                 tbody {
                     @for (site, model, count) in free.sites.iter()
                         .flat_map(|site| site.models.iter().map(move |(m, c)| (site, m, c)))
@@ -108,7 +108,6 @@ pub fn render(free: &FreeGpus, vo: Option<(&str, &FreeGpus)>) -> Markup {
                                 td { (model) }
                                 td.n { (display(count.free)) }
                                 td.n { (display(count.total)) }
-                                td { (meter(count, 120.0)) }
                                 @if site.fresh { td.fresh { "fresh" } } @else { td.stale { "stale" } }
                             }
                         }

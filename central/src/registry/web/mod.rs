@@ -75,7 +75,12 @@ pub async fn build(state: &WebState, params: &FormParams, now: DateTime<Utc>) ->
         model: filter.model.clone(),
         ..Filter::default()
     };
-    let free = free::free_gpus(index.select(&everything, now).iter().map(seen));
+    let free = if filter == everything {
+        // The form asks nothing more (the federation's page): the same selection.
+        free::free_gpus(selected.iter().map(seen))
+    } else {
+        free::free_gpus(index.select(&everything, now).iter().map(seen))
+    };
     let vo_free = filter.vo.as_ref().map(|vo| {
         let for_vo = Filter {
             vo: Some(vo.clone()),
