@@ -29,6 +29,7 @@ label{display:flex;flex-direction:column;font-size:.85em}.problem{color:#a40000}
 .cards{display:flex;flex-wrap:wrap;gap:.8em;margin:.6em 0}\
 .card{border:1px solid #d0d7de;border-radius:8px;padding:.6em 1em;min-width:12em}\
 .card .big{font-size:1.8em;font-weight:600}.card .model{font-weight:600}\
+#free-stale .card{border-style:dashed;color:#57606a;background:#f6f8fa}\
 figure.chart{margin:.5em 0}figure.chart svg{max-width:100%;height:auto}\
 a.csv{display:inline-block;margin:.2em 0 1em;padding:.25em .7em;border:1px solid #0969da;\
 border-radius:5px;color:#0969da;text-decoration:none;font-size:.9em}\
