@@ -212,7 +212,9 @@ impl Index {
             .collect()
     }
 
-    /// The offers `filter` selects, marked fresh or stale at `now`, by site then resource.
+    /// The offers `filter` selects, marked fresh or stale at `now`, by site then resource (the
+    /// tests' copy of what [`Index::select`] finds; the page copies only the rows it shows).
+    #[cfg(test)]
     pub fn offers(&self, filter: &Filter, now: DateTime<Utc>) -> Vec<Offer> {
         self.select(filter, now)
             .iter()

@@ -75,6 +75,12 @@ pub struct Offer {
     pub free_physical: Option<GpuCount>,
     #[serde(default)]
     pub total_physical: Option<GpuCount>,
+    /// The pool of physical GPUs the offer draws on, unique within its site: the GLUE2 IDs of the
+    /// manager accelerators a flavor's counts come from, or the node type's accelerator
+    /// environment. Offers of one pool repeat its free and total counts, so a sum over offers
+    /// counts each pool once (`accelfed serve`'s page does).
+    #[serde(default)]
+    pub pool: String,
     pub vos: Vec<String>,
     /// What each VO can get, where the site publishes its shares' accelerators: the registry's
     /// answers for one VO give these instead of the free counts above ([`Offer::for_vo`]). Not

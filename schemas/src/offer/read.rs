@@ -12,9 +12,11 @@ use super::unit::{Facts, Unit};
 use super::{InvalidCount, Offer, ServiceKind};
 
 mod attributes;
+mod pool;
 mod vo_free;
 
 use attributes::{count, int, invalid, local_part, text};
+use pool::same_kind;
 
 /// The offers of one site's entities. `stamps` are at the entities' positions (an empty slice means
 /// the information never goes stale, for callers that have none). Offers with an invalid count are
@@ -59,6 +61,7 @@ struct Parts {
     total: Option<GpuCount>,
     free_physical: Option<GpuCount>,
     total_physical: Option<GpuCount>,
+    pool: String,
     vos: Vec<String>,
     vo_free: Vec<super::VoFree>,
 }
@@ -208,6 +211,7 @@ impl<'e, 'a> View<'e, 'a> {
             total,
             free_physical,
             total_physical,
+            pool: self.pool(managers(), gpu, accelerator),
             vos,
             vo_free: self.vo_free(
                 shares,
@@ -260,6 +264,7 @@ impl<'e, 'a> View<'e, 'a> {
             unit,
             free,
             total,
+            pool: gpu.id.clone(),
             vos: vos.to_vec(),
             vo_free: self.vo_free(
                 shares,
@@ -314,6 +319,7 @@ impl<'e, 'a> View<'e, 'a> {
             free_physical: parts.free_physical,
             total_physical: parts.total_physical,
             slot_share: parts.unit.slot_share,
+            pool: parts.pool,
             vos: parts.vos,
             vo_free: parts.vo_free,
             expires: self.expires(&[resource, gpu]),
@@ -328,10 +334,7 @@ impl<'e, 'a> View<'e, 'a> {
         gpu: &Entity,
         [free_name, total_name]: [&str; 2],
     ) -> Result<(Option<GpuCount>, Option<GpuCount>), InvalidCount> {
-        let same = |other: &Entity| {
-            other.attribute("Model") == gpu.attribute("Model")
-                && other.attribute("VirtualizationType") == gpu.attribute("VirtualizationType")
-        };
+        let same = |other: &Entity| same_kind(other, gpu);
         let mut free = None;
         let mut total = None;
         for position in accelerators {

@@ -160,6 +160,8 @@ impl Environment<'_> {
             free_physical: physical(free, "FreeAcceleratorSlots")?,
             total_physical: physical(total, "TotalAcceleratorSlots")?,
             slot_share: unit.slot_share.clone(),
+            // GLUE 2.0 keeps each GPU on its environment: that GPU is its own pool.
+            pool: format!("{} GPU.{lid}", self.resource_id),
             vos: self.vos.clone(),
             vo_free: Vec::new(),
             expires: self.expires,

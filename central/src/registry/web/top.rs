@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use accelfed_accounting::repository::{Dimension, GroupKey, Period, SummaryRow, Totals};
 
 /// Series drawn in one chart besides the one that adds up the rest.
-pub const TOP_SERIES: usize = 20;
+pub const TOP_SERIES: usize = 12;
 /// Offers listed on the page; a note says how many more the filter selects.
 pub const MAX_OFFER_ROWS: usize = 500;
 /// VOs named in one offer's row.

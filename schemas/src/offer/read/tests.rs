@@ -134,3 +134,35 @@ fn slots_whose_physical_worth_is_too_large_leave_the_offer_out() {
     );
     assert!(matches!(skipped[0].source, CountError::TooLarge(_)));
 }
+
+#[test]
+fn flavors_of_one_manager_accelerator_share_its_pool_and_node_types_have_their_own() {
+    use crate::glue::Service;
+    let mut snapshot = sample::snapshot("S");
+    for service in &mut snapshot.services {
+        if let Service::Cloud(cloud) = service {
+            let mut four = cloud.instance_types[0].clone();
+            four.local_id = crate::names::LocalId::new("g1.a100x4").unwrap();
+            cloud.instance_types.push(four);
+        }
+    }
+    let entities = snapshot.entities();
+    let offers = offers(&entities, &[]);
+    let pool = |name: &str| {
+        offers
+            .iter()
+            .find(|offer| offer.resource_name == name || offer.resource_id.ends_with(name))
+            .map(|offer| offer.pool.as_str())
+            .unwrap_or_else(|| panic!("no offer {name} in {offers:?}"))
+    };
+    assert_eq!(
+        pool("g1.a100x2"),
+        "urn:accelfed:S:manager-accelerator:cloud/a100-passthrough"
+    );
+    assert_eq!(pool("g1.a100x2"), pool("g1.a100x4"));
+    assert_eq!(
+        pool("A100 nodes"),
+        "urn:accelfed:S:accelerator-env:hpc/a100/gpu"
+    );
+    assert_ne!(pool("A100 nodes"), pool("a100-mig"));
+}
