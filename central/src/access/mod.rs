@@ -78,6 +78,11 @@ impl Access {
         }
     }
 
+    /// Whether anonymous readers may see VO- and site-level aggregates, under the rules in force.
+    pub fn anonymous(&self) -> bool {
+        self.current().anonymous
+    }
+
     fn current(&self) -> Arc<Rules> {
         match self.rules.read() {
             Ok(rules) => rules.clone(),

@@ -52,7 +52,7 @@ pub async fn start(
     .merge(super::web::routes(super::web::WebState {
         registry: registry.clone(),
         repository: accounting.as_ref().map(|a| a.repository.clone()),
-        usage_public: accounting.as_ref().is_none_or(|a| a.access.anonymous),
+        access: accounting.as_ref().map(|a| a.access.clone()),
     }));
     let app = match accounting {
         Some(accounting) => app.merge(crate::report_api::routes(accounting)),

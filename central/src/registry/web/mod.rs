@@ -46,8 +46,16 @@ pub struct WebState {
     pub registry: Arc<Registry>,
     /// The accounting repository, when `accelfed serve` has one.
     pub repository: Option<Repository>,
-    /// Whether anonymous readers may see usage aggregates (`[access] anonymous`).
-    pub usage_public: bool,
+    /// The report API's access rules, when there is one: whether anonymous readers may see
+    /// usage aggregates (`[access] anonymous`) is read from them per request, so a reload
+    /// (SIGHUP) that changes it holds for the page too.
+    pub access: Option<Arc<crate::access::Access>>,
+}
+
+impl WebState {
+    fn usage_public(&self) -> bool {
+        self.access.as_ref().is_none_or(|access| access.anonymous())
+    }
 }
 
 static CSP: LazyLock<String> = LazyLock::new(html::content_security_policy);
@@ -91,7 +99,7 @@ pub async fn build(state: &WebState, params: &FormParams, now: DateTime<Utc>) ->
     });
     let usage = usage::load(
         state.repository.as_ref(),
-        state.usage_public,
+        state.usage_public(),
         SummaryFilter {
             vo: filter.vo.clone(),
             site: filter.site.clone(),
