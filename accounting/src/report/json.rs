@@ -8,6 +8,11 @@ use super::{Report, active_percent, idle_hours};
 use crate::repository::{Dimension, Totals};
 
 pub(super) fn render(report: &Report) -> String {
+    document(report, figures)
+}
+
+/// The JSON document of `report`, each row's and the total's figures from `figures`.
+pub(super) fn document(report: &Report, figures: fn(&Totals) -> Map<String, Value>) -> String {
     let rows: Vec<Value> = report
         .lines
         .iter()

@@ -15,10 +15,24 @@ const HEADERS: [&str; 7] = [
 ];
 
 pub(super) fn render(report: &Report) -> String {
+    layout(report, &HEADERS, figures)
+}
+
+/// The table of `report` with the figure columns `headers`, each line's cells from `figures`
+/// (which writes `-` for a figure nobody reported).
+pub(super) fn layout(
+    report: &Report,
+    headers: &[&str],
+    figures: fn(&Totals) -> Vec<String>,
+) -> String {
+    let cells = |mut key: Vec<String>, t: &Totals| {
+        key.extend(figures(t));
+        key
+    };
     let mut rows: Vec<Vec<String>> = Vec::with_capacity(report.lines.len() + 3);
     let dimensions = report.by.dimensions();
     let mut header: Vec<String> = dimensions.iter().map(|d| d.name().to_uppercase()).collect();
-    header.extend(HEADERS.iter().map(|h| (*h).to_owned()));
+    header.extend(headers.iter().map(|h| (*h).to_owned()));
     rows.push(header);
     let mut marked = false;
     for line in &report.lines {
@@ -70,10 +84,9 @@ pub(super) fn render(report: &Report) -> String {
     out
 }
 
-fn cells(key: Vec<String>, t: &Totals) -> Vec<String> {
+fn figures(t: &Totals) -> Vec<String> {
     let dash = || "-".to_owned();
-    let mut cells = key;
-    cells.extend([
+    vec![
         t.records.to_string(),
         hours(t.gpu_hours()),
         t.mean_gpus()
@@ -87,8 +100,7 @@ fn cells(key: Vec<String>, t: &Totals) -> Vec<String> {
             .map(|p| format!("{p:.1}"))
             .unwrap_or_else(dash),
         idle_hours(t).map(hours).unwrap_or_else(dash),
-    ]);
-    cells
+    ]
 }
 
 fn push_rule(out: &mut String, widths: &[usize]) {
