@@ -90,4 +90,5 @@ both_backends!(
     batches_sent_at_once_count_each_record_once,
     shares_sum_exactly_and_capacity_is_checked,
     site_contacts_are_kept_and_held_lists_replaced,
+    the_user_rollup_is_kept_on_ingest_and_rebuilt_by_the_migration,
 );

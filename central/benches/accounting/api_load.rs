@@ -89,14 +89,22 @@ pub fn line(samples: &[Sample]) -> String {
         return "no requests".to_owned();
     }
     sorted.sort();
-    let failed = samples.iter().filter(|s| !s.ok).count();
+    let mut failed: Vec<u16> = samples.iter().filter(|s| !s.ok).map(|s| s.status).collect();
+    let count = failed.len();
+    failed.sort_unstable();
+    failed.dedup();
     format!(
-        "{} requests, p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms, {failed} failed",
+        "{} requests, p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms, {count} failed{}",
         samples.len(),
         ms(at(&sorted, 0.5)),
         ms(at(&sorted, 0.9)),
         ms(at(&sorted, 0.99)),
         ms(at(&sorted, 1.0)),
+        if count == 0 {
+            String::new()
+        } else {
+            format!(" (HTTP status {failed:?}; 0: no answer)")
+        }
     )
 }
 

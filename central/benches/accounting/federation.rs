@@ -1,8 +1,9 @@
 //! The report API benchmark's records: a federation shaped like the one issue 31 was tried with,
 //! larger. 30 VOs of uneven size (the largest about 60 times the smallest), 40 users in each, 8
 //! sites with two GPU models each (5 models in all), 36 months (2023-11 to 2026-10). A user works
-//! at a home site on its models for four records of five and elsewhere for the fifth, so a user's
-//! records spread over a few (site, model) pairs, as real users' do, rather than over all of them.
+//! at a home site for four records of five and at a second site for the fifth, on the two models
+//! of each, so a user's records spread over a few (site, model) pairs, as real users' do, rather
+//! than over all of them.
 //!
 //! Deterministic: the same `n` gives the same records, so a kept database can be reused.
 
@@ -27,7 +28,7 @@ const MODELS: [&str; 5] = [
 ];
 const COUNTS: [f64; 5] = [1.0, 2.0, 4.0, 8.0, 0.5];
 /// Changes every record (and the kept databases' names) when the shape above changes.
-pub const SHAPE: &str = "v1";
+pub const SHAPE: &str = "v2";
 
 pub fn vo_name(vo: usize) -> String {
     format!("vo{vo:02}.example.org")
@@ -51,9 +52,10 @@ pub fn record(i: u64) -> UsageRecord {
     let u = (r & 0xffff) as f64 / 65_536.0;
     let vo = ((u * u) * VOS as f64) as usize;
     let user = (r >> 16) as usize % USERS_PER_VO;
-    let home = mix((vo * USERS_PER_VO + user) as u64) as usize % SITES;
+    let placed = mix((vo * USERS_PER_VO + user) as u64) as usize;
+    let home = placed % SITES;
     let site = if (r >> 24).is_multiple_of(5) {
-        (r >> 28) as usize % SITES
+        (home + 1 + (placed >> 8) % (SITES - 1)) % SITES
     } else {
         home
     };
