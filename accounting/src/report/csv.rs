@@ -2,7 +2,7 @@
 //! A report grouped by month ends each line with `partial`: `true` for the month still running.
 
 use super::{Report, active_percent, hours, idle_hours, shows_energy, watt_hours};
-use crate::repository::Dimension;
+use crate::repository::{Dimension, Totals};
 
 /// Column names: the grouping dimensions, then the figures.
 const FIGURES: [&str; 7] = [
@@ -16,37 +16,33 @@ const FIGURES: [&str; 7] = [
 ];
 
 pub(super) fn render(report: &Report) -> String {
+    if shows_energy(report) {
+        let mut names = FIGURES.to_vec();
+        names.push("energy_wh");
+        lines(report, &names, figures_with_energy)
+    } else {
+        lines(report, &FIGURES, figures)
+    }
+}
+
+/// The CSV of `report` with the figure columns `names`, each line's fields from `figures` (empty
+/// for a figure nobody reported).
+pub(super) fn lines(
+    report: &Report,
+    names: &[&str],
+    figures: fn(&Totals) -> Vec<String>,
+) -> String {
     let by_month = report.by.contains(Dimension::Month);
     let mut header: Vec<&str> = report.by.dimensions().iter().map(|d| d.name()).collect();
-    header.extend(FIGURES);
-    let energy = shows_energy(report);
-    if energy {
-        header.push("energy_wh");
-    }
+    header.extend(names);
     if by_month {
         header.push("partial");
     }
     let mut out = header.join(",");
     out.push_str("\r\n");
     for line in &report.lines {
-        let t = &line.totals;
         let mut fields: Vec<String> = line.key.iter().map(|k| field(k)).collect();
-        fields.extend([
-            t.records.to_string(),
-            hours(t.gpu_hours()),
-            t.mean_gpus().map(|m| format!("{m:.3}")).unwrap_or_default(),
-            t.active_gpu_hours().map(hours).unwrap_or_default(),
-            t.active_available_gpu_hours()
-                .map(hours)
-                .unwrap_or_default(),
-            active_percent(t)
-                .map(|p| format!("{p:.1}"))
-                .unwrap_or_default(),
-            idle_hours(t).map(hours).unwrap_or_default(),
-        ]);
-        if energy {
-            fields.push(t.energy_wh().map(watt_hours).unwrap_or_default());
-        }
+        fields.extend(figures(&line.totals));
         if by_month {
             fields.push(report.is_partial(line).to_string());
         }
@@ -54,6 +50,29 @@ pub(super) fn render(report: &Report) -> String {
         out.push_str("\r\n");
     }
     out
+}
+
+fn figures(t: &Totals) -> Vec<String> {
+    vec![
+        t.records.to_string(),
+        hours(t.gpu_hours()),
+        t.mean_gpus().map(|m| format!("{m:.3}")).unwrap_or_default(),
+        t.active_gpu_hours().map(hours).unwrap_or_default(),
+        t.active_available_gpu_hours()
+            .map(hours)
+            .unwrap_or_default(),
+        active_percent(t)
+            .map(|p| format!("{p:.1}"))
+            .unwrap_or_default(),
+        idle_hours(t).map(hours).unwrap_or_default(),
+    ]
+}
+
+/// [`figures`] and the energy, for a report in which some record carries its energy.
+fn figures_with_energy(t: &Totals) -> Vec<String> {
+    let mut fields = figures(t);
+    fields.push(t.energy_wh().map(watt_hours).unwrap_or_default());
+    fields
 }
 
 /// Quotes a field when it holds a comma, a quote or a line break, doubling inner quotes.

@@ -8,6 +8,15 @@ use super::{Report, active_percent, idle_hours, shows_energy};
 use crate::repository::{Dimension, Totals};
 
 pub(super) fn render(report: &Report) -> String {
+    if shows_energy(report) {
+        document(report, figures_with_energy)
+    } else {
+        document(report, figures)
+    }
+}
+
+/// The JSON document of `report`, each row's and the total's figures from `figures`.
+pub(super) fn document(report: &Report, figures: fn(&Totals) -> Map<String, Value>) -> String {
     let rows: Vec<Value> = report
         .lines
         .iter()
@@ -16,7 +25,7 @@ pub(super) fn render(report: &Report) -> String {
             for (dimension, key) in report.by.dimensions().iter().zip(&line.key) {
                 row.insert(dimension.name().to_owned(), Value::from(key.clone()));
             }
-            row.extend(figures(&line.totals, shows_energy(report)));
+            row.extend(figures(&line.totals));
             if report.by.contains(Dimension::Month) {
                 row.insert("partial".into(), report.is_partial(line).into());
             }
@@ -29,16 +38,15 @@ pub(super) fn render(report: &Report) -> String {
         "to": report.to.map(|p| p.to_string()),
         "partial_month": report.partial.map(|p| p.to_string()),
         "rows": rows,
-        "total": Value::Object(figures(&report.total, shows_energy(report))),
+        "total": Value::Object(figures(&report.total)),
     });
     let mut text = serde_json::to_string_pretty(&document).unwrap_or_default();
     text.push('\n');
     text
 }
 
-/// A group's figures; `energy_wh` (null for a group none of whose records carries it) only where
-/// the report shows energy at all.
-fn figures(t: &Totals, energy: bool) -> Map<String, Value> {
+/// A group's figures.
+fn figures(t: &Totals) -> Map<String, Value> {
     let round = |v: f64| (v * 1000.0).round() / 1000.0;
     let mut map = Map::new();
     map.insert("records".into(), t.records.into());
@@ -57,9 +65,15 @@ fn figures(t: &Totals, energy: bool) -> Map<String, Value> {
         active_percent(t).map(|p| (p * 10.0).round() / 10.0).into(),
     );
     map.insert("idle_gpu_hours".into(), idle_hours(t).map(round).into());
-    if energy {
-        map.insert("energy_wh".into(), t.energy_wh().map(round).into());
-    }
+    map
+}
+
+/// [`figures`] and `energy_wh` (null for a group none of whose records carries it), for a report
+/// in which some record carries its energy.
+fn figures_with_energy(t: &Totals) -> Map<String, Value> {
+    let mut map = figures(t);
+    let energy = t.energy_wh().map(|v| (v * 1000.0).round() / 1000.0);
+    map.insert("energy_wh".into(), energy.into());
     map
 }
 

@@ -7,6 +7,7 @@
 
 mod csv;
 mod grouping;
+mod idle;
 mod json;
 mod svg;
 mod table;
@@ -37,6 +38,19 @@ pub struct Report {
     pub partial: Option<Period>,
     pub lines: Vec<ReportLine>,
     pub total: Totals,
+    /// Which figures the renderers show.
+    pub view: View,
+}
+
+/// The figures a report shows per group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum View {
+    /// GPU-hours, mean GPUs, active and idle GPU-hours (`accelfed report`).
+    #[default]
+    Usage,
+    /// Idle GPU-hours and their share of the allocated GPU-hours of the records that carry an
+    /// ActiveDuration, and the GPU-hours of those that carry none (`accelfed report --idle`).
+    Idle,
 }
 
 impl Report {
@@ -69,7 +83,14 @@ impl Report {
             partial: None,
             lines,
             total,
+            view: View::Usage,
         }
+    }
+
+    /// The same report showing `view`'s figures.
+    pub fn with_view(mut self, view: View) -> Self {
+        self.view = view;
+        self
     }
 
     /// Marks `current` (the month now running) as partial when the report's range covers it.
@@ -94,6 +115,9 @@ impl Report {
 
     /// Renders as text in `format`. SVG needs rows per month and is rendered by [`render_svg`].
     pub fn render(&self, format: TextFormat) -> String {
+        if self.view == View::Idle {
+            return idle::render(self, format);
+        }
         match format {
             TextFormat::Table => table::render(self),
             TextFormat::Csv => csv::render(self),
@@ -172,6 +196,33 @@ fn idle_hours(totals: &Totals) -> Option<f64> {
         (totals.active_available_gpu_milli_seconds - totals.active_gpu_milli_seconds) as f64
             / 3_600_000.0
     })
+}
+
+/// The figures of [`View::Idle`] for one group.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct IdleFigures {
+    /// Idle GPU-hours; `None` when no record of the group carries an ActiveDuration.
+    idle: Option<f64>,
+    /// Allocated GPU-hours of the records that carry an ActiveDuration (the share's base).
+    measured: Option<f64>,
+    /// Idle GPU-hours as a share of `measured`, in percent.
+    percent: Option<f64>,
+    /// Allocated GPU-hours of the records that carry no ActiveDuration: neither idle nor active
+    /// as far as anyone measured, so left out of the share rather than guessed.
+    unmeasured: f64,
+}
+
+impl IdleFigures {
+    fn of(t: &Totals) -> Self {
+        let measured = t.active_available_gpu_milli_seconds;
+        Self {
+            idle: idle_hours(t),
+            measured: t.active_available_gpu_hours(),
+            percent: (t.active_records > 0 && measured > 0)
+                .then(|| 100.0 * (measured - t.active_gpu_milli_seconds) as f64 / measured as f64),
+            unmeasured: (t.gpu_milli_seconds - measured) as f64 / 3_600_000.0,
+        }
+    }
 }
 
 /// Active time as a share of the available time of the same records, in percent.

@@ -15,14 +15,30 @@ const HEADERS: [&str; 7] = [
 ];
 
 pub(super) fn render(report: &Report) -> String {
+    if shows_energy(report) {
+        let mut headers = HEADERS.to_vec();
+        headers.push("ENERGY WH");
+        layout(report, &headers, figures_with_energy)
+    } else {
+        layout(report, &HEADERS, figures)
+    }
+}
+
+/// The table of `report` with the figure columns `headers`, each line's cells from `figures`
+/// (which writes `-` for a figure nobody reported).
+pub(super) fn layout(
+    report: &Report,
+    headers: &[&str],
+    figures: fn(&Totals) -> Vec<String>,
+) -> String {
+    let cells = |mut key: Vec<String>, t: &Totals| {
+        key.extend(figures(t));
+        key
+    };
     let mut rows: Vec<Vec<String>> = Vec::with_capacity(report.lines.len() + 3);
     let dimensions = report.by.dimensions();
     let mut header: Vec<String> = dimensions.iter().map(|d| d.name().to_uppercase()).collect();
-    header.extend(HEADERS.iter().map(|h| (*h).to_owned()));
-    let energy = shows_energy(report);
-    if energy {
-        header.push("ENERGY WH".to_owned());
-    }
+    header.extend(headers.iter().map(|h| (*h).to_owned()));
     rows.push(header);
     let mut marked = false;
     for line in &report.lines {
@@ -33,11 +49,11 @@ pub(super) fn render(report: &Report) -> String {
             key[i].push('*');
             marked = true;
         }
-        rows.push(cells(key, &line.totals, energy));
+        rows.push(cells(key, &line.totals));
     }
     let mut total_key = vec![String::new(); dimensions.len()];
     total_key[0] = "TOTAL".to_owned();
-    rows.push(cells(total_key, &report.total, energy));
+    rows.push(cells(total_key, &report.total));
     let keys = dimensions.len();
     let widths: Vec<usize> = (0..rows[0].len())
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
@@ -74,10 +90,9 @@ pub(super) fn render(report: &Report) -> String {
     out
 }
 
-fn cells(key: Vec<String>, t: &Totals, energy: bool) -> Vec<String> {
+fn figures(t: &Totals) -> Vec<String> {
     let dash = || "-".to_owned();
-    let mut cells = key;
-    cells.extend([
+    vec![
         t.records.to_string(),
         hours(t.gpu_hours()),
         t.mean_gpus()
@@ -91,10 +106,17 @@ fn cells(key: Vec<String>, t: &Totals, energy: bool) -> Vec<String> {
             .map(|p| format!("{p:.1}"))
             .unwrap_or_else(dash),
         idle_hours(t).map(hours).unwrap_or_else(dash),
-    ]);
-    if energy {
-        cells.push(t.energy_wh().map(watt_hours).unwrap_or_else(dash));
-    }
+    ]
+}
+
+/// [`figures`] and the energy, for a report in which some record carries its energy.
+fn figures_with_energy(t: &Totals) -> Vec<String> {
+    let mut cells = figures(t);
+    cells.push(
+        t.energy_wh()
+            .map(watt_hours)
+            .unwrap_or_else(|| "-".to_owned()),
+    );
     cells
 }
 

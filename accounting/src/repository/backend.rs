@@ -121,8 +121,8 @@ impl Repository {
         })
     }
 
-    /// Totals from the summary table, grouped and filtered as `query` says. Reads raw records only
-    /// for a grouping by user, which the summaries do not keep.
+    /// Totals from the summary table, grouped and filtered as `query` says; a grouping by user
+    /// reads the user rollup, the same totals split by user.
     ///
     /// The model filter matches by words, as `accelfed query --model` does ([`GpuModel::matches`]):
     /// `A100` selects `NVIDIA A100-SXM4-40GB` and `NVIDIA A100-SXM4-80GB` alike. The stored models
@@ -131,13 +131,6 @@ impl Repository {
         &self,
         mut query: SummaryQuery,
     ) -> Result<Vec<SummaryRow>, RepositoryError> {
-        if query.group_by.contains(&Dimension::User) {
-            // No user column in the summaries: the records are read (`users_report.rs`).
-            return match self {
-                Self::Sqlite(r) => r.user_summaries(query).await,
-                Self::Postgres(r) => r.user_summaries(query).await,
-            };
-        }
         let Some(wanted) = query.filter.model.take() else {
             return self.exact_summaries(query).await;
         };

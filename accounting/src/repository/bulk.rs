@@ -13,9 +13,7 @@ use super::plan::Planner;
 use super::row::RecordRow;
 use super::sqlite::ingest as sqlite_ingest;
 
-fn rows_and_deltas(
-    records: &[UsageRecord],
-) -> (Vec<RecordRow>, Vec<(super::SummaryKey, super::Totals)>) {
+fn rows_and_deltas(records: &[UsageRecord]) -> (Vec<RecordRow>, super::plan::Deltas) {
     let rows: Vec<RecordRow> = records
         .iter()
         .filter_map(|r| RecordRow::from_record(r).ok())

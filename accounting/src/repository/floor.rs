@@ -18,12 +18,12 @@ use tokio_postgres::Client;
 
 use super::error::RepositoryError;
 use super::period::Period;
+use super::plan::Deltas;
 use super::postgres::copy::CopyPayload;
-use super::postgres::ingest as pg_ingest;
+use super::postgres::deltas as pg_deltas;
 use super::postgres::{PostgresRepository, connect_url, schema as pg_schema};
 use super::row::RecordRow;
 use super::sqlite::{SqliteRepository, ingest as sqlite_ingest, schema as sqlite_schema};
-use super::totals::{SummaryKey, Totals};
 
 fn rows(records: &[UsageRecord]) -> Vec<RecordRow> {
     records
@@ -139,7 +139,8 @@ impl PostgresFloor {
             PostgresFloorTable::Plain => "floor_records",
         };
         let start = Instant::now();
-        self.copy_in_transaction(&rows, table, &[]).await?;
+        self.copy_in_transaction(&rows, table, &Deltas::default())
+            .await?;
         Ok(start.elapsed())
     }
 
@@ -149,14 +150,20 @@ impl PostgresFloor {
         &mut self,
         rows: &[RecordRow],
         table: &str,
-        deltas: &[(SummaryKey, Totals)],
+        deltas: &Deltas,
     ) -> Result<(), RepositoryError> {
         let result = async {
             let tx = self.client.transaction().await?;
             CopyPayload::encode(rows.iter())
                 .copy_into(&tx, table)
                 .await?;
-            pg_ingest::apply_deltas(&tx, pg_ingest::DELTAS_SQL, deltas).await?;
+            pg_deltas::apply(
+                &tx,
+                &pg_deltas::summaries_sql(),
+                &pg_deltas::users_sql(),
+                deltas,
+            )
+            .await?;
             tx.commit().await
         }
         .await;

@@ -1,6 +1,6 @@
 //! The central accounting repository: usage records from every site, on SQLite (the embedded
-//! default) or PostgreSQL, with summaries per (site, VO, model, month) kept up to date on ingest so
-//! reports never scan raw records.
+//! default) or PostgreSQL, with summaries per (site, VO, model, month), and per user beside them,
+//! kept up to date on ingest so reports never scan raw records.
 
 mod backend;
 mod bulk;
@@ -19,7 +19,6 @@ mod screen;
 mod sqlite;
 mod sync_count;
 mod totals;
-mod users_report;
 
 pub use backend::{DEFAULT_MAX_BATCH, IngestOptions, Repository};
 pub use capacity::{CapacityBreach, CapacityCheck, Installed};
@@ -30,4 +29,4 @@ pub use postgres::PostgresRepository;
 pub use query::{Dimension, GroupKey, SummaryFilter, SummaryQuery, SummaryRow};
 pub use sqlite::SqliteRepository;
 pub use sync_count::SyncCount;
-pub use totals::{SummaryKey, Totals};
+pub use totals::{SummaryKey, Totals, UserKey};

@@ -7,11 +7,16 @@
 //! stored version's summary row (its VO may have changed) and adds the new version's totals to the
 //! new one's. The backend applies the writes and the summary deltas in one transaction, so totals
 //! never count a record twice or lose one.
+//!
+//! The same deltas keep two tables: `summaries` per (site, VO, model, month), which every report
+//! but those by user reads, and the user rollup `user_summaries` per (site, VO, model, month,
+//! user), which reports by user read. The planner keeps the finer deltas and sums them into the
+//! coarser ones, so the two tables cannot disagree.
 
 use std::collections::{BTreeMap, HashMap};
 
 use super::row::RecordRow;
-use super::totals::{SummaryKey, Totals};
+use super::totals::{SummaryKey, Totals, UserKey};
 use crate::wire::Outcome;
 
 /// What the backend must do with one record's row.
@@ -27,13 +32,19 @@ pub(crate) enum Action {
 
 /// Outcomes by batch position.
 pub(crate) type Outcomes = Vec<(usize, Outcome)>;
-/// Net change per summary row.
-pub(crate) type Deltas = Vec<(SummaryKey, Totals)>;
+/// Net change per row of each summary table (rows with no net change left out).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Deltas {
+    /// Per (site, VO, model, month): `summaries`.
+    pub summaries: Vec<(SummaryKey, Totals)>,
+    /// Per (site, VO, model, month, user): `user_summaries`.
+    pub users: Vec<(UserKey, Totals)>,
+}
 
 /// Accumulates outcomes and summary deltas over a batch.
 #[derive(Debug, Default)]
 pub(crate) struct Planner {
-    deltas: BTreeMap<SummaryKey, Totals>,
+    deltas: BTreeMap<UserKey, Totals>,
     outcomes: Vec<(usize, Outcome)>,
 }
 
@@ -57,11 +68,11 @@ impl Planner {
             None => (Action::Insert, Outcome::Stored),
             Some(old) if old == row => return self.keep(position),
             Some(old) => {
-                *self.deltas.entry(old.summary_key()).or_default() -= old.totals();
+                *self.deltas.entry(old.user_key()).or_default() -= old.totals();
                 (Action::Replace, Outcome::Replaced)
             }
         };
-        *self.deltas.entry(row.summary_key()).or_default() += row.totals();
+        *self.deltas.entry(row.user_key()).or_default() += row.totals();
         self.outcomes.push((position, outcome));
         action
     }
@@ -71,14 +82,23 @@ impl Planner {
         Action::Keep
     }
 
-    /// The outcomes by batch position, and the net change per summary row (rows with no net
-    /// change left out).
+    /// The outcomes by batch position, and the net change per row of each summary table.
     pub fn finish(self) -> (Outcomes, Deltas) {
-        let deltas = self
-            .deltas
-            .into_iter()
-            .filter(|(_, t)| !t.is_zero())
-            .collect();
+        let mut summaries: BTreeMap<SummaryKey, Totals> = BTreeMap::new();
+        for (key, totals) in &self.deltas {
+            *summaries.entry(key.summary.clone()).or_default() += *totals;
+        }
+        let deltas = Deltas {
+            summaries: summaries
+                .into_iter()
+                .filter(|(_, t)| !t.is_zero())
+                .collect(),
+            users: self
+                .deltas
+                .into_iter()
+                .filter(|(_, t)| !t.is_zero())
+                .collect(),
+        };
         (self.outcomes, deltas)
     }
 }
@@ -90,7 +110,7 @@ pub(crate) struct Plan {
     pub replaced: Vec<RecordRow>,
     /// Rows the repository lacks.
     pub inserts: Vec<RecordRow>,
-    pub deltas: Vec<(SummaryKey, Totals)>,
+    pub deltas: Deltas,
     pub outcomes: Vec<(usize, Outcome)>,
 }
 
@@ -129,7 +149,8 @@ mod tests {
         );
         assert_eq!(plan.inserts, vec![b.clone()]);
         assert!(plan.replaced.is_empty());
-        assert_eq!(plan.deltas, vec![(b.summary_key(), b.totals())]);
+        assert_eq!(plan.deltas.summaries, vec![(b.summary_key(), b.totals())]);
+        assert_eq!(plan.deltas.users, vec![(b.user_key(), b.totals())]);
     }
 
     #[test]
@@ -145,11 +166,15 @@ mod tests {
         let mut minus = Totals::default();
         minus -= old.totals();
         assert_eq!(
-            plan.deltas,
+            plan.deltas.summaries,
             vec![
                 (old.summary_key(), minus),
                 (new.summary_key(), new.totals())
             ]
+        );
+        assert_eq!(
+            plan.deltas.users,
+            vec![(old.user_key(), minus), (new.user_key(), new.totals())]
         );
     }
 
@@ -157,9 +182,26 @@ mod tests {
     fn a_change_that_moves_no_numbers_leaves_summaries_alone() {
         let old = row(1, "atlas", 1000, 3600);
         let mut new = old.clone();
-        new.global_user_name = Some("/CN=someone".into());
+        new.fqan = Some("/atlas/Role=production".into());
         let plan = plan(vec![(0, new)], &HashMap::from([(old.record_id, old)]));
         assert_eq!(plan.outcomes, vec![(0, Outcome::Replaced)]);
-        assert!(plan.deltas.is_empty());
+        assert_eq!(plan.deltas, Deltas::default());
+    }
+
+    #[test]
+    fn a_new_user_moves_the_user_rows_alone() {
+        let old = row(1, "atlas", 1000, 3600);
+        let mut new = old.clone();
+        new.global_user_name = Some("/CN=someone".into());
+        let plan = plan(
+            vec![(0, new.clone())],
+            &HashMap::from([(old.record_id, old.clone())]),
+        );
+        assert!(plan.deltas.summaries.is_empty());
+        let mut minus = Totals::default();
+        minus -= old.totals();
+        let mut users = vec![(old.user_key(), minus), (new.user_key(), new.totals())];
+        users.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(plan.deltas.users, users);
     }
 }

@@ -5,7 +5,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::period::Period;
-use super::totals::Totals;
+use super::totals::{SUMMED, Totals};
 
 /// A dimension a report groups by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -14,8 +14,8 @@ pub enum Dimension {
     Site,
     Model,
     Month,
-    /// The record's GlobalUserName: not in the summary table, so a report by user reads the
-    /// records themselves ([`super::users_report`]).
+    /// The record's GlobalUserName: not in `summaries`, so a report by user reads the user rollup
+    /// (`user_summaries`, the same totals split by user).
     User,
 }
 
@@ -158,14 +158,17 @@ pub(crate) fn build_sql(
         sql.push_str(column);
         sql.push_str(", ");
     }
-    sql.push_str(
-        "CAST(SUM(records) AS BIGINT), CAST(SUM(gpu_milli) AS BIGINT), \
-         CAST(SUM(gpu_milli_seconds) AS BIGINT), CAST(SUM(active_records) AS BIGINT), \
-         CAST(SUM(active_gpu_milli_seconds) AS BIGINT), \
-         CAST(SUM(active_available_gpu_milli_seconds) AS BIGINT), \
-         CAST(SUM(energy_records) AS BIGINT), CAST(SUM(energy_milli_wh) AS BIGINT) \
-         FROM summaries",
-    );
+    let sums: Vec<String> = SUMMED
+        .iter()
+        .map(|c| format!("CAST(SUM({c}) AS BIGINT)"))
+        .collect();
+    sql.push_str(&sums.join(", "));
+    // The user rollup holds the same totals split by user: only a grouping by user needs it.
+    sql.push_str(if query.group_by.contains(&Dimension::User) {
+        " FROM user_summaries"
+    } else {
+        " FROM summaries"
+    });
     if !conditions.is_empty() {
         sql.push_str(" WHERE ");
         sql.push_str(&conditions.join(" AND "));
@@ -184,8 +187,8 @@ pub(crate) fn build_sql(
     (sql, params)
 }
 
-/// One result row of [`build_sql`]'s query: the `group_by` columns in their order, then the eight
-/// sums in [`Totals`]' order. Both backends decode through it, each reading column `i` its own way
+/// One result row of [`build_sql`]'s query: the `group_by` columns in their order, then the
+/// sums in [`SUMMED`]'s order. Both backends decode through it, each reading column `i` its own way
 /// (`text`, `month`, `int`), so the layout `build_sql` writes is read back in this one file.
 pub(crate) fn summary_row<E>(
     group_by: &[Dimension],
@@ -204,18 +207,13 @@ pub(crate) fn summary_row<E>(
         }
     }
     let n = group_by.len();
+    let mut sums = [0; SUMMED.len()];
+    for (i, sum) in sums.iter_mut().enumerate() {
+        *sum = int(n + i)?;
+    }
     Ok(SummaryRow {
         key,
-        totals: Totals {
-            records: int(n)?,
-            gpu_milli: int(n + 1)?,
-            gpu_milli_seconds: int(n + 2)?,
-            active_records: int(n + 3)?,
-            active_gpu_milli_seconds: int(n + 4)?,
-            active_available_gpu_milli_seconds: int(n + 5)?,
-            energy_records: int(n + 6)?,
-            energy_milli_wh: int(n + 7)?,
-        },
+        totals: Totals::from_summed(sums),
     })
 }
 
@@ -236,8 +234,15 @@ mod tests {
         let (sql, params) = build_sql(&query, |n| format!("${n}"));
         assert!(sql.starts_with("SELECT vo, period, CAST(SUM(records)"));
         assert!(sql.ends_with(
-            "WHERE period >= $1 AND site = $2 AND records <> 0 GROUP BY vo, period ORDER BY vo, period"
+            "FROM summaries WHERE period >= $1 AND site = $2 AND records <> 0 GROUP BY vo, period ORDER BY vo, period"
         ));
+        let by_user = SummaryQuery {
+            group_by: vec![Dimension::User],
+            ..query.clone()
+        };
+        let (sql, _) = build_sql(&by_user, |n| format!("${n}"));
+        assert!(sql.starts_with("SELECT global_user_name, CAST(SUM(records)"));
+        assert!(sql.contains(" FROM user_summaries WHERE "), "{sql}");
         assert_eq!(
             params,
             vec![Param::Int(2026 * 12), Param::Text("CESNET".into())]

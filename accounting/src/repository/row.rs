@@ -20,7 +20,7 @@ use accelfed_schemas::gpu::Sharing;
 use accelfed_schemas::usage::UsageRecord;
 
 use super::period::Period;
-use super::totals::{SummaryKey, Totals};
+use super::totals::{SummaryKey, Totals, UserKey};
 use crate::wire::Rejection;
 
 /// The most GPUs one record may hold: far above any real allocation, and low enough that
@@ -162,6 +162,14 @@ impl RecordRow {
             vo: self.vo.clone().unwrap_or_default(),
             model: Arc::clone(&self.model),
             period: self.period,
+        }
+    }
+
+    /// The key of the user rollup row this record counts in.
+    pub fn user_key(&self) -> UserKey {
+        UserKey {
+            summary: self.summary_key(),
+            user: self.global_user_name.clone().unwrap_or_default(),
         }
     }
 

@@ -22,6 +22,29 @@ pub struct SummaryKey {
     pub period: Period,
 }
 
+/// The summed columns of both summary tables, in the order of [`Totals::summed`]: what the
+/// backends' upserts add and their reports sum. A summed figure more (as energy was) is a field of
+/// [`Totals`], a name here, and its place in `summed`, `from_summed` and the two operators below,
+/// all in this file; the tables get the column in a migration.
+pub(crate) const SUMMED: [&str; 8] = [
+    "records",
+    "gpu_milli",
+    "gpu_milli_seconds",
+    "active_records",
+    "active_gpu_milli_seconds",
+    "active_available_gpu_milli_seconds",
+    "energy_records",
+    "energy_milli_wh",
+];
+
+/// The key of one row of the user rollup (`user_summaries`): a summary row's key and the
+/// records' GlobalUserName (empty for records that name none).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct UserKey {
+    pub summary: SummaryKey,
+    pub user: Arc<str>,
+}
+
 /// Additive totals over a set of records. Every field is a plain sum, so a group's totals are the
 /// sum of its members' and a record's removal is an exact subtraction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -106,6 +129,44 @@ impl Totals {
     /// Watt-hours, or `None` when no record in the group carries its energy (absent, not 0).
     pub fn energy_wh(&self) -> Option<f64> {
         (self.energy_records > 0).then(|| self.energy_milli_wh as f64 / 1000.0)
+    }
+
+    /// The figures in the order of [`SUMMED`].
+    pub(crate) fn summed(&self) -> [i64; SUMMED.len()] {
+        [
+            self.records,
+            self.gpu_milli,
+            self.gpu_milli_seconds,
+            self.active_records,
+            self.active_gpu_milli_seconds,
+            self.active_available_gpu_milli_seconds,
+            self.energy_records,
+            self.energy_milli_wh,
+        ]
+    }
+
+    /// Totals from figures in the order of [`SUMMED`].
+    pub(crate) fn from_summed(values: [i64; SUMMED.len()]) -> Self {
+        let [
+            records,
+            gpu_milli,
+            gpu_milli_seconds,
+            active_records,
+            active_gpu_milli_seconds,
+            active_available_gpu_milli_seconds,
+            energy_records,
+            energy_milli_wh,
+        ] = values;
+        Self {
+            records,
+            gpu_milli,
+            gpu_milli_seconds,
+            active_records,
+            active_gpu_milli_seconds,
+            active_available_gpu_milli_seconds,
+            energy_records,
+            energy_milli_wh,
+        }
     }
 
     /// True when adding these totals changes nothing (a replacement that moved no numbers).

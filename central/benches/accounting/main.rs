@@ -14,14 +14,22 @@
 //! * `ACCELFED_BENCH_SITES` [1]: sites shipping at once, each from its own spool and thread;
 //! * `ACCELFED_BENCH_REPORT_RECORDS` [10000000]: records stored for the report;
 //! * `ACCELFED_BENCH_BACKENDS` [sqlite,postgres];
-//! * `ACCELFED_BENCH_PARTS` [ingest,breakdown,report]: `breakdown` is the repository alone and
-//!   the shipper's spool work alone, each against its own floor;
+//! * `ACCELFED_BENCH_PARTS` [ingest,breakdown,report,api]: `breakdown` is the repository alone and
+//!   the shipper's spool work alone, each against its own floor; `api` the report API under load
+//!   ([`api`]);
+//! * `ACCELFED_BENCH_API_RECORDS` [10000000]: records in the report API's repository (kept
+//!   between runs: `target/tmp/bench-report-api/`, PostgreSQL `accelfed_bench_report_api_*`);
+//! * `ACCELFED_BENCH_API_RATE` [200]: report API requests a second;
+//! * `ACCELFED_BENCH_API_SECONDS` [60]: how long the load runs;
 //! * `ACCELFED_BENCH_ROUNDS` [3]: rounds of floor then ingest; the median ratio is the figure;
 //! * `ACCELFED_BENCH_POSTGRES` [postgres://postgres@127.0.0.1:5432]: the server; each run makes its
 //!   own databases there and drops them. SQLite files go under `target/`.
 
 #![allow(clippy::print_stdout)]
 
+mod api;
+mod api_load;
+mod federation;
 mod ingest;
 mod records;
 mod report;
@@ -67,6 +75,10 @@ pub struct Settings {
     ingest: bool,
     breakdown: bool,
     report: bool,
+    api: bool,
+    api_records: usize,
+    api_rate: f64,
+    api_seconds: f64,
 }
 
 fn number(name: &str, default: usize) -> usize {
@@ -97,10 +109,10 @@ fn settings() -> Settings {
             other => panic!("ACCELFED_BENCH_BACKENDS: unknown backend {other:?}"),
         })
         .collect();
-    let parts = list("ACCELFED_BENCH_PARTS", "ingest,breakdown,report");
+    let parts = list("ACCELFED_BENCH_PARTS", "ingest,breakdown,report,api");
     for part in &parts {
         assert!(
-            ["ingest", "breakdown", "report"].contains(&part.as_str()),
+            ["ingest", "breakdown", "report", "api"].contains(&part.as_str()),
             "ACCELFED_BENCH_PARTS: unknown part {part:?}"
         );
     }
@@ -118,6 +130,10 @@ fn settings() -> Settings {
         ingest: parts.iter().any(|p| p == "ingest"),
         breakdown: parts.iter().any(|p| p == "breakdown"),
         report: parts.iter().any(|p| p == "report"),
+        api: parts.iter().any(|p| p == "api"),
+        api_records: number("ACCELFED_BENCH_API_RECORDS", 10_000_000).max(1),
+        api_rate: number("ACCELFED_BENCH_API_RATE", 200).max(1) as f64,
+        api_seconds: number("ACCELFED_BENCH_API_SECONDS", 60).max(1) as f64,
     };
     assert!(
         (1..=50_000).contains(&settings.batch),
@@ -164,6 +180,11 @@ fn main() {
         for &backend in &settings.backends {
             if settings.report {
                 report::run(&settings, backend).await;
+            }
+        }
+        for &backend in &settings.backends {
+            if settings.api {
+                api::run(&settings, backend).await;
             }
         }
     });

@@ -5,7 +5,8 @@
 //! * `GET /accounting/v1/report?by=vo,month&from=2026-01&to=2026-06&vo=&site=&model=&format=csv`:
 //!   GPU-hours grouped by one or two of vo, site, model, month, user (user only for a VO's manager,
 //!   the site, or the operator), as JSON (the default) or CSV
-//!   (`format=csv` or `Accept: text/csv`); the running month is marked partial.
+//!   (`format=csv` or `Accept: text/csv`); the running month is marked partial. `idle=true` gives
+//!   the idle view: idle GPU-hours and their share of the allocated GPU-hours that were measured.
 //! * `GET /accounting/v1/sites/{site}/records?page=1&per_page=1000`: the site's own records
 //!   ([`records`]), for its token.
 //!
@@ -24,7 +25,7 @@ use axum::response::Response;
 use axum::routing::get;
 use serde::Deserialize;
 
-use accelfed_accounting::report::{Grouping, Report, TextFormat};
+use accelfed_accounting::report::{Grouping, Report, TextFormat, View};
 use accelfed_accounting::repository::{Dimension, Period, Repository, SummaryFilter, SummaryQuery};
 
 use crate::access::{Access, Scope};
@@ -68,6 +69,7 @@ struct ReportParams {
     site: Option<String>,
     model: Option<String>,
     format: Option<String>,
+    idle: Option<String>,
 }
 
 /// A checked report request.
@@ -75,6 +77,7 @@ struct ReportRequest {
     by: Grouping,
     filter: SummaryFilter,
     format: TextFormat,
+    view: View,
 }
 
 fn parse(params: ReportParams, headers: &HeaderMap) -> Result<ReportRequest, String> {
@@ -111,8 +114,19 @@ fn parse(params: ReportParams, headers: &HeaderMap) -> Result<ReportRequest, Str
         None if wants_csv(headers) => TextFormat::Csv,
         None => TextFormat::Json,
     };
+    let view = match params.idle.as_deref() {
+        None | Some("false") => View::Usage,
+        Some("true") => View::Idle,
+        Some(other) => {
+            return Err(format!(
+                "idle: {:?} is not true or false",
+                accelfed_schemas::excerpt::excerpt(other)
+            ));
+        }
+    };
     Ok(ReportRequest {
         by,
+        view,
         filter: SummaryFilter {
             from,
             to,
@@ -187,6 +201,7 @@ async fn report(
         }
     };
     let report = Report::from_rows(request.by, request.filter.from, request.filter.to, &rows)
-        .with_current_month(Period::of(chrono::Utc::now()));
+        .with_current_month(Period::of(chrono::Utc::now()))
+        .with_view(request.view);
     reply::document(request.format, report.render(request.format))
 }

@@ -36,6 +36,11 @@ pub struct ReportArgs {
     /// exit 1 if any.
     #[arg(long)]
     pub check: bool,
+    /// Idle GPU-hours per group instead of usage: the allocated GPU-hours of records that carry
+    /// an ActiveDuration, the idle share of them, and the GPU-hours of records that carry none
+    /// (table, csv or json).
+    #[arg(long, conflicts_with = "check")]
+    pub idle: bool,
     /// Output format: table, csv, json or svg (GPU-hours per group per month, stacked bars).
     #[arg(short, long, default_value = "table", value_parser = report_format_parser())]
     pub format: accelfed_accounting::report::ReportFormat,

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use accelfed_accounting::report::{Report, ReportFormat, render_svg};
+use accelfed_accounting::report::{Report, ReportFormat, View, render_svg};
 use accelfed_accounting::repository::contacts::SiteHeld;
 use accelfed_accounting::repository::{
     Dimension, Period, Repository, RepositoryError, SummaryFilter, SummaryQuery,
@@ -18,6 +18,10 @@ pub fn run(args: &ReportArgs) -> Outcome {
         && from > to
     {
         tracing::error!("--from {from} is after --to {to}");
+        return Outcome::Config;
+    }
+    if args.idle && args.format == ReportFormat::Svg {
+        tracing::error!("--idle reports as table, csv or json; the svg chart shows usage");
         return Outcome::Config;
     }
     // A report must not create an empty SQLite repository where the operator mistyped a path.
@@ -181,6 +185,7 @@ async fn produce(args: &ReportArgs) -> Result<String, RepositoryError> {
                 .await?;
             Report::from_rows(args.by.clone(), args.from, args.to, &rows)
                 .with_current_month(Period::of(chrono::Utc::now()))
+                .with_view(if args.idle { View::Idle } else { View::Usage })
                 .render(format)
         }
         ReportFormat::Svg => {
@@ -194,6 +199,6 @@ async fn produce(args: &ReportArgs) -> Result<String, RepositoryError> {
             render_svg(series, &rows, args.from, args.to)
         }
     };
-    tracing::info!(by = %args.by, format = %args.format, bytes = document.len(), "report");
+    tracing::info!(by = %args.by, format = %args.format, idle = args.idle, bytes = document.len(), "report");
     Ok(document)
 }

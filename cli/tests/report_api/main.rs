@@ -143,7 +143,7 @@ async fn the_api_answers_what_accelfed_report_prints() {
         accelfed_tests::central::Server::start(&configuration(dir.path(), &pki, &database, ""));
     let base = format!("https://localhost:{}", server.https.unwrap().port());
     let client = client(&pki);
-    let asks: [(&str, &[&str]); 6] = [
+    let asks: [(&str, &[&str]); 8] = [
         ("by=vo", &["--by", "vo"]),
         ("by=vo,month", &["--by", "vo,month"]),
         ("by=site,model", &["--by", "site,model"]),
@@ -155,6 +155,11 @@ async fn the_api_answers_what_accelfed_report_prints() {
         (
             "by=vo,site&model=A100",
             &["--by", "vo,site", "--model", "A100"],
+        ),
+        ("by=vo,month&idle=true", &["--by", "vo,month", "--idle"]),
+        (
+            "by=site&idle=true&vo=atlas",
+            &["--by", "site", "--vo", "atlas", "--idle"],
         ),
     ];
     for (query, args) in asks {
@@ -224,6 +229,7 @@ async fn the_api_answers_what_accelfed_report_prints() {
         ("from=2026-13", "from:"),
         ("from=2026-03&to=2026-01", "after"),
         ("format=xml", "format:"),
+        ("idle=yes", "idle:"),
         ("colour=red", "unknown field"),
     ] {
         let response = client

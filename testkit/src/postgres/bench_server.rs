@@ -37,6 +37,35 @@ impl BenchServer {
         }
     }
 
+    /// The database `accelfed_bench_<name>`, kept between runs (a benchmark whose inputs are in
+    /// `name` reuses what an earlier run loaded); created empty when missing. Returns it and
+    /// whether it existed. [`Self::drop`] removes it (a load that did not finish).
+    pub async fn kept(&self, name: &str) -> (BenchDatabase, bool) {
+        let name = format!("accelfed_bench_{name}");
+        let admin = format!("{}/postgres", self.url);
+        let (client, connection) = tokio_postgres::connect(&admin, tokio_postgres::NoTls)
+            .await
+            .unwrap_or_else(|error| {
+                panic!("PostgreSQL at {admin} is unreachable ({error}); {WHAT}")
+            });
+        let task = tokio::spawn(connection);
+        let existed = client
+            .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&name])
+            .await
+            .unwrap_or_else(|error| panic!("listing databases: {error}"))
+            .is_some();
+        drop(client);
+        let _ = task.await;
+        if !existed {
+            super::admin(&self.url, &format!("CREATE DATABASE {name}"), WHAT).await;
+        }
+        let database = BenchDatabase {
+            url: format!("{}/{name}", self.url),
+            name,
+        };
+        (database, existed)
+    }
+
     /// A checkpoint, so the phase timed next starts a checkpoint cycle of its own (as pgbench does
     /// before each run): otherwise the WAL written by the phase before decides when the next
     /// checkpoint lands, and with it the full-page images the next phase writes.

@@ -12,18 +12,19 @@
 //! 3. otherwise (or when the `COPY` hits a unique violation and its savepoint is rolled back): one
 //!    query joins the batch's (period, id) pairs, sent as two arrays, against `records`; the shared
 //!    plan decides; replaced rows are deleted; new and replacing rows go in with one `COPY`;
-//! 4. the summary deltas go in with one `INSERT ... SELECT FROM unnest(...) ON CONFLICT DO UPDATE`.
+//! 4. the summary deltas go in with one `INSERT ... SELECT FROM unnest(...) ON CONFLICT DO UPDATE`
+//!    per summary table ([`super::deltas`]).
 
 use std::collections::HashMap;
 
 use tokio_postgres::error::SqlState;
-use tokio_postgres::{Client, Statement, ToStatement, Transaction};
+use tokio_postgres::{Client, Statement, Transaction};
 
 use super::super::plan::{Deltas, Outcomes, Planner, plan};
 use super::super::row::{COLUMNS, RecordRow};
-use super::super::totals::{SummaryKey, Totals};
 use super::PgFailure;
 use super::copy::CopyPayload;
+use super::deltas;
 use super::read::row_from_sql;
 
 /// The one writer connection and the statements every batch runs, prepared once: an unprepared
@@ -32,18 +33,21 @@ use super::read::row_from_sql;
 pub(super) struct Writer {
     pub(super) client: Client,
     lock: Statement,
-    deltas: Statement,
+    summaries: Statement,
+    users: Statement,
 }
 
 impl Writer {
     /// Prepares the statements on `client` (the schema must be migrated).
     pub(super) async fn new(client: Client) -> Result<Self, tokio_postgres::Error> {
         let lock = client.prepare(LOCK_SQL).await?;
-        let deltas = client.prepare(DELTAS_SQL).await?;
+        let summaries = client.prepare(&deltas::summaries_sql()).await?;
+        let users = client.prepare(&deltas::users_sql()).await?;
         Ok(Self {
             client,
             lock,
-            deltas,
+            summaries,
+            users,
         })
     }
 }
@@ -117,7 +121,8 @@ pub(super) async fn ingest(
     let Writer {
         client,
         lock,
-        deltas,
+        summaries,
+        users,
     } = writer;
     let mut tx = client.transaction().await?;
     tx.execute(&*lock, &[&site_lock(site)]).await?;
@@ -126,7 +131,7 @@ pub(super) async fn ingest(
         match fast.payload.copy_into(&savepoint, "records").await {
             Ok(()) => {
                 savepoint.commit().await?;
-                apply_deltas(&tx, &*deltas, &fast.deltas).await?;
+                deltas::apply(&tx, &*summaries, &*users, &fast.deltas).await?;
                 tx.commit().await?;
                 return Ok((fast.outcomes, false));
             }
@@ -136,7 +141,7 @@ pub(super) async fn ingest(
             Err(error) => return Err(error.into()),
         }
     }
-    let outcomes = careful(&mut tx, &*deltas, candidates).await?;
+    let outcomes = careful(&mut tx, [&*summaries, &*users], candidates).await?;
     tx.commit().await?;
     Ok((outcomes, true))
 }
@@ -144,7 +149,7 @@ pub(super) async fn ingest(
 /// Looks up the stored versions, then writes what the plan says.
 async fn careful(
     tx: &mut Transaction<'_>,
-    upsert: &Statement,
+    [summaries, users]: [&Statement; 2],
     candidates: Vec<(usize, RecordRow)>,
 ) -> Result<Outcomes, PgFailure> {
     // The lookup is a few thousand primary-key probes. Partitions filled since the last ANALYZE
@@ -184,70 +189,8 @@ async fn careful(
             .copy_into(tx, "records")
             .await?;
     }
-    apply_deltas(tx, upsert, &plan.deltas).await?;
+    deltas::apply(tx, summaries, users, &plan.deltas).await?;
     Ok(plan.outcomes)
-}
-
-/// The summary upsert: one row per delta, added to the stored totals.
-pub(crate) const DELTAS_SQL: &str =
-    "INSERT INTO summaries AS s (site, vo, model, period, records, gpu_milli,
-         gpu_milli_seconds, active_records, active_gpu_milli_seconds,
-         active_available_gpu_milli_seconds, energy_records, energy_milli_wh)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[],
-         $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[],
-         $11::bigint[], $12::bigint[])
-     ON CONFLICT (site, vo, model, period) DO UPDATE SET
-         records = s.records + excluded.records,
-         gpu_milli = s.gpu_milli + excluded.gpu_milli,
-         gpu_milli_seconds = s.gpu_milli_seconds + excluded.gpu_milli_seconds,
-         active_records = s.active_records + excluded.active_records,
-         active_gpu_milli_seconds = s.active_gpu_milli_seconds + excluded.active_gpu_milli_seconds,
-         active_available_gpu_milli_seconds =
-             s.active_available_gpu_milli_seconds + excluded.active_available_gpu_milli_seconds,
-         energy_records = s.energy_records + excluded.energy_records,
-         energy_milli_wh = s.energy_milli_wh + excluded.energy_milli_wh";
-
-/// Adds `deltas` to their summary rows; `statement` is [`DELTAS_SQL`] or its prepared form.
-pub(crate) async fn apply_deltas<S: ?Sized + ToStatement>(
-    tx: &Transaction<'_>,
-    statement: &S,
-    deltas: &[(SummaryKey, Totals)],
-) -> Result<(), tokio_postgres::Error> {
-    if deltas.is_empty() {
-        return Ok(());
-    }
-    let sites: Vec<&str> = deltas.iter().map(|(k, _)| &*k.site).collect();
-    let vos: Vec<&str> = deltas.iter().map(|(k, _)| &*k.vo).collect();
-    let models: Vec<&str> = deltas.iter().map(|(k, _)| &*k.model).collect();
-    let periods: Vec<i32> = deltas.iter().map(|(k, _)| k.period.index()).collect();
-    let column = |f: fn(&Totals) -> i64| -> Vec<i64> { deltas.iter().map(|(_, t)| f(t)).collect() };
-    let records = column(|t| t.records);
-    let gpu_milli = column(|t| t.gpu_milli);
-    let gpu_ms = column(|t| t.gpu_milli_seconds);
-    let active_records = column(|t| t.active_records);
-    let active_ms = column(|t| t.active_gpu_milli_seconds);
-    let active_available_ms = column(|t| t.active_available_gpu_milli_seconds);
-    let energy_records = column(|t| t.energy_records);
-    let energy_mwh = column(|t| t.energy_milli_wh);
-    tx.execute(
-        statement,
-        &[
-            &sites,
-            &vos,
-            &models,
-            &periods,
-            &records,
-            &gpu_milli,
-            &gpu_ms,
-            &active_records,
-            &active_ms,
-            &active_available_ms,
-            &energy_records,
-            &energy_mwh,
-        ],
-    )
-    .await?;
-    Ok(())
 }
 
 /// The advisory lock key of a site: FNV-1a of its name, stable across processes and versions (std's

@@ -8,6 +8,7 @@
 
 mod contacts;
 pub(crate) mod copy;
+pub(crate) mod deltas;
 pub(crate) mod ingest;
 mod read;
 pub(crate) mod schema;
@@ -185,16 +186,6 @@ impl PostgresRepository {
         period: Period,
     ) -> Result<Vec<String>, RepositoryError> {
         read::users(&**self.read_connection().await?, &site, period)
-            .await
-            .map_err(|e| self.fail(e))
-    }
-
-    /// Totals grouped by user, from the records.
-    pub async fn user_summaries(
-        &self,
-        query: SummaryQuery,
-    ) -> Result<Vec<SummaryRow>, RepositoryError> {
-        read::user_summaries(&**self.read_connection().await?, &query)
             .await
             .map_err(|e| self.fail(e))
     }

@@ -107,22 +107,6 @@ pub(super) async fn users(
         .collect()
 }
 
-/// Totals of the records under `q`'s filter grouped by `q`'s dimensions, one of them the user
-/// ([`super::super::users_report`]).
-pub(super) async fn user_summaries(
-    client: &impl GenericClient,
-    q: &SummaryQuery,
-) -> Result<Vec<SummaryRow>, PgFailure> {
-    use super::super::users_report::{Fold, records_sql};
-    let (sql, params) = records_sql(&q.filter, |n| format!("${n}"));
-    let rows = query_with(client, &sql, params).await?;
-    let mut fold = Fold::default();
-    for row in &rows {
-        fold.add(&row_from_sql(row)?, &q.group_by, q.filter.model.as_deref());
-    }
-    Ok(fold.rows())
-}
-
 /// One page of `site`'s records ([`super::super::listing`]).
 pub(super) async fn site_records(
     client: &impl GenericClient,

@@ -6,7 +6,8 @@
 //!   The primary key must contain the partition key, so it is (period, record_id); the record id
 //!   already determines its month, so this is the same identity as the id alone.
 //! * `summaries` holds the totals per (site, VO, model, month), maintained on ingest; reports and
-//!   sync counts read only it.
+//!   sync counts read only it. `user_summaries` (schema 6) splits them by user, for the reports
+//!   by user.
 //!
 //! Migrations and partition creation take a transaction-scoped advisory lock, so several
 //! `accelfed serve` instances sharing one database never race on DDL.
@@ -115,6 +116,53 @@ const MIGRATIONS: &[(i64, &str)] = &[
         "ALTER TABLE records ADD COLUMN energy_wh double precision;
          ALTER TABLE summaries ADD COLUMN energy_records bigint NOT NULL DEFAULT 0,
              ADD COLUMN energy_milli_wh bigint NOT NULL DEFAULT 0;",
+    ),
+    // 7: the user rollup: the summaries per (site, VO, model, month) split by user, kept on ingest
+    // beside `summaries` (`plan.rs`), so a report by user reads it instead of every record of its
+    // filter. Keyed VO first (a VO's manager asks for one VO over a range of months); a site's
+    // administrator reads `user_summaries_by_site`. Room on each page as for `summaries`. Filled
+    // here from the records already stored, each counted as `RecordRow::totals` counts it;
+    // `floor(x + 0.5)` is Rust's `f64::round` for these non-negative products (PostgreSQL's own
+    // `round` of a double rounds half to even).
+    (
+        7,
+        "CREATE TABLE user_summaries (
+             site                               text    NOT NULL,
+             vo                                 text    NOT NULL,
+             model                              text    NOT NULL,
+             period                             integer NOT NULL,
+             global_user_name                   text    NOT NULL,
+             records                            bigint  NOT NULL,
+             gpu_milli                          bigint  NOT NULL,
+             gpu_milli_seconds                  bigint  NOT NULL,
+             active_records                     bigint  NOT NULL,
+             active_gpu_milli_seconds           bigint  NOT NULL,
+             active_available_gpu_milli_seconds bigint  NOT NULL,
+             energy_records                     bigint  NOT NULL,
+             energy_milli_wh                    bigint  NOT NULL,
+             PRIMARY KEY (vo, period, global_user_name, site, model)
+         ) WITH (fillfactor = 50);
+         CREATE INDEX user_summaries_by_site ON user_summaries (site, period);
+         INSERT INTO user_summaries
+         SELECT site, vo, model, period, global_user_name, COUNT(*), SUM(gpu_milli),
+                SUM(available_ms), COUNT(active_ms), COALESCE(SUM(active_ms), 0),
+                COALESCE(SUM(CASE WHEN active_ms IS NULL THEN NULL ELSE available_ms END), 0),
+                COUNT(energy_wh), COALESCE(SUM(energy_mwh), 0)
+         FROM (
+             SELECT site, COALESCE(vo, '') AS vo, model, period,
+                    COALESCE(global_user_name, '') AS global_user_name, gpu_milli,
+                    CASE WHEN gpu_count IS NULL THEN gpu_milli * available_seconds
+                         ELSE floor(gpu_count * 1000.0::float8 * available_seconds::float8
+                                    + 0.5)::bigint
+                    END AS available_ms,
+                    CASE WHEN gpu_count IS NULL THEN gpu_milli * active_seconds
+                         ELSE floor(gpu_count * 1000.0::float8 * active_seconds::float8
+                                    + 0.5)::bigint
+                    END AS active_ms,
+                    energy_wh, floor(energy_wh * 1000.0::float8 + 0.5)::bigint AS energy_mwh
+             FROM records
+         ) AS counted
+         GROUP BY site, vo, model, period, global_user_name;",
     ),
 ];
 

@@ -5,11 +5,11 @@
 //! insert. Only when the id exists is the stored row read, compared and, if it differs, replaced.
 //! The summary deltas are applied before commit.
 
-use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, ToSql, Transaction, TransactionBehavior, params};
 
-use super::super::plan::{Action, Planner};
+use super::super::plan::{Action, Deltas, Planner};
 use super::super::row::{COLUMNS, RecordRow};
-use super::super::totals::{SummaryKey, Totals};
+use super::super::totals::SUMMED;
 use super::read::row_from_sql;
 use crate::wire::Outcome;
 
@@ -95,41 +95,55 @@ pub(crate) fn insert_with(
     ])
 }
 
-pub(crate) fn apply_deltas(
-    tx: &Transaction<'_>,
-    deltas: &[(SummaryKey, Totals)],
-) -> rusqlite::Result<()> {
-    let mut upsert = tx.prepare_cached(
-        "INSERT INTO summaries (site, vo, model, period, records, gpu_milli, gpu_milli_seconds,
-             active_records, active_gpu_milli_seconds, active_available_gpu_milli_seconds,
-             energy_records, energy_milli_wh)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
-         ON CONFLICT (site, vo, model, period) DO UPDATE SET
-             records = records + excluded.records,
-             gpu_milli = gpu_milli + excluded.gpu_milli,
-             gpu_milli_seconds = gpu_milli_seconds + excluded.gpu_milli_seconds,
-             active_records = active_records + excluded.active_records,
-             active_gpu_milli_seconds = active_gpu_milli_seconds + excluded.active_gpu_milli_seconds,
-             active_available_gpu_milli_seconds =
-                 active_available_gpu_milli_seconds + excluded.active_available_gpu_milli_seconds,
-             energy_records = energy_records + excluded.energy_records,
-             energy_milli_wh = energy_milli_wh + excluded.energy_milli_wh",
-    )?;
-    for (key, t) in deltas {
-        upsert.execute(params![
-            key.site,
-            key.vo,
-            key.model,
-            key.period.index(),
-            t.records,
-            t.gpu_milli,
-            t.gpu_milli_seconds,
-            t.active_records,
-            t.active_gpu_milli_seconds,
-            t.active_available_gpu_milli_seconds,
-            t.energy_records,
-            t.energy_milli_wh,
-        ])?;
+pub(crate) fn apply_deltas(tx: &Transaction<'_>, deltas: &Deltas) -> rusqlite::Result<()> {
+    let mut upsert = tx.prepare_cached(&upsert_sql("summaries", SUMMARY_KEY))?;
+    for (key, t) in &deltas.summaries {
+        let period = key.period.index();
+        let keys: [&dyn ToSql; 4] = [&key.site, &key.vo, &key.model, &period];
+        upsert.execute(with_sums(&keys, &t.summed()))?;
+    }
+    let mut upsert = tx.prepare_cached(&upsert_sql("user_summaries", USER_KEY))?;
+    for (key, t) in &deltas.users {
+        let summary = &key.summary;
+        let period = summary.period.index();
+        let keys: [&dyn ToSql; 5] = [
+            &summary.site,
+            &summary.vo,
+            &summary.model,
+            &period,
+            &key.user,
+        ];
+        upsert.execute(with_sums(&keys, &t.summed()))?;
     }
     Ok(())
+}
+
+/// The parameters of an upsert: the key's values, then the sums.
+fn with_sums<'a>(keys: &'a [&'a dyn ToSql], sums: &'a [i64]) -> impl rusqlite::Params + 'a {
+    rusqlite::params_from_iter(
+        keys.iter()
+            .copied()
+            .chain(sums.iter().map(|sum| sum as &dyn ToSql)),
+    )
+}
+
+const SUMMARY_KEY: &[&str] = &["site", "vo", "model", "period"];
+const USER_KEY: &[&str] = &["site", "vo", "model", "period", "global_user_name"];
+
+/// The upsert that adds one delta to its row of `table` (keyed by `key`): the key's values, then
+/// each of [`SUMMED`]. A summed column more (energy) is one entry in [`SUMMED`] and one parameter.
+fn upsert_sql(table: &str, key: &[&str]) -> String {
+    let columns: Vec<&str> = key.iter().copied().chain(SUMMED).collect();
+    let placeholders: Vec<String> = (1..=columns.len()).map(|n| format!("?{n}")).collect();
+    let sums: Vec<String> = SUMMED
+        .iter()
+        .map(|c| format!("{c} = {c} + excluded.{c}"))
+        .collect();
+    format!(
+        "INSERT INTO {table} ({}) VALUES ({}) ON CONFLICT ({}) DO UPDATE SET {}",
+        columns.join(", "),
+        placeholders.join(", "),
+        key.join(", "),
+        sums.join(", ")
+    )
 }

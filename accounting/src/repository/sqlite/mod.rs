@@ -130,15 +130,6 @@ impl SqliteRepository {
             .await
     }
 
-    /// Totals grouped by user, from the records.
-    pub async fn user_summaries(
-        &self,
-        query: SummaryQuery,
-    ) -> Result<Vec<SummaryRow>, RepositoryError> {
-        self.run(&self.reader, move |conn| read::user_summaries(conn, &query))
-            .await
-    }
-
     /// One page of `site`'s records.
     pub(crate) async fn site_records(
         &self,

@@ -83,24 +83,6 @@ pub(super) fn users(
     rows.collect()
 }
 
-/// Totals of the records under `q`'s filter grouped by `q`'s dimensions, one of them the user
-/// ([`super::super::users_report`]): the records are summed as they are read.
-pub(super) fn user_summaries(
-    conn: &mut Connection,
-    q: &SummaryQuery,
-) -> rusqlite::Result<Vec<SummaryRow>> {
-    use super::super::users_report::{Fold, records_sql};
-    let (sql, params) = records_sql(&q.filter, |n| format!("?{n}"));
-    let params = values(params);
-    let mut statement = conn.prepare_cached(&sql)?;
-    let mut rows = statement.query(rusqlite::params_from_iter(params))?;
-    let mut fold = Fold::default();
-    while let Some(row) = rows.next()? {
-        fold.add(&row_from_sql(row)?, &q.group_by, q.filter.model.as_deref());
-    }
-    Ok(fold.rows())
-}
-
 /// One page of `site`'s records ([`super::super::listing`]).
 pub(super) fn site_records(
     conn: &mut Connection,

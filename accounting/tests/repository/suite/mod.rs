@@ -1,14 +1,16 @@
 //! The tests themselves, written once against `Repository`: `ingest.rs` what is stored and
 //! refused, `summaries.rs` what is read back (reports, sync counts, reopening, concurrency,
-//! shares). The helpers below are the workload both use.
+//! shares), `rollup.rs` the user rollup. The helpers below are the workload both use.
 
 mod contacts;
 mod energy;
 mod ingest;
+mod rollup;
 mod summaries;
 
 pub use contacts::site_contacts_are_kept_and_held_lists_replaced;
 pub use energy::energy_is_stored_summed_and_replaced_exactly;
+pub use rollup::the_user_rollup_is_kept_on_ingest_and_rebuilt_by_the_migration;
 
 pub use ingest::{
     bad_records_are_refused_with_reasons, changed_resend_replaces_and_moves_totals,

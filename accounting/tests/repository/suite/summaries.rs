@@ -232,7 +232,7 @@ pub async fn shares_sum_exactly_and_capacity_is_checked(fixture: &crate::Fixture
     );
 }
 
-/// A report by user reads the records, not the summaries: per VO it adds up to the summaries'
+/// A report by user reads the user rollup, not the summaries: per VO it adds up to the summaries'
 /// figures exactly, under the same filters (the model matched by words, as summaries match it).
 pub async fn reports_by_user_add_up_to_the_summaries(fixture: &crate::Fixture) {
     let repo = &fixture.repo;
