@@ -98,19 +98,25 @@ fn json_text(document: &Value, idle: &[IdleAllocation], min_hours: f64) -> Strin
     format!("{value}\n")
 }
 
+/// An idle-since instant (milliseconds since the epoch, as the agent keeps it) as the tables show
+/// it, in UTC; `?` where it is out of range.
+pub(super) fn idle_since_utc(unix_ms: u64) -> String {
+    i64::try_from(unix_ms)
+        .ok()
+        .and_then(chrono::DateTime::from_timestamp_millis)
+        .map_or_else(
+            || "?".to_owned(),
+            |t| t.format("%Y-%m-%d %H:%M:%S").to_string(),
+        )
+}
+
 fn table(idle: &[IdleAllocation]) -> String {
     let mut out = format!(
         "{:<15} {:<38} {:<24} {:<42} {:<20} {:>10}\n",
         "KIND", "ID", "MODEL", "GPU OR INSTANCE", "IDLE SINCE (UTC)", "IDLE HOURS"
     );
     for a in idle {
-        let since = i64::try_from(a.idle_since_unix_ms)
-            .ok()
-            .and_then(chrono::DateTime::from_timestamp_millis)
-            .map_or_else(
-                || "?".to_owned(),
-                |t| t.format("%Y-%m-%d %H:%M:%S").to_string(),
-            );
+        let since = idle_since_utc(a.idle_since_unix_ms);
         out.push_str(&format!(
             "{:<15} {:<38} {:<24} {:<42} {:<20} {:>10.2}\n",
             a.kind, a.id, a.model, a.place, since, a.idle_hours

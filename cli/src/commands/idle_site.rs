@@ -162,13 +162,7 @@ fn table(rows: &[IdleHolding]) -> String {
     );
     let dash = |value: &Option<String>| value.clone().unwrap_or_else(|| "-".to_owned());
     for row in rows {
-        let since = i64::try_from(row.idle_since_unix_ms)
-            .ok()
-            .and_then(chrono::DateTime::from_timestamp_millis)
-            .map_or_else(
-                || "?".to_owned(),
-                |t| t.format("%Y-%m-%d %H:%M:%S").to_string(),
-            );
+        let since = super::idle::idle_since_utc(row.idle_since_unix_ms);
         out.push_str(&format!(
             "{:<15} {:<38} {:<20} {:<28} {:<24} {:>4} {:<20} {:>10.2}\n",
             row.kind,
