@@ -111,11 +111,8 @@ impl Keys {
                 let text = tokio::fs::read(path).await.map_err(|err| {
                     KeyError::Unavailable(format!("jwks_file {}: {err}", path.display()))
                 })?;
-                serde_json::from_slice(&text).map_err(|err| {
-                    KeyError::Unavailable(format!(
-                        "jwks_file {}: not a JWKS: {err}",
-                        path.display()
-                    ))
+                parse(&text).map_err(|err| {
+                    KeyError::Unavailable(format!("jwks_file {}: {err}", path.display()))
                 })
             }
             KeySource::Discovery { issuer, client } => {
@@ -128,7 +125,9 @@ impl Keys {
                 // The keys travel over TLS like the discovery document, or not at all.
                 let jwks_uri = HttpsUrl::parse(&discovery.jwks_uri)
                     .map_err(|err| KeyError::Unavailable(format!("jwks_uri: {err}")))?;
-                get_json(client, jwks_uri.as_str()).await
+                let body = get(client, jwks_uri.as_str()).await?;
+                parse(&body)
+                    .map_err(|err| KeyError::Unavailable(format!("{}: {err}", jwks_uri.as_str())))
             }
         }
     }
@@ -160,10 +159,51 @@ fn pick(keys: &JwkSet, kid: Option<&str>) -> Option<Jwk> {
     }
 }
 
+/// A JWKS, key by key: a key `jsonwebtoken` cannot represent (an algorithm or curve it does not
+/// know, such as the ES512 or RSA-OAEP-384 keys a provider may publish beside its signing key) is
+/// left out with a warning, rather than making every token unverifiable. A set with keys of
+/// which none is usable is an error, naming why for each.
+fn parse(text: &[u8]) -> Result<JwkSet, String> {
+    #[derive(Deserialize)]
+    struct Raw {
+        keys: Vec<serde_json::Value>,
+    }
+    let raw: Raw = serde_json::from_slice(text).map_err(|err| format!("not a JWKS: {err}"))?;
+    let mut keys = Vec::with_capacity(raw.keys.len());
+    let mut left_out = Vec::new();
+    for value in raw.keys {
+        let kid = value
+            .get("kid")
+            .and_then(|kid| kid.as_str())
+            .unwrap_or("(no kid)")
+            .to_owned();
+        match serde_json::from_value::<Jwk>(value) {
+            Ok(key) => keys.push(key),
+            Err(err) => {
+                tracing::warn!(kid, %err, "a key of the OIDC provider's JWKS is left out");
+                left_out.push(format!("key {kid:?}: {err}"));
+            }
+        }
+    }
+    if keys.is_empty() && !left_out.is_empty() {
+        return Err(format!(
+            "no usable key in the JWKS: {}",
+            left_out.join("; ")
+        ));
+    }
+    Ok(JwkSet { keys })
+}
+
 async fn get_json<T: serde::de::DeserializeOwned>(
     client: &HttpsClient,
     url: &str,
 ) -> Result<T, KeyError> {
+    let body = get(client, url).await?;
+    serde_json::from_slice(&body)
+        .map_err(|err| KeyError::Unavailable(format!("{url}: not the JSON expected: {err}")))
+}
+
+async fn get(client: &HttpsClient, url: &str) -> Result<hyper::body::Bytes, KeyError> {
     let call = async {
         let response = client
             .http()
@@ -177,13 +217,11 @@ async fn get_json<T: serde::de::DeserializeOwned>(
         }
         response.bytes().await.map_err(|err| client.describe(&err))
     };
-    let body = client
+    client
         .within(url, call)
         .await
         .map_err(|err| KeyError::Unavailable(err.to_string()))?
-        .map_err(|err| KeyError::Unavailable(format!("{url}: {err}")))?;
-    serde_json::from_slice(&body)
-        .map_err(|err| KeyError::Unavailable(format!("{url}: not the JSON expected: {err}")))
+        .map_err(|err| KeyError::Unavailable(format!("{url}: {err}")))
 }
 
 #[cfg(test)]
@@ -202,6 +240,46 @@ mod tests {
             })
             .collect();
         format!(r#"{{"keys":[{}]}}"#, keys.join(","))
+    }
+
+    /// The shape of a Keycloak realm's `certs` (EGI Check-in runs Keycloak): an RS256 signing
+    /// key with its certificate chain and thumbprints, an RSA-OAEP encryption key, and here also
+    /// keys of algorithms `jsonwebtoken` 9 does not know.
+    #[test]
+    fn a_keycloak_jwks_keeps_its_rsa_keys_and_leaves_out_what_it_cannot_read() {
+        let n = "u1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0_IzW7yWR7QkrmBL7jTKEn5u-qKhbwKfBstIs-bMY2Zkp18gnTxKLxoS2tFczGkPLPgizskuemMghRniWaoLcyehkd3qqGElvW_VDL5AaWTg0nLVkjRo9z-40RQzuVaE8AkAFmxZzow3x-VJYKdjykkJ0iT9wCS0DRTXu269V264Vf_3jvredZiKRkgwlL9xNAwxXFg0x_XFw005UWVRIkdgcKWTjpBP2dPwVZ4WWC-9aGVd-Gyn1o0CLelf4rEjGoXbAAEgAqeGUxrcIlbjXfbcmw";
+        let text = serde_json::json!({"keys": [
+            {"kid": "sig-2026", "kty": "RSA", "alg": "RS256", "use": "sig", "n": n, "e": "AQAB",
+             "x5c": ["MIICmzCCAYMCBgF"], "x5t": "bDy3f8_sUq6IKLkPSC12cCNQY5c",
+             "x5t#S256": "G2PoGQWwcs8TiDGhHZJ1yrfbzNlHKzx7XsqrU-3nR3E"},
+            {"kid": "enc-2026", "kty": "RSA", "alg": "RSA-OAEP", "use": "enc", "n": n, "e": "AQAB"},
+            {"kid": "es512", "kty": "EC", "alg": "ES512", "use": "sig", "crv": "P-521",
+             "x": "AQAB", "y": "AQAB"},
+            {"kid": "oaep-384", "kty": "RSA", "alg": "RSA-OAEP-384", "use": "enc", "n": n,
+             "e": "AQAB"},
+        ]})
+        .to_string();
+        let keys = parse(text.as_bytes()).unwrap();
+        let kids: Vec<_> = keys
+            .keys
+            .iter()
+            .map(|k| k.common.key_id.as_deref())
+            .collect();
+        assert_eq!(kids, [Some("sig-2026"), Some("enc-2026")]);
+        let signing = pick(&keys, Some("sig-2026")).unwrap();
+        assert!(jsonwebtoken::DecodingKey::from_jwk(&signing).is_ok());
+        // The encryption key never verifies, nor is it the only key of a token without `kid`.
+        assert!(pick(&keys, Some("enc-2026")).is_none());
+        assert_eq!(
+            pick(&keys, None).and_then(|k| k.common.key_id),
+            Some("sig-2026".to_owned())
+        );
+        // A set of which nothing is usable says why, key by key.
+        let unusable =
+            r#"{"keys":[{"kid":"x","kty":"EC","alg":"ES512","crv":"P-521","x":"AQ","y":"AQ"}]}"#;
+        let err = parse(unusable.as_bytes()).unwrap_err();
+        assert!(err.contains("key \"x\"") && err.contains("ES512"), "{err}");
+        assert!(parse(b"{\"keys\": 3}").unwrap_err().contains("not a JWKS"));
     }
 
     #[tokio::test]

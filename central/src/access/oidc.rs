@@ -110,8 +110,11 @@ fn accepted(key: &Jwk) -> (Vec<Algorithm>, &'static str) {
         .common
         .key_algorithm
         .and_then(|declared| declared.to_string().parse::<Algorithm>().ok());
-    match declared {
-        Some(declared) => (all.into_iter().filter(|a| *a == declared).collect(), kind),
+    match key.common.key_algorithm.map(|_| declared) {
+        Some(Some(declared)) => (all.into_iter().filter(|a| *a == declared).collect(), kind),
+        // Declared for encryption (RSA-OAEP, as Keycloak's second key): it verifies nothing, even
+        // where the provider leaves out `use: enc`.
+        Some(None) => (Vec::new(), kind),
         None => (all, kind),
     }
 }
@@ -128,4 +131,25 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<
         OneOrMany::One(one) => vec![one],
         OneOrMany::Many(many) => many,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rsa_key(alg: Option<&str>) -> Jwk {
+        let mut key = serde_json::json!({"kty": "RSA", "kid": "k", "n": "AQAB", "e": "AQAB"});
+        if let Some(alg) = alg {
+            key["alg"] = alg.into();
+        }
+        serde_json::from_value(key).unwrap()
+    }
+
+    #[test]
+    fn an_rsa_key_verifies_what_it_declares_and_an_encryption_key_nothing() {
+        assert_eq!(accepted(&rsa_key(Some("RS256"))).0, [Algorithm::RS256]);
+        assert_eq!(accepted(&rsa_key(None)).0.len(), 6);
+        assert!(accepted(&rsa_key(Some("RSA-OAEP"))).0.is_empty());
+        assert!(accepted(&rsa_key(Some("RSA1_5"))).0.is_empty());
+    }
 }

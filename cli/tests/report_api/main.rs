@@ -7,6 +7,7 @@
 
 mod oidc;
 mod roles;
+mod rsa;
 
 use std::path::Path;
 use std::process::Command;
