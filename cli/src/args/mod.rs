@@ -266,9 +266,12 @@ pub struct ProvideArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct QueryArgs {
-    /// The registry's base URL, e.g. https://registry.example.org:8443.
-    #[arg(long, env = "ACCELFED_REGISTRY_URL", default_value = "")]
-    pub url: String,
+    /// The registry's base URL, e.g. https://registry.example.org:8443; several instances of the
+    /// central service, tried in order, separated by commas or given as repeated flags: the next
+    /// is asked when one is unreachable, times out or answers a server error, never after a
+    /// refusal (401, 403, 404), which every instance would answer alike.
+    #[arg(long, env = "ACCELFED_REGISTRY_URL", value_delimiter = ',')]
+    pub url: Vec<String>,
     /// Ask a BDII-like LDAP server instead of the registry, e.g. ldap://bdii.example.org:2170
     /// (anonymous; GLUE 2.0 layout); --ca applies to an ldaps:// server.
     #[arg(long)]

@@ -13,6 +13,7 @@ mod overrides;
 mod provide;
 mod provide_summary;
 mod query;
+mod query_registry;
 mod report;
 mod serve;
 mod ship;

@@ -5,15 +5,9 @@ use std::io::Write;
 
 use accelfed_schemas::gpu::GpuCount;
 use accelfed_schemas::offer::{Filter, Offer};
-use serde::Deserialize;
 
 use crate::args::{QueryArgs, QueryFormat};
 use crate::exit::Outcome;
-
-#[derive(Deserialize)]
-struct Answer {
-    offers: Vec<Offer>,
-}
 
 /// The filter the flags describe.
 pub fn filter(args: &QueryArgs) -> Filter {
@@ -101,20 +95,16 @@ pub fn run(args: &QueryArgs) -> Outcome {
             }
         };
     }
-    if args.url.is_empty() {
-        tracing::error!("give the registry's --url (or ACCELFED_REGISTRY_URL), or --ldap");
-        return Outcome::Config;
-    }
-    let url = match accelfed_net::HttpsUrl::parse(&args.url) {
-        Ok(url) => url,
+    let urls = match super::query_registry::registry_urls(&args.url) {
+        Ok(urls) => urls,
         Err(err) => {
-            tracing::error!("--url: {err}");
+            tracing::error!("{err}");
             return Outcome::Config;
         }
     };
     let offers = runtime.block_on(async {
         let settings = accelfed_net::ClientSettings::new(trust, deadline);
-        all_pages(&settings, url.as_str(), &parameters(&filter)).await
+        super::query_registry::from_first_answering(&settings, &urls, &parameters(&filter)).await
     });
     let offers = match offers {
         Ok(offers) => offers,
@@ -124,53 +114,6 @@ pub fn run(args: &QueryArgs) -> Outcome {
         }
     };
     print(&offers, args.format)
-}
-
-/// The most pages followed: the registry's pages hold up to 10,000 offers, so this is far past
-/// any federation; a registry whose `next` links never end is stopped here, as by the deadline.
-const MAX_PAGES: usize = 1_000;
-
-/// The offers of every page of `/offers`, from the first to the last one (`Link: rel="next"`),
-/// within the settings' deadline in all (`--timeout-s`): a long list is no way to keep the
-/// command waiting without end.
-async fn all_pages(
-    settings: &accelfed_net::ClientSettings,
-    base_url: &str,
-    parameters: &[(&'static str, String)],
-) -> Result<Vec<Offer>, String> {
-    use accelfed_publishers::registry::{client_with, get_page, page_url};
-    let started = tokio::time::Instant::now();
-    let deadline = settings.deadline;
-    let client = client_with(settings).map_err(|err| err.to_string())?;
-    let first = page_url(base_url, "/registry/v1/offers", parameters);
-    let mut next = Some(first.map_err(|err| err.to_string())?);
-    let mut offers = Vec::new();
-    let mut pages = 0;
-    while let Some(url) = next {
-        if pages == MAX_PAGES {
-            return Err(format!(
-                "registry {base_url}: the offer list goes past {MAX_PAGES} pages ({} offers \
-                 read); stopped",
-                offers.len()
-            ));
-        }
-        let page = tokio::time::timeout_at(started + deadline, get_page(&client, &url)).await;
-        let Ok(page) = page else {
-            return Err(format!(
-                "registry {base_url}: timed out after {} s reading the offer list ({pages} \
-                 pages, {} offers read); stopped",
-                deadline.as_secs(),
-                offers.len()
-            ));
-        };
-        let (body, link) = page.map_err(|err| err.to_string())?;
-        let answer = serde_json::from_str::<Answer>(&body)
-            .map_err(|err| format!("registry {url}: the answer is not an offer list: {err}"))?;
-        offers.extend(answer.offers);
-        pages += 1;
-        next = link;
-    }
-    Ok(offers)
 }
 
 /// Writes `offers` to stdout in `format`.

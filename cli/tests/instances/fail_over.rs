@@ -1,12 +1,13 @@
 //! What a site does with the instances it lists, on one instance (in-process, SQLite) and an
 //! address where nothing listens: records and documents go past the unreachable one to the next,
 //! and the log names the instance that took them; a refusal (an unknown token) is the same at
-//! every instance, so it is not tried elsewhere.
+//! every instance, so it is not tried elsewhere. `accelfed query` reads the offers from the first
+//! instance that answers, on the same terms.
 
 use accelfed_tests::central::{Server, report_by_vo};
 use accelfed_tests::pki::pki;
 
-use super::federation::{self, Expected, finish, text};
+use super::federation::{self, Expected, finish, name, text};
 
 /// `https://localhost:<port>` where nothing listens: a port the kernel handed out, released.
 fn unreachable() -> String {
@@ -104,4 +105,72 @@ fn a_refused_token_is_not_tried_at_the_next_instance() {
         !log.contains(&dead),
         "the next instance is never tried: {log}"
     );
+}
+
+/// `accelfed query --format json` with `urls` as `--url`.
+fn query(urls: &[String], ca: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_accelfed"))
+        .args([
+            "query",
+            "--format",
+            "json",
+            "--url",
+            &urls.join(","),
+            "--ca",
+        ])
+        .arg(ca)
+        .env_remove("ACCELFED_REGISTRY_URL")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_query_asks_past_an_instance_that_is_down_but_not_past_a_refusal() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = pki(dir.path());
+    let database = dir.path().join("accounting.sqlite").display().to_string();
+    let central =
+        federation::central_toml_with(dir.path(), &pki, &format!("path = \"{database}\""), 1);
+    // Two instances of the central service; the first is stopped: its address is an instance
+    // that is down.
+    let first = Server::start(&central);
+    let down = first.url();
+    first.stop().unwrap();
+    let second = Server::start(&central);
+    let site = federation::site(
+        dir.path(),
+        0,
+        &pki,
+        &[second.endpoint()],
+        &[second.url()],
+        &mut Expected::new(),
+    );
+    let push = finish(site.start_push(&[]));
+    assert!(push.status.success(), "{}", text(&push));
+
+    let answer = query(&[down.clone(), second.url()], &pki.ca);
+    let log = String::from_utf8_lossy(&answer.stderr);
+    assert!(answer.status.success(), "{}", text(&answer));
+    assert!(log.contains("asking the next registry URL"), "{log}");
+    let offers: serde_json::Value = serde_json::from_slice(&answer.stdout).unwrap();
+    let offers = offers.as_array().unwrap();
+    assert!(
+        !offers.is_empty() && offers.iter().all(|offer| offer["site"] == name(0).as_str()),
+        "{offers:?}"
+    );
+
+    // A refusal (404: no registry under that path) is the answer; the next, which would answer,
+    // is not asked.
+    let refusing = format!("{}/no-registry-here", second.url());
+    let answer = query(&[refusing, second.url()], &pki.ca);
+    let log = String::from_utf8_lossy(&answer.stderr);
+    assert_eq!(answer.status.code(), Some(1), "{}", text(&answer));
+    assert!(log.contains("(404)"), "{log}");
+    assert!(!log.contains("asking the next"), "{log}");
+    assert!(answer.stdout.is_empty());
+    // Every instance down: each is named.
+    let answer = query(&[down.clone(), unreachable()], &pki.ca);
+    let log = String::from_utf8_lossy(&answer.stderr);
+    assert_eq!(answer.status.code(), Some(1), "{}", text(&answer));
+    assert!(log.contains(&down), "{log}");
 }
