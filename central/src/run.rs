@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use tokio::net::TcpListener;
 
-use accelfed_accounting::repository::Repository;
 use accelfed_schemas::cause;
 
 use crate::certificate::{Standing, Validity};
@@ -151,18 +150,14 @@ pub async fn run_checked(
     if config.sites.is_empty() {
         tracing::warn!("no [sites.*] in the configuration: every submission will be refused");
     }
-    if let Some(url) = &config.database.url {
-        // A database that is starting or restarting as `serve` starts is waited for.
-        accelfed_accounting::database::reachable::wait_until_reachable(
-            url.expose(),
-            std::time::Duration::from_secs(config.database.start_wait_s),
-        )
-        .await
-        .map_err(RunError::Start)?;
-    }
-    let repository = Repository::open(&loaded.database_location())
-        .await
-        .map_err(|err| RunError::Start(cause::chain(&err)))?;
+    // A database that is starting or restarting as `serve` starts is waited for, and one that
+    // goes away during the migrations too: waiting, connecting and migrating are one step.
+    let repository = accelfed_accounting::database::start::open_repository(
+        &loaded.database_location(),
+        std::time::Duration::from_secs(config.database.start_wait_s),
+    )
+    .await
+    .map_err(RunError::Start)?;
     let metrics = Arc::new(Metrics::new(
         repository.clone(),
         config.sites.keys().map(ToString::to_string).collect(),

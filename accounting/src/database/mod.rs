@@ -12,10 +12,16 @@
 //!   one transaction. Adding a migration is adding one entry at the end of its set's list.
 //! * [`reachable`]: at start, a database that does not answer yet is waited for (up to a minute)
 //!   rather than ending `serve`.
+//! * [`start`]: `serve`'s opening of the repository, waiting, connecting and migrating as one
+//!   step, retried within the wait when the database goes away meanwhile.
+//! * [`wal`]: the switch of a SQLite file to WAL, retried where SQLite does not wait (the spool
+//!   uses it too).
 
 pub mod migrate;
 pub mod postgres;
 pub mod reachable;
+pub mod start;
+pub mod wal;
 
 pub use migrate::MigrationSet;
 pub use postgres::{ConnectError, PooledClient, PostgresPool};

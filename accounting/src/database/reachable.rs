@@ -62,7 +62,7 @@ pub async fn wait_until_reachable(url: &str, limit: Duration) -> Result<(), Stri
 
 /// Whether waiting may cure `error`: no answer from a server (refused, reset, closed), or a
 /// server that says it is starting or shutting down.
-fn curable(error: &tokio_postgres::Error) -> bool {
+pub(crate) fn curable(error: &tokio_postgres::Error) -> bool {
     match error.code() {
         None => true,
         Some(code) => [

@@ -12,6 +12,9 @@ pub mod listing;
 mod period;
 mod plan;
 mod postgres;
+/// The advisory lock the PostgreSQL repository's migrations hold (tests hold it to stop them).
+#[cfg(test)]
+pub(crate) use postgres::schema::MIGRATION_LOCK as POSTGRES_MIGRATION_LOCK;
 pub mod postgres_message;
 mod query;
 mod row;

@@ -139,7 +139,9 @@ impl Spool {
         self.conn
             .busy_timeout(BUSY_TIMEOUT)
             .map_err(self.sqlite())?;
-        let mode = self.switch_to_wal().map_err(self.sqlite())?;
+        // Two processes opening a new spool at once (a meter's spool check and its write; a meter
+        // and a shipper from cron) both switch it to WAL.
+        let mode = crate::database::wal::switch(&self.conn, BUSY_TIMEOUT).map_err(self.sqlite())?;
         debug_assert_eq!(mode.to_ascii_lowercase(), "wal");
         // A cache large enough for a whole batch's pages: acknowledging a batch rewrites every row
         // it names, and a cache that overflows mid-transaction spills and re-reads pages.
@@ -157,28 +159,6 @@ impl Spool {
         self.conn
             .pragma_update(None, "synchronous", "FULL")
             .map_err(self.sqlite())
-    }
-
-    /// `PRAGMA journal_mode = WAL`, waited out like any other lock. Two processes opening a new
-    /// spool at once (a meter's spool check and its write; a meter and a shipper from cron) both
-    /// switch it, and SQLite answers the loser "database is locked" at once instead of calling
-    /// the busy handler; the switch is retried until [`BUSY_TIMEOUT`] has passed.
-    fn switch_to_wal(&self) -> rusqlite::Result<String> {
-        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
-        loop {
-            match self
-                .conn
-                .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
-            {
-                Err(rusqlite::Error::SqliteFailure(failure, _))
-                    if failure.code == rusqlite::ErrorCode::DatabaseBusy
-                        && std::time::Instant::now() < deadline =>
-                {
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-                answered => return answered,
-            }
-        }
     }
 
     fn migrate(&mut self) -> Result<(), SpoolError> {

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod opening_at_once;
 mod postgres_connections;
 mod postgres_errors;
 mod suite;

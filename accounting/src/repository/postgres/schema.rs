@@ -19,7 +19,7 @@ use crate::database::MigrationSet;
 use super::super::period::Period;
 
 /// Advisory lock keys (arbitrary, fixed): one for migrations, one for partition DDL.
-const MIGRATION_LOCK: i64 = 0x6163_6366_0001;
+pub(crate) const MIGRATION_LOCK: i64 = 0x6163_6366_0001;
 const PARTITION_LOCK: i64 = 0x6163_6366_0002;
 
 /// Migrations in order; a version is never edited once released, only followed by a new one.

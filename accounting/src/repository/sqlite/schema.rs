@@ -179,9 +179,6 @@ pub(super) fn migrate(conn: &mut Connection) -> rusqlite::Result<Result<i64, i64
     crate::database::migrate::sqlite(conn, &SET)
 }
 
-/// Connection settings: WAL so reports read while a batch is written; `synchronous = FULL` so an
-/// acknowledged batch survives a power cut (the site deletes acknowledged records from its spool);
-/// a 64 MiB page cache so the record-id index stays in memory as long as it can.
 /// Opens `path` read-only and checks it is an accelfed repository this program can read: its
 /// `schema_migrations` names a version up to [`LATEST`] and its `summaries` table exists.
 /// Anything else is [`RepositoryError::NotARepository`], saying what the file holds instead.
@@ -246,11 +243,17 @@ pub(super) fn open_existing(path: &std::path::Path) -> Result<(Connection, i64),
     Ok((conn, found))
 }
 
+/// Connection settings: WAL so reports read while a batch is written; `synchronous = FULL` so an
+/// acknowledged batch survives a power cut (the site deletes acknowledged records from its spool);
+/// a 64 MiB page cache so the record-id index stays in memory as long as it can.
 pub(crate) fn configure(conn: &Connection) -> rusqlite::Result<()> {
-    conn.pragma_update(None, "journal_mode", "WAL")?;
+    let wait = std::time::Duration::from_secs(10);
+    conn.busy_timeout(wait)?;
+    // Its writer and reader, or two processes (`serve` and `accelfed report`), may open a new
+    // file at once.
+    crate::database::wal::switch(conn, wait)?;
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "cache_size", -65_536)?;
     conn.pragma_update(None, "temp_store", "MEMORY")?;
-    conn.busy_timeout(std::time::Duration::from_secs(10))?;
     Ok(())
 }

@@ -50,9 +50,10 @@ impl SqliteStore {
                 accelfed_accounting::private_file::REPOSITORY_MODE,
             );
             let mut conn = Connection::open(&opened)?;
-            conn.busy_timeout(std::time::Duration::from_secs(10))?;
+            let wait = std::time::Duration::from_secs(10);
+            conn.busy_timeout(wait)?;
             // Outside the migration's transaction: the journal mode cannot change inside one.
-            conn.pragma_update(None, "journal_mode", "WAL")?;
+            accelfed_accounting::database::wal::switch(&conn, wait)?;
             let found = migrate::sqlite(&mut conn, &SET)?;
             Ok::<_, rusqlite::Error>((conn, found))
         })
