@@ -26,6 +26,7 @@ pub(super) fn registry_urls(given: &[String]) -> Result<accelfed_net::HttpsUrls,
 }
 
 /// Why reading the offers from one registry URL failed, and whether the next may answer.
+#[derive(Debug)]
 struct Failure {
     message: String,
     /// Unreachable, timed out or a server error: another instance may answer. A refusal or an
@@ -124,4 +125,96 @@ async fn all_pages(
         next = link;
     }
     Ok(offers)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::time::Duration;
+
+    use super::*;
+
+    /// An offer's JSON, named `name`.
+    fn offer(name: &str) -> String {
+        format!(
+            r#"{{"site":"SITE-A","service_id":"s","service_kind":"cloud","resource_id":"{name}",
+            "resource_name":"{name}","gpus_each":1,"vendor":"NVIDIA","model":"A100",
+            "memory_mb":null,"compute_capability":null,"sharing":"none","mig_profile":null,
+            "cpus":null,"ram_mb":null,"free":1,"total":2,"vos":["atlas"],
+            "expires":"2026-01-01T00:00:00Z","fresh":true}}"#
+        )
+    }
+
+    /// A plain-HTTP registry on 127.0.0.1 whose `/registry/v1/offers` has `pages` pages of one
+    /// offer each, linked by `Link: rel="next"` (relative, as the registry writes them), each
+    /// answered after `delay`; its base URL.
+    fn paged_registry(pages: usize, delay: Duration) -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let mut request = Vec::new();
+                let mut byte = [0u8; 1];
+                while !request.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+                    request.push(byte[0]);
+                }
+                let request = String::from_utf8_lossy(&request);
+                let page: usize = request
+                    .split_once("page=")
+                    .and_then(|(_, rest)| rest.split(|c: char| !c.is_ascii_digit()).next())
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(1);
+                std::thread::sleep(delay);
+                let body = format!(r#"{{"offers":[{}]}}"#, offer(&format!("flavor-{page}")));
+                let link = if page < pages {
+                    format!(
+                        "link: </registry/v1/offers?vo=atlas&limit=1&page={}>; rel=\"next\"\r\n",
+                        page + 1
+                    )
+                } else {
+                    String::new()
+                };
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-type: application/json\r\n{link}\
+                     content-length: {}\r\n\r\n",
+                    body.len()
+                );
+                let _ = stream.write_all(head.as_bytes());
+                let _ = stream.write_all(body.as_bytes());
+            }
+        });
+        format!("http://{address}")
+    }
+
+    fn settings(deadline: Duration) -> accelfed_net::ClientSettings {
+        accelfed_net::ClientSettings::new(accelfed_net::Trust::system(), deadline)
+    }
+
+    #[tokio::test]
+    async fn every_page_is_read_to_the_last() {
+        let url = paged_registry(5, Duration::ZERO);
+        let parameters = [("vo", "atlas".to_owned())];
+        let offers = all_pages(&settings(Duration::from_secs(30)), &url, &parameters)
+            .await
+            .unwrap();
+        let names: Vec<&str> = offers.iter().map(|o| o.resource_name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["flavor-1", "flavor-2", "flavor-3", "flavor-4", "flavor-5"]
+        );
+    }
+
+    #[tokio::test]
+    async fn pages_past_the_deadline_stop_the_query_with_what_was_read() {
+        let url = paged_registry(1_000, Duration::from_millis(200));
+        let started = std::time::Instant::now();
+        let err = all_pages(&settings(Duration::from_secs(1)), &url, &[])
+            .await
+            .unwrap_err();
+        let err = err.message;
+        assert!(started.elapsed() < Duration::from_secs(3), "{err}");
+        assert!(err.contains("timed out after 1 s"), "{err}");
+        assert!(err.contains("offers read"), "{err}");
+    }
 }

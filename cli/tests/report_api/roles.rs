@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::oidc::{Provider, SigningKey, unsigned};
 use super::{SITE_A_TOKEN, client, configuration, repository};
 
-pub const AUDIENCE: &str = "accelfed-reports";
+const AUDIENCE: &str = "accelfed-reports";
 const MANAGER: &str = "urn:mace:egi.eu:group:{vo}:role=manager#aai.egi.eu";
 pub const OPERATOR: &str = "urn:mace:egi.eu:group:ops.accelfed.eu:role=member#aai.egi.eu";
 
@@ -19,6 +19,17 @@ pub fn claims(issuer: &str, entitlements: &[&str]) -> Value {
         "iat": now, "nbf": now - 10, "exp": now + 600,
         "eduperson_entitlement": entitlements,
     })
+}
+
+/// `[access]` with anonymous reading off, OIDC tokens of `issuer` (its CA in `ca.pem`), and
+/// the VO-manager and operator entitlements mapped.
+pub fn access(issuer: &str) -> String {
+    format!(
+        "[access]\nanonymous = false\n\
+         [access.oidc]\nissuer = \"{issuer}\"\naudience = \"{AUDIENCE}\"\nca = \"ca.pem\"\n\
+         [[access.roles]]\nentitlement = \"{MANAGER}\"\nrole = \"vo-manager\"\n\
+         [[access.roles]]\nentitlement = \"{OPERATOR}\"\nrole = \"operator\"\n"
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -32,13 +43,7 @@ async fn each_role_reads_its_own_and_bad_tokens_are_refused() {
     let stranger = SigningKey::generate("key-2026");
     let rotated_away = SigningKey::generate("key-2025");
     let provider = Provider::start(&pki, &[&key]).await;
-    let access = format!(
-        "[access]\nanonymous = false\n\
-         [access.oidc]\nissuer = \"{}\"\naudience = \"{AUDIENCE}\"\nca = \"ca.pem\"\n\
-         [[access.roles]]\nentitlement = \"{MANAGER}\"\nrole = \"vo-manager\"\n\
-         [[access.roles]]\nentitlement = \"{OPERATOR}\"\nrole = \"operator\"\n",
-        provider.issuer
-    );
+    let access = access(&provider.issuer);
     let server = accelfed_tests::central::Server::start(&configuration(
         dir.path(),
         &pki,

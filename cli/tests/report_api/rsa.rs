@@ -7,7 +7,7 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
 
 use super::oidc::{Provider, SigningKey, unsigned};
-use super::roles::{AUDIENCE, OPERATOR, claims};
+use super::roles::{OPERATOR, access, claims};
 use super::{client, configuration, repository};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -33,17 +33,11 @@ async fn rs256_tokens_verify_against_a_check_in_shaped_jwks_and_bad_ones_are_ref
     let es512 = json!({"kid": "es512", "kty": "EC", "alg": "ES512", "use": "sig",
                        "crv": "P-521", "x": "AQAB", "y": "AQAB"});
     let provider = Provider::start_with(&pki, vec![signing, encrypting, es512]).await;
-    let access = format!(
-        "[access]\nanonymous = false\n\
-         [access.oidc]\nissuer = \"{}\"\naudience = \"{AUDIENCE}\"\nca = \"ca.pem\"\n\
-         [[access.roles]]\nentitlement = \"{OPERATOR}\"\nrole = \"operator\"\n",
-        provider.issuer
-    );
     let server = accelfed_tests::central::Server::start(&configuration(
         dir.path(),
         &pki,
         &database,
-        &access,
+        &access(&provider.issuer),
     ));
     let url = format!(
         "https://localhost:{}/accounting/v1/report?by=vo",
