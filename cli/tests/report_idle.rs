@@ -1,6 +1,8 @@
 //! `accelfed report --idle` on a real SQLite repository filled with records whose idle GPU-hours
 //! are computed by hand below: the idle share is over the records that carry an ActiveDuration,
-//! and the GPU-hours of those that carry none are shown apart.
+//! and the GPU-hours of those that carry none are shown apart. Then a VM's stopped hours beside
+//! its unmeasured running time, metered, shipped and served by the real processes, reach
+//! `report --idle` as known idle time exactly.
 
 #![allow(clippy::unwrap_used)]
 
@@ -170,4 +172,64 @@ TOTAL          2     42.000       1.500        2.000    75.0            40.000
     // The chart shows usage: --idle with svg is a usage error.
     let svg = accelfed(&["report", "--database", db, "--idle", "-f", "svg"]);
     assert_eq!(svg.status.code(), Some(2), "{svg:?}");
+}
+
+/// By hand: a VM on a 2-GPU flavor ACTIVE 10 h, SHUTOFF 5 h, ACTIVE 3 h in January (the OpenStack
+/// meter's pieces, written as manual usage: the stopped stretch with utilisation 0, the running
+/// ones with none, as Nova knows nothing of them). One record: 18 h x 2 GPUs = 36 GPU-hours, no
+/// ActiveDuration, 5 h known idle: 10 idle GPU-hours, all of the measured 10, 26 unmeasured.
+#[test]
+fn a_stopped_vms_known_idle_hours_reach_report_idle_through_ship_and_serve() {
+    use accelfed_tests::central::{Server, TOKEN_A, site, status, stderr};
+    use accelfed_tests::pki::pki;
+
+    let line = |start: &str, end: &str, utilisation: &str| {
+        format!(
+            "{{\"resource\": \"vm-os-1\", \"model\": \"A100\", \"count\": 2, \"vo\": \"atlas\", \"start\": \"2026-01-05T{start}:00:00Z\", \"end\": \"2026-01-05T{end}:00:00Z\"{utilisation}}}\n"
+        )
+    };
+    let usage =
+        line("00", "10", "") + &line("10", "15", ", \"utilisation\": 0") + &line("15", "18", "");
+    let dir = tempfile::tempdir().unwrap();
+    let pki = pki(dir.path());
+    let (server, database) = Server::start_sqlite(dir.path(), &pki);
+    let site = site(
+        &dir.path().join("site-a"),
+        "SITE-A",
+        &server.endpoint(),
+        TOKEN_A,
+        &pki,
+        &usage,
+        "",
+    );
+    let metered = site.meter();
+    assert_eq!(status(&metered), 0, "{}", stderr(&metered));
+    let shipped = site.ship(false);
+    assert_eq!(status(&shipped), 0, "{}", stderr(&shipped));
+
+    let csv = stdout(&accelfed(&[
+        "report",
+        "--database",
+        &database,
+        "--idle",
+        "-f",
+        "csv",
+    ]));
+    assert_eq!(
+        csv,
+        "vo,records,gpu_hours,idle_gpu_hours,measured_gpu_hours,idle_percent,unmeasured_gpu_hours\r\n\
+         atlas,1,36.000,10.000,10.000,100.0,26.000\r\n"
+    );
+    // The usage view's idle column follows the same rule; ActiveDuration stays unknown.
+    let json = stdout(&accelfed(&[
+        "report",
+        "--database",
+        &database,
+        "-f",
+        "json",
+    ]));
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(json["total"]["idle_gpu_hours"], 10.0);
+    assert_eq!(json["total"]["active_gpu_hours"], serde_json::Value::Null);
+    drop(server);
 }

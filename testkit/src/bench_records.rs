@@ -57,6 +57,7 @@ pub fn record(site: &SiteName, i: u64, variant: u64) -> UsageRecord {
         cores: Some(8),
         active_duration: (!r.is_multiple_of(5)).then_some(available / 2),
         available_duration: available,
+        idle_duration: None,
         energy_wh: None,
         benchmark: None,
         accelerator_type: AcceleratorType::Gpu,

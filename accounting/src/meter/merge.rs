@@ -12,6 +12,10 @@
 //!   GPU-seconds of all periods (exact to the second: the only error left is f64's, far below one);
 //! * ActiveDuration = the periods' active GPU-seconds over Count (the plain sum of the periods'
 //!   ActiveDurations when their counts are equal); unknown when any period's is unknown;
+//! * IdleDuration (known idle), only where ActiveDuration is unknown: the idle GPU-seconds of the
+//!   periods that know theirs (AvailableDuration - ActiveDuration, or their own IdleDuration) over
+//!   Count; absent where no period knows any. A VM running 10 h (activity unknown) and stopped 5 h
+//!   (ActiveDuration 0) is 15 h held, ActiveDuration unknown, 5 h known idle;
 //! * first_seen the earliest, last_seen the latest; the other fields (user, cores, benchmark,
 //!   source) from the period seen last.
 //!
@@ -73,6 +77,8 @@ struct Sum {
     seconds: u64,
     /// `None` once a period without an ActiveDuration was seen.
     active_gpu_seconds: Option<f64>,
+    /// Idle GPU-seconds of the periods that know them; `None` while no period did.
+    idle_gpu_seconds: Option<f64>,
     /// `None` once a period without energy was seen: a part is not the holding's energy.
     energy_wh: Option<f64>,
     first_seen: DateTime<Utc>,
@@ -90,6 +96,7 @@ impl Sum {
             active_gpu_seconds: record
                 .active_duration
                 .map(|active| record.count.get() * active as f64),
+            idle_gpu_seconds: known_idle(&record),
             energy_wh: record.energy_wh,
             first_seen: record.first_seen,
             last_seen: record.last_seen,
@@ -104,6 +111,10 @@ impl Sum {
         self.active_gpu_seconds = match (self.active_gpu_seconds, record.active_duration) {
             (Some(sum), Some(active)) => Some(sum + record.count.get() * active as f64),
             _ => None,
+        };
+        self.idle_gpu_seconds = match (self.idle_gpu_seconds, known_idle(&record)) {
+            (Some(sum), Some(idle)) => Some(sum + idle),
+            (sum, idle) => sum.or(idle),
         };
         self.energy_wh = self.energy_wh.zip(record.energy_wh).map(|(a, b)| a + b);
         self.first_seen = self.first_seen.min(record.first_seen);
@@ -142,8 +153,26 @@ impl Sum {
             // Never above the available time, whatever rounding did.
             (duration.max(0.0) as u64).min(seconds)
         });
+        // Where ActiveDuration is known it says the idle time itself; otherwise the known part.
+        record.idle_duration = match record.active_duration {
+            Some(_) => None,
+            None => self.idle_gpu_seconds.map(|idle| {
+                let duration = (idle / count).round();
+                (duration.max(0.0) as u64).min(seconds)
+            }),
+        };
         (record, capped)
     }
+}
+
+/// A period's idle GPU-seconds where it knows them: all but its active time where that is known,
+/// else its own known-idle time.
+fn known_idle(record: &UsageRecord) -> Option<f64> {
+    let idle = match record.active_duration {
+        Some(active) => Some(record.available_duration.saturating_sub(active)),
+        None => record.idle_duration,
+    };
+    idle.map(|seconds| record.count.get() * seconds as f64)
 }
 
 /// Merges the monthly pieces of every holding into one record each and gives holdings that share

@@ -63,6 +63,9 @@ pub fn records_for(
                     ((piece.seconds as f64 * value + 1e-6).floor() as u64).min(piece.seconds)
                 }),
                 available_duration: piece.seconds,
+                // A piece whose utilisation is known says its idle time through ActiveDuration;
+                // known idle beside unknown activity arises only where pieces merge (`merge.rs`).
+                idle_duration: None,
                 // total_seconds >= piece.seconds > 0 wherever there is a piece.
                 energy_wh: observation
                     .energy_wh

@@ -50,6 +50,7 @@ pub fn retractions(
             retracted.available_duration = 0;
             retracted.active_duration = record.active_duration.map(|_| 0);
             retracted.energy_wh = record.energy_wh.map(|_| 0.0);
+            retracted.idle_duration = record.idle_duration.map(|_| 0);
             retracted
         })
         .collect()

@@ -1,7 +1,9 @@
 //! The idle view (`accelfed report --idle`, `idle=true` on the report API): per group the idle
-//! GPU-hours, the allocated GPU-hours they are a share of, that share, and the GPU-hours of records
-//! that carry no ActiveDuration. Only records that carry one can say whether their GPUs sat idle,
-//! so the share is over those alone; the rest is shown beside it, never counted as idle or active.
+//! GPU-hours, the allocated GPU-hours they are a share of, that share, and the GPU-hours of no
+//! known activity. A record with an ActiveDuration is measured throughout; one without is measured
+//! for its known-idle seconds (IdleDuration: a VM's stopped stretches) and idle for them. The share
+//! is over the measured GPU-hours alone; the rest is shown beside it, never counted as idle or
+//! active (see `super::idle_hours`).
 //!
 //! The layouts are the usage view's (table, CSV, JSON); only the figure columns differ.
 
@@ -107,5 +109,30 @@ cms                 5    900.000     600.000      900.000    66.7             0.
 TOTAL              30   5500.000    1600.000     5400.000    29.6           100.000
 ";
         assert_eq!(table, expected);
+    }
+
+    #[test]
+    fn known_idle_time_of_records_without_activedurations_is_idle_and_measured() {
+        // biomed's 100 GPU-hours carry no ActiveDuration, 40 of them known idle (stopped VMs):
+        // those 40 are idle and measured, the other 60 unmeasured.
+        let mut report = sample::report().with_view(View::Idle);
+        let known = 40 * 3_600_000;
+        report.lines[1].totals.known_idle_records = 3;
+        report.lines[1].totals.known_idle_gpu_milli_seconds = known;
+        report.total.known_idle_records = 3;
+        report.total.known_idle_gpu_milli_seconds = known;
+        let csv = report.render(TextFormat::Csv);
+        let lines: Vec<&str> = csv.split("\r\n").collect();
+        assert_eq!(
+            lines[2],
+            "\"biomed, \"\"eu\"\"\",3,100.000,40.000,40.000,100.0,60.000"
+        );
+        // Total: 1,600 + 40 idle of 5,400 + 40 measured; 60 unmeasured.
+        let json: serde_json::Value =
+            serde_json::from_str(&report.render(TextFormat::Json)).unwrap();
+        assert_eq!(json["total"]["idle_gpu_hours"], 1640.0);
+        assert_eq!(json["total"]["measured_gpu_hours"], 5440.0);
+        assert_eq!(json["total"]["idle_percent"], 30.1);
+        assert_eq!(json["total"]["unmeasured_gpu_hours"], 60.0);
     }
 }

@@ -189,37 +189,41 @@ fn watt_hours(value: f64) -> String {
     format!("{value:.3}")
 }
 
-/// Idle GPU-hours (available minus active) of the records that know their active time, or `None`
-/// when none does: an unknown active time is not idle time.
+/// Idle GPU-hours, or `None` when no record of the group knows any of its time (an unknown active
+/// time is not idle time). The one rule, for every source: a record with an ActiveDuration is
+/// measured for all its AvailableDuration and idle for AvailableDuration - ActiveDuration; a
+/// record without one is measured and idle for its known-idle seconds (IdleDuration) only, the
+/// rest of it unmeasured.
 fn idle_hours(totals: &Totals) -> Option<f64> {
-    (totals.active_records > 0).then(|| {
-        (totals.active_available_gpu_milli_seconds - totals.active_gpu_milli_seconds) as f64
-            / 3_600_000.0
-    })
+    totals.idle_gpu_hours()
 }
 
 /// The figures of [`View::Idle`] for one group.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct IdleFigures {
-    /// Idle GPU-hours; `None` when no record of the group carries an ActiveDuration.
+    /// Idle GPU-hours; `None` when no record of the group carries an ActiveDuration or known
+    /// idle time.
     idle: Option<f64>,
-    /// Allocated GPU-hours of the records that carry an ActiveDuration (the share's base).
+    /// Allocated GPU-hours whose activity is known (the share's base): all of those of the
+    /// records that carry an ActiveDuration, and the known-idle part of those that carry none.
     measured: Option<f64>,
     /// Idle GPU-hours as a share of `measured`, in percent.
     percent: Option<f64>,
-    /// Allocated GPU-hours of the records that carry no ActiveDuration: neither idle nor active
-    /// as far as anyone measured, so left out of the share rather than guessed.
+    /// Allocated GPU-hours of no known activity (records without an ActiveDuration, less their
+    /// known-idle time): neither idle nor active as far as anyone knows, so left out of the share
+    /// rather than guessed.
     unmeasured: f64,
 }
 
 impl IdleFigures {
     fn of(t: &Totals) -> Self {
-        let measured = t.active_available_gpu_milli_seconds;
+        let measured = t.active_available_gpu_milli_seconds + t.known_idle_gpu_milli_seconds;
+        let idle = measured - t.active_gpu_milli_seconds;
         Self {
             idle: idle_hours(t),
-            measured: t.active_available_gpu_hours(),
-            percent: (t.active_records > 0 && measured > 0)
-                .then(|| 100.0 * (measured - t.active_gpu_milli_seconds) as f64 / measured as f64),
+            measured: t.measured_gpu_hours(),
+            percent: (t.knows_idle() && measured > 0)
+                .then(|| 100.0 * idle as f64 / measured as f64),
             unmeasured: (t.gpu_milli_seconds - measured) as f64 / 3_600_000.0,
         }
     }

@@ -46,6 +46,10 @@ pub struct ListedRecord {
     /// Watt-hours the held GPUs used in the month, where the site measured it; left out elsewhere.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub energy_wh: Option<f64>,
+    /// Seconds known idle where `active_seconds` is unknown (a VM's stopped stretches in a month
+    /// it also ran); left out where none are known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_seconds: Option<i64>,
     pub source: String,
     pub first_seen: Option<String>,
     pub last_seen: Option<String>,
@@ -79,6 +83,7 @@ impl ListedRecord {
                 .and_then(|text| serde_json::from_str(&text).ok()),
             installed: row.installed,
             energy_wh: row.energy_wh,
+            idle_seconds: row.idle_seconds,
             source: row.source.into_owned(),
             first_seen: time(row.first_seen),
             last_seen: time(row.last_seen),

@@ -68,10 +68,12 @@ pub(crate) struct RecordRow {
     pub installed: Option<f64>,
     /// Energy the held GPUs used in the month, watt-hours, where the site's source measured it.
     pub energy_wh: Option<f64>,
+    /// Seconds known idle where ActiveDuration is unknown (the record's IdleDuration).
+    pub idle_seconds: Option<i64>,
 }
 
 /// Column names in binding order; both backends' SQL is built from this list.
-pub(crate) const COLUMNS: [&str; 23] = [
+pub(crate) const COLUMNS: [&str; 24] = [
     "record_id",
     "period",
     "site",
@@ -95,6 +97,7 @@ pub(crate) const COLUMNS: [&str; 23] = [
     "sharing",
     "installed",
     "energy_wh",
+    "idle_seconds",
 ];
 
 impl RecordRow {
@@ -152,6 +155,10 @@ impl RecordRow {
             },
             installed: record.installed.map(|gpus| gpus.get()),
             energy_wh: record.energy_wh,
+            idle_seconds: record
+                .idle_duration
+                .map(|i| i64::try_from(i).map_err(|_| too_long("IdleDuration", i)))
+                .transpose()?,
         })
     }
 
@@ -181,8 +188,10 @@ impl RecordRow {
                 count,
                 self.available_seconds,
                 self.active_seconds,
-            ),
-            None => Totals::of_record(self.gpu_milli, self.available_seconds, self.active_seconds),
+            )
+            .with_known_idle_exact(count, self.active_seconds, self.idle_seconds),
+            None => Totals::of_record(self.gpu_milli, self.available_seconds, self.active_seconds)
+                .with_known_idle(self.gpu_milli, self.active_seconds, self.idle_seconds),
         };
         totals.with_energy(self.energy_wh)
     }
@@ -218,6 +227,7 @@ pub(crate) mod sample {
             sharing: None,
             installed: None,
             energy_wh: None,
+            idle_seconds: None,
         }
     }
 }

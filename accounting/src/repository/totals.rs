@@ -26,7 +26,7 @@ pub struct SummaryKey {
 /// backends' upserts add and their reports sum. A summed figure more (as energy was) is a field of
 /// [`Totals`], a name here, and its place in `summed`, `from_summed` and the two operators below,
 /// all in this file; the tables get the column in a migration.
-pub(crate) const SUMMED: [&str; 8] = [
+pub(crate) const SUMMED: [&str; 10] = [
     "records",
     "gpu_milli",
     "gpu_milli_seconds",
@@ -35,6 +35,8 @@ pub(crate) const SUMMED: [&str; 8] = [
     "active_available_gpu_milli_seconds",
     "energy_records",
     "energy_milli_wh",
+    "known_idle_records",
+    "known_idle_gpu_milli_seconds",
 ];
 
 /// The key of one row of the user rollup (`user_summaries`): a summary row's key and the
@@ -66,6 +68,12 @@ pub struct Totals {
     pub energy_records: i64,
     /// Sum of their energy, in milliwatt-hours (integers, so replacements subtract exactly).
     pub energy_milli_wh: i64,
+    /// Number of records without an ActiveDuration that carry known-idle seconds (IdleDuration).
+    pub known_idle_records: i64,
+    /// Sum of Count x IdleDuration over those records, in milli-GPU-seconds. Records with an
+    /// ActiveDuration say their idle time through it and add nothing here (see
+    /// `report::idle_hours` for the one rule).
+    pub known_idle_gpu_milli_seconds: i64,
 }
 
 impl Totals {
@@ -113,7 +121,48 @@ impl Totals {
             active_available_gpu_milli_seconds: active_available,
             energy_records: 0,
             energy_milli_wh: 0,
+            known_idle_records: 0,
+            known_idle_gpu_milli_seconds: 0,
         }
+    }
+
+    /// These totals with a record's known-idle seconds counted in, from its count in thousandths
+    /// (rows stored before the unrounded count existed): only where ActiveDuration is unknown.
+    pub fn with_known_idle(
+        self,
+        gpu_milli: i64,
+        active_seconds: Option<i64>,
+        idle_seconds: Option<i64>,
+    ) -> Self {
+        self.known_idle(active_seconds, idle_seconds, |s| {
+            gpu_milli.saturating_mul(s)
+        })
+    }
+
+    /// As [`Totals::with_known_idle`], from the unrounded count, rounded once as
+    /// [`Totals::of_exact`] rounds.
+    pub fn with_known_idle_exact(
+        self,
+        count: f64,
+        active_seconds: Option<i64>,
+        idle_seconds: Option<i64>,
+    ) -> Self {
+        self.known_idle(active_seconds, idle_seconds, |s| {
+            (count * 1000.0 * s as f64).round() as i64
+        })
+    }
+
+    fn known_idle(
+        mut self,
+        active_seconds: Option<i64>,
+        idle_seconds: Option<i64>,
+        milli_seconds: impl Fn(i64) -> i64,
+    ) -> Self {
+        if let (None, Some(idle)) = (active_seconds, idle_seconds) {
+            self.known_idle_records += 1;
+            self.known_idle_gpu_milli_seconds += milli_seconds(idle);
+        }
+        self
     }
 
     /// These totals with one record's energy (watt-hours, where measured) counted in.
@@ -142,6 +191,8 @@ impl Totals {
             self.active_available_gpu_milli_seconds,
             self.energy_records,
             self.energy_milli_wh,
+            self.known_idle_records,
+            self.known_idle_gpu_milli_seconds,
         ]
     }
 
@@ -156,6 +207,8 @@ impl Totals {
             active_available_gpu_milli_seconds,
             energy_records,
             energy_milli_wh,
+            known_idle_records,
+            known_idle_gpu_milli_seconds,
         ] = values;
         Self {
             records,
@@ -166,6 +219,8 @@ impl Totals {
             active_available_gpu_milli_seconds,
             energy_records,
             energy_milli_wh,
+            known_idle_records,
+            known_idle_gpu_milli_seconds,
         }
     }
 
@@ -191,6 +246,33 @@ impl Totals {
             .then(|| self.active_available_gpu_milli_seconds as f64 / 3_600_000.0)
     }
 
+    /// Whether some record of the group knows part of its time as active or idle.
+    pub fn knows_idle(&self) -> bool {
+        self.active_records > 0 || self.known_idle_records > 0
+    }
+
+    /// Idle GPU-hours by the one rule for every source (docs/architecture.md, "What counts as
+    /// idle"): available minus active time of the records that carry an ActiveDuration, plus the
+    /// known-idle time of those that carry none; `None` when no record knows either (an unknown
+    /// active time is not idle time).
+    pub fn idle_gpu_hours(&self) -> Option<f64> {
+        self.knows_idle().then(|| {
+            (self.active_available_gpu_milli_seconds - self.active_gpu_milli_seconds
+                + self.known_idle_gpu_milli_seconds) as f64
+                / 3_600_000.0
+        })
+    }
+
+    /// GPU-hours whose activity is known (the base of the idle share): all of those of the
+    /// records that carry an ActiveDuration and the known-idle part of those that carry none;
+    /// `None` when no record knows either.
+    pub fn measured_gpu_hours(&self) -> Option<f64> {
+        self.knows_idle().then(|| {
+            (self.active_available_gpu_milli_seconds + self.known_idle_gpu_milli_seconds) as f64
+                / 3_600_000.0
+        })
+    }
+
     /// Mean number of GPUs per record, or `None` for an empty group.
     pub fn mean_gpus(&self) -> Option<f64> {
         (self.records > 0).then(|| self.gpu_milli as f64 / 1000.0 / self.records as f64)
@@ -207,6 +289,8 @@ impl AddAssign for Totals {
         self.active_available_gpu_milli_seconds += rhs.active_available_gpu_milli_seconds;
         self.energy_records += rhs.energy_records;
         self.energy_milli_wh += rhs.energy_milli_wh;
+        self.known_idle_records += rhs.known_idle_records;
+        self.known_idle_gpu_milli_seconds += rhs.known_idle_gpu_milli_seconds;
     }
 }
 
@@ -220,6 +304,8 @@ impl SubAssign for Totals {
         self.active_available_gpu_milli_seconds -= rhs.active_available_gpu_milli_seconds;
         self.energy_records -= rhs.energy_records;
         self.energy_milli_wh -= rhs.energy_milli_wh;
+        self.known_idle_records -= rhs.known_idle_records;
+        self.known_idle_gpu_milli_seconds -= rhs.known_idle_gpu_milli_seconds;
     }
 }
 
@@ -245,5 +331,21 @@ mod tests {
         assert_eq!(sum.energy_wh(), Some(0.123), "to the milliwatt-hour");
         sum -= c;
         assert_eq!((sum, a.energy_wh()), (a, None), "absent, not 0");
+        // Known idle counts only where ActiveDuration is unknown, and subtracts exactly.
+        let d = Totals::of_exact(2000, 2.0, 18 * 3600, None).with_known_idle_exact(
+            2.0,
+            None,
+            Some(5 * 3600),
+        );
+        assert_eq!(
+            (d.known_idle_records, d.known_idle_gpu_milli_seconds),
+            (1, 36_000_000)
+        );
+        let e = Totals::of_record(1000, 3600, Some(600)).with_known_idle(1000, Some(600), Some(60));
+        assert_eq!(e.known_idle_records, 0, "ActiveDuration says the idle time");
+        let mut sum = a;
+        sum += d;
+        sum -= d;
+        assert_eq!(sum, a);
     }
 }

@@ -45,6 +45,8 @@ pub fn record_to_proto(record: &UsageRecord) -> proto::UsageRecord {
             .to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
         installed: record.installed.map(|gpus| gpus.get()),
         energy_wh: record.energy_wh,
+        // Seconds within a month: far below i64::MAX.
+        idle_duration: record.idle_duration.map(|idle| idle as i64),
         ..sharing_to_proto(&record.sharing)
     }
 }
@@ -147,6 +149,10 @@ fn raw_from_proto(r: proto::UsageRecord) -> Result<RawRecord, Rejection> {
         .active_duration
         .map(|n| duration("active_duration", n))
         .transpose()?;
+    let idle_duration = r
+        .idle_duration
+        .map(|n| duration("idle_duration", n))
+        .transpose()?;
     if !(r.count.is_finite() && r.count > 0.0) {
         return Err(Rejection::BadCount {
             detail: format!("Count must be a finite number above zero, got {}", r.count),
@@ -194,6 +200,7 @@ fn raw_from_proto(r: proto::UsageRecord) -> Result<RawRecord, Rejection> {
         cores: r.cores,
         active_duration,
         available_duration,
+        idle_duration,
         global_user_name: r.global_user_name,
         fqan: r.fqan,
         vo: r.vo,

@@ -65,9 +65,9 @@ impl From<UsageError> for Rejection {
         match error.problem {
             Problem::Month(_) | Problem::Year(_) => Self::BadMonth { detail },
             Problem::Count(_) | Problem::CountBelowShare(_) => Self::BadCount { detail },
-            Problem::AvailableTooLong { .. } | Problem::ActiveTooLong { .. } => {
-                Self::BadDuration { detail }
-            }
+            Problem::AvailableTooLong { .. }
+            | Problem::ActiveTooLong { .. }
+            | Problem::IdleTooLong { .. } => Self::BadDuration { detail },
             Problem::FutureMonth { .. } => Self::Future { detail },
             Problem::Name { .. }
             | Problem::Benchmark(_)

@@ -92,5 +92,6 @@ both_backends!(
     shares_sum_exactly_and_capacity_is_checked,
     site_contacts_are_kept_and_held_lists_replaced,
     energy_is_stored_summed_and_replaced_exactly,
+    known_idle_time_is_summed_replaced_and_migrated,
     the_user_rollup_is_kept_on_ingest_and_rebuilt_by_the_migration,
 );

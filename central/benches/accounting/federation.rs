@@ -87,6 +87,7 @@ pub fn record(i: u64) -> UsageRecord {
         model: GpuModel::new(model).expect("a valid model"),
         sharing: Sharing::Whole,
         installed: None,
+        idle_duration: None,
         energy_wh: None,
         source: Source::Openstack,
         vo: Some(VoName::new(vo).expect("a valid VO")),

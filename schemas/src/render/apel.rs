@@ -8,8 +8,10 @@
 //! Each record carries APEL's field names in APEL's order (MeasurementMonth, MeasurementYear,
 //! AssociatedRecordType, AssociatedRecord, GlobalUserName, FQAN, SiteName, Count, Cores,
 //! ActiveDuration, AvailableDuration, BenchmarkType, Benchmark, Type, Model); fields we do not know
-//! are left out, as cASO does. Our own fields (source, VO, first/last seen) are not sent: APEL's
-//! loader does not know them.
+//! are left out, as cASO does. Our own fields (source, VO, first/last seen, sharing, installed,
+//! energy, known-idle seconds) are not sent: APEL's loader does not know them. A record whose
+//! activity is known only in part (known idle beside unknown running time) is sent without
+//! ActiveDuration: APEL has no field for the part.
 //!
 //! Rules the transport imposes, kept here so no caller can get them wrong:
 //! * at most [`MAX_RECORDS`] records and at most [`MAX_BYTES`] bytes (under 1 MB) per message,

@@ -54,6 +54,15 @@ pub enum Problem {
     },
     #[error("ActiveDuration {active} s is longer than AvailableDuration {available} s")]
     ActiveTooLong { active: u64, available: u64 },
+    #[error(
+        "IdleDuration {idle} s{} is longer than AvailableDuration {available} s",
+        active.map(|a| format!(" with ActiveDuration {a} s")).unwrap_or_default()
+    )]
+    IdleTooLong {
+        idle: u64,
+        active: Option<u64>,
+        available: u64,
+    },
     #[error("MeasurementYear/MeasurementMonth {month} is in the future (now {now})")]
     FutureMonth { month: String, now: DateTime<Utc> },
     #[error("first_seen {first} is after last_seen {last}")]

@@ -35,6 +35,9 @@ pub struct RawRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_duration: Option<u64>,
     pub available_duration: u64,
+    /// Absent (nothing known idle, or a spool or sender older than the field): none known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_duration: Option<u64>,
     /// Absent (no source measured it, or a spool or sender older than the field): no energy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy_wh: Option<f64>,
@@ -132,6 +135,7 @@ impl TryFrom<RawRecord> for UsageRecord {
             cores: raw.cores,
             active_duration: raw.active_duration,
             available_duration: raw.available_duration,
+            idle_duration: raw.idle_duration,
             energy_wh: raw.energy_wh,
             benchmark,
             accelerator_type: raw.accelerator_type,
@@ -171,6 +175,7 @@ impl From<UsageRecord> for RawRecord {
             cores: record.cores,
             active_duration: record.active_duration,
             available_duration: record.available_duration,
+            idle_duration: record.idle_duration,
             energy_wh: record.energy_wh,
             global_user_name: record.global_user_name.map(|t| t.as_str().to_owned()),
             fqan: record.fqan.map(|f| f.as_str().to_owned()),

@@ -53,6 +53,12 @@ pub struct UsageRecord {
     pub active_duration: Option<u64>,
     /// AvailableDuration: seconds within this month the GPUs were held.
     pub available_duration: u64,
+    /// Seconds of AvailableDuration known to be idle where ActiveDuration is not known (accelfed's
+    /// own field; APEL's record has none): a VM's stretches stopped, suspended, paused or shelved
+    /// in a month it also ran, when Nova cannot say what the running part did. `None` where
+    /// nothing is known idle, and on records that carry an ActiveDuration, whose idle time is
+    /// AvailableDuration - ActiveDuration (a value there is within it and counted no second time).
+    pub idle_duration: Option<u64>,
     /// Energy the held GPUs used within this month, in watt-hours (accelfed's own field; APEL's
     /// record has none), where a source measured it: the node agent's or DCGM's energy counter,
     /// a shared GPU's energy shared out by held time. `None` where nothing measured it, never 0.
@@ -163,6 +169,16 @@ impl UsageRecord {
         {
             return Err(self.error(Problem::ActiveTooLong {
                 active,
+                available: self.available_duration,
+            }));
+        }
+        // Known-idle time is time not active: with ActiveDuration beside it, both fit in the hold.
+        if let Some(idle) = self.idle_duration
+            && idle.saturating_add(self.active_duration.unwrap_or(0)) > self.available_duration
+        {
+            return Err(self.error(Problem::IdleTooLong {
+                idle,
+                active: self.active_duration,
                 available: self.available_duration,
             }));
         }

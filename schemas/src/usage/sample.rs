@@ -24,6 +24,7 @@ pub fn record(resource: &str) -> UsageRecord {
         cores: Some(8),
         active_duration: Some(3_600),
         available_duration: 10 * 86_400,
+        idle_duration: None,
         energy_wh: None,
         benchmark: None,
         accelerator_type: AcceleratorType::Gpu,

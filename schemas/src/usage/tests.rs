@@ -248,3 +248,25 @@ fn counts_below_the_smallest_share_are_refused() {
         assert!(text.contains("smallest share"), "{text}");
     }
 }
+
+#[test]
+fn known_idle_time_fits_the_hold_beside_any_active_time() {
+    let mut r = record("vm-1");
+    r.active_duration = None;
+    r.idle_duration = Some(r.available_duration);
+    assert!(r.validate(now()).is_ok(), "all of it known idle");
+    r.idle_duration = Some(r.available_duration + 1);
+    let (text, problem) = problem_of(&r);
+    assert!(matches!(problem, Problem::IdleTooLong { .. }));
+    assert!(text.contains("IdleDuration 864001 s"), "{text}");
+    // Beside an ActiveDuration, the two together fit in AvailableDuration.
+    r.active_duration = Some(3_600);
+    r.idle_duration = Some(r.available_duration - 3_600);
+    assert!(r.validate(now()).is_ok());
+    r.idle_duration = Some(r.available_duration - 3_599);
+    let (text, _) = problem_of(&r);
+    assert!(text.contains("with ActiveDuration 3600 s"), "{text}");
+    // Spools and senders older than the field: none known.
+    let json = serde_json::to_value(record("vm-1")).unwrap();
+    assert!(json.get("idle_duration").is_none(), "{json}");
+}

@@ -131,4 +131,67 @@ fn stopped_pieces_of_a_vm_give_activeduration_0_alone_and_none_beside_unknown_ru
             (6, 29 * 86_400, Some(0)),
         ]
     );
+    // The known-idle part of May is on the record beside the unknown ActiveDuration; June says
+    // its idle time through ActiveDuration 0.
+    let idle: Vec<_> = metered.records.iter().map(|r| r.idle_duration).collect();
+    assert_eq!(idle, [Some(22 * 86_400), None]);
+}
+
+#[test]
+fn a_vm_active_stopped_and_active_again_carries_its_stopped_hours_as_known_idle() {
+    // By hand: a server on a 2-GPU flavor ACTIVE 10 h, SHUTOFF 5 h, ACTIVE 3 h (the OpenStack
+    // meter's pieces: running of unknown activity, stopped with utilisation 0): one record,
+    // AvailableDuration 18 h x 2 GPUs, no ActiveDuration, 5 h x 2 GPUs known idle.
+    let pieces = [
+        (at(2026, 5, 4, 0), at(2026, 5, 4, 10), None),
+        (at(2026, 5, 4, 10), at(2026, 5, 4, 15), Some(0.0)),
+        (at(2026, 5, 4, 15), at(2026, 5, 4, 18), None),
+    ]
+    .map(|(start, end, utilisation)| {
+        let mut piece = held("vm-5", Sharing::Whole, 2.0, start, end);
+        piece.utilisation = utilisation;
+        piece
+    });
+    let metered = meter(&pieces, now(), &Installed::default());
+    assert!(metered.refused.is_empty());
+    let [record] = metered.records.as_slice() else {
+        panic!("one record, got {:?}", metered.records);
+    };
+    assert_eq!(
+        (
+            record.count.get(),
+            record.available_duration,
+            record.active_duration,
+            record.idle_duration
+        ),
+        (2.0, 18 * 3600, None, Some(5 * 3600))
+    );
+    // A manual file says the same with one line per stretch, `"utilisation": 0` for the stopped
+    // one.
+    let site = SiteName::new("SITE-A").unwrap();
+    let line = |start: &str, end: &str, utilisation: &str| {
+        format!(
+            "{{\"resource\": \"vm-5\", \"model\": \"A100\", \"count\": 2, \"start\": \"{start}\", \"end\": \"{end}\"{utilisation}}}\n"
+        )
+    };
+    let text = line("2026-05-04T00:00:00Z", "2026-05-04T10:00:00Z", "")
+        + &line(
+            "2026-05-04T10:00:00Z",
+            "2026-05-04T15:00:00Z",
+            ", \"utilisation\": 0",
+        )
+        + &line("2026-05-04T15:00:00Z", "2026-05-04T18:00:00Z", "");
+    let observations = parse_manual("usage.jsonl", &text, &site).observations;
+    let metered = meter(&observations, now(), &Installed::default());
+    let [manual] = metered.records.as_slice() else {
+        panic!("one record, got {:?}", metered.records);
+    };
+    assert_eq!(
+        (
+            manual.available_duration,
+            manual.active_duration,
+            manual.idle_duration
+        ),
+        (18 * 3600, None, Some(5 * 3600))
+    );
 }

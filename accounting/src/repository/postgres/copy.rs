@@ -81,6 +81,7 @@ fn put_row(out: &mut BytesMut, row: &RecordRow) {
     put_text(out, row.sharing.as_deref());
     put_f64(out, row.installed);
     put_f64(out, row.energy_wh);
+    put_i64(out, row.idle_seconds);
 }
 
 fn put_f64(out: &mut BytesMut, value: Option<f64>) {

@@ -150,6 +150,7 @@ pub(super) fn row_from_sql(row: &Row) -> Result<RecordRow, PgFailure> {
         sharing: row.try_get::<_, Option<&str>>(20)?.map(Arc::from),
         installed: row.try_get(21)?,
         energy_wh: row.try_get(22)?,
+        idle_seconds: row.try_get(23)?,
     })
 }
 

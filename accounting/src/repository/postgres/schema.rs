@@ -164,6 +164,18 @@ const MIGRATIONS: &[(i64, &str)] = &[
          ) AS counted
          GROUP BY site, vo, model, period, global_user_name;",
     ),
+    // 8: the seconds of a record known idle where its ActiveDuration is unknown (a VM's stopped
+    // stretches in a month it also ran; NULL: none known), and per summary and user rollup row
+    // how many such records there are and their Count x seconds in milli-GPU-seconds. No stored
+    // record has the field yet, so the new summary columns start at 0.
+    (
+        8,
+        "ALTER TABLE records ADD COLUMN idle_seconds bigint;
+         ALTER TABLE summaries ADD COLUMN known_idle_records bigint NOT NULL DEFAULT 0,
+             ADD COLUMN known_idle_gpu_milli_seconds bigint NOT NULL DEFAULT 0;
+         ALTER TABLE user_summaries ADD COLUMN known_idle_records bigint NOT NULL DEFAULT 0,
+             ADD COLUMN known_idle_gpu_milli_seconds bigint NOT NULL DEFAULT 0;",
+    ),
 ];
 
 /// The repository's migrations, for the store layer's one runner ([`crate::database::migrate`]).

@@ -92,6 +92,7 @@ pub(crate) fn insert_with(
         row.sharing,
         row.installed,
         row.energy_wh,
+        row.idle_seconds,
     ])
 }
 

@@ -133,6 +133,7 @@ pub(super) fn row_from_sql(row: &rusqlite::Row<'_>) -> rusqlite::Result<RecordRo
         sharing: row.get::<_, Option<String>>(20)?.map(Arc::from),
         installed: row.get(21)?,
         energy_wh: row.get(22)?,
+        idle_seconds: row.get(23)?,
     })
 }
 

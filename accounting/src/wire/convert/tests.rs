@@ -202,3 +202,44 @@ fn energy_survives_the_round_trip_and_old_shapes_mean_none() {
     };
     assert!(reason.to_string().contains("EnergyWh"), "{reason}");
 }
+
+#[test]
+fn known_idle_survives_the_round_trip_and_old_shapes_mean_none() {
+    use prost::Message;
+    let mut record = sample::record("vm-1");
+    record.active_duration = None;
+    record.idle_duration = Some(18_000);
+    let proto = record_to_proto(&record);
+    assert_eq!(proto.idle_duration, Some(18_000));
+    assert_eq!(
+        record_from_proto(proto.clone()),
+        Submission::from(record.clone())
+    );
+    // An older repository decodes a new sender's message: field 26 is skipped, the rest read.
+    let old = OldUsageRecord::decode(proto.encode_to_vec().as_slice()).unwrap();
+    assert_eq!(
+        (old.associated_record.as_str(), old.available_duration),
+        ("vm-1", 864_000)
+    );
+    // An older sender's message (no field 26) is a record with nothing known idle.
+    let mut without = proto;
+    without.idle_duration = None;
+    let decoded = proto::UsageRecord::decode(without.encode_to_vec().as_slice()).unwrap();
+    record.idle_duration = None;
+    assert_eq!(record_from_proto(decoded), Submission::from(record.clone()));
+    // Negative, or longer than the hold: refused, the field named.
+    let mut bad = record_to_proto(&record);
+    bad.idle_duration = Some(-1);
+    let Submission::Invalid(reason) = record_from_proto(bad.clone()) else {
+        panic!("a negative idle time was accepted");
+    };
+    assert!(reason.to_string().contains("idle_duration"), "{reason}");
+    bad.idle_duration = Some(864_001);
+    let Submission::Invalid(reason) = record_from_proto(bad) else {
+        panic!("more idle than held was accepted");
+    };
+    assert!(
+        reason.to_string().contains("IdleDuration 864001"),
+        "{reason}"
+    );
+}

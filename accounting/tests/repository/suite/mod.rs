@@ -5,11 +5,13 @@
 mod contacts;
 mod energy;
 mod ingest;
+mod known_idle;
 mod rollup;
 mod summaries;
 
 pub use contacts::site_contacts_are_kept_and_held_lists_replaced;
 pub use energy::energy_is_stored_summed_and_replaced_exactly;
+pub use known_idle::known_idle_time_is_summed_replaced_and_migrated;
 pub use rollup::the_user_rollup_is_kept_on_ingest_and_rebuilt_by_the_migration;
 
 pub use ingest::{

@@ -1,17 +1,19 @@
 //! The user rollup (`user_summaries`, schema 7): kept on ingest as records arrive and are
 //! replaced (a record whose user changes moves between users' rows), and rebuilt from the stored
 //! records by the migration for a repository that had none, to the same integers, energy
-//! included; from schema 6 (energy, no rollup) and from schema 5 (neither).
+//! included; from schema 6 (energy, no rollup) and from schema 5 (neither). Each step back first
+//! undoes schema 8 (`known_idle.rs`).
 
 use accelfed_accounting::repository::{Dimension, Repository, SummaryFilter, SummaryRow};
 use accelfed_accounting::wire::Outcome;
 use accelfed_schemas::gpu::GpuCount;
 use accelfed_schemas::names::Text;
 
+use super::known_idle::BACK_TO_SCHEMA_7;
 use super::{by, ingest, record, workload};
 
 /// Every row of the rollup, finest grouping.
-async fn rollup(repo: &Repository) -> Vec<SummaryRow> {
+pub(super) async fn rollup(repo: &Repository) -> Vec<SummaryRow> {
     let finest = vec![
         Dimension::Vo,
         Dimension::Site,
@@ -33,7 +35,7 @@ const BACK_TO_SCHEMA_5: &str = "ALTER TABLE records DROP COLUMN energy_wh;
      DELETE FROM schema_migrations WHERE version = 6;";
 
 /// Runs `sql` on the repository at `location`, behind the repository's back.
-async fn execute(location: &str, sql: &str) {
+pub(super) async fn execute(location: &str, sql: &str) {
     if location.contains("://") {
         let (client, connection) = tokio_postgres::connect(location, tokio_postgres::NoTls)
             .await
@@ -90,12 +92,14 @@ pub async fn the_user_rollup_is_kept_on_ingest_and_rebuilt_by_the_migration(
 
     assert!(kept.iter().any(|row| row.totals.energy_records > 0));
 
+    execute(&fixture.location, BACK_TO_SCHEMA_7).await;
     execute(&fixture.location, BACK_TO_SCHEMA_6).await;
     let reopened = Repository::open(&fixture.location).await.unwrap();
     assert_eq!(rollup(&reopened).await, kept, "from schema 6");
     drop(reopened);
 
     // From schema 5 the records carry no energy any more: the same rollup, without it.
+    execute(&fixture.location, BACK_TO_SCHEMA_7).await;
     execute(&fixture.location, BACK_TO_SCHEMA_6).await;
     execute(&fixture.location, BACK_TO_SCHEMA_5).await;
     let reopened = Repository::open(&fixture.location).await.unwrap();

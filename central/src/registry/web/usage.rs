@@ -184,10 +184,10 @@ pub fn query_escape(text: &str) -> String {
     out
 }
 
-/// Idle GPU-hours of `totals`: available minus active, over the records that report their active
-/// time; `None` when none does.
+/// Idle GPU-hours of `totals`, by the reports' one rule (available minus active where the active
+/// time is known, plus known-idle time where it is not); `None` when no record knows either.
 pub fn idle_hours(totals: &Totals) -> Option<f64> {
-    Some(totals.active_available_gpu_hours()? - totals.active_gpu_hours()?)
+    totals.idle_gpu_hours()
 }
 
 #[cfg(test)]

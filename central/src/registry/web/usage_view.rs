@@ -87,11 +87,7 @@ fn idle_table(usage: &Usage) -> Markup {
         .iter()
         .filter_map(|s| {
             let idle = idle_hours(&s.totals)?;
-            Some((
-                s.name.as_str(),
-                idle,
-                s.totals.active_available_gpu_hours()?,
-            ))
+            Some((s.name.as_str(), idle, s.totals.measured_gpu_hours()?))
         })
         .collect();
     rows.sort_by(|a, b| b.1.total_cmp(&a.1));

@@ -245,3 +245,17 @@ fn output_does_not_depend_on_input_order() {
 fn no_records_no_messages() {
     assert_eq!(render(&[]), ApelExport::default());
 }
+
+#[test]
+fn known_idle_time_and_energy_are_not_sent_apel_has_no_field_for_them() {
+    // A VM's stopped hours beside unknown running time: APEL's ActiveDuration stays absent (never
+    // a guess), and the known-idle seconds have no APEL field, so the message is the one of the
+    // same record without them.
+    let mut r = record("vm-1");
+    r.active_duration = None;
+    let plain = render(std::slice::from_ref(&r)).messages;
+    r.idle_duration = Some(18_000);
+    r.energy_wh = Some(12.5);
+    assert_eq!(render(&[r]).messages, plain);
+    assert!(!plain[0].contains("ActiveDuration"), "{}", plain[0]);
+}
