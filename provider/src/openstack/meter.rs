@@ -69,7 +69,9 @@ pub async fn meter(
 
 /// Observations cut where their servers' power state changed ([`super::states::split`]): stopped,
 /// suspended, paused and shelved stretches idle, offloaded ones not held. A server whose status says
-/// idle while its actions (read) do not say since when is reported, and its time left as it was.
+/// idle while its actions (read) do not say since when is reported, and its time left as it was. A
+/// server settled since before the window's month ([`super::settled`]) is metered from that month
+/// on, in the state its status says.
 pub fn by_state(
     observations: Vec<Observation>,
     used: &super::Used,
@@ -83,6 +85,10 @@ pub fn by_state(
     let mut out = Vec::with_capacity(observations.len());
     for observation in observations {
         let server = observation.resource.as_str();
+        if let (Some(state), Some(from)) = (used.settled.get(server), used.settled_from) {
+            out.extend(super::settled::clip(&observation, from, *state));
+            continue;
+        }
         // Servers whose actions were not read (not asked, or unreadable: warned already) say
         // nothing either way.
         let changes = used.changes.get(server).map_or(&[][..], Vec::as_slice);

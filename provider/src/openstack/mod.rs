@@ -9,7 +9,8 @@
 //! each server's GPUs and usage once, `map.rs` assembles the service, `layout.rs` groups
 //! Placement's vGPU providers (SR-IOV virtual functions included) into physical GPUs, `vgpu.rs`
 //! says what one vGPU of a type is of its GPU, `usage.rs` turns servers into GPU usage intervals and `meter.rs`
-//! those into usage observations.
+//! those into usage observations, `states.rs` cuts them at power-state changes and `settled.rs` says
+//! which servers' changes the listing already tells.
 //!
 //! This file is the entry point: one run of the provider and of the meter's listing, and the
 //! backend contract (`crate::backend`). Warnings (odd flavors, unreadable project properties) are
@@ -30,6 +31,7 @@ pub mod map;
 mod meter;
 mod pci_ids;
 mod server;
+pub mod settled;
 pub mod states;
 pub mod usage;
 mod vgpu;
@@ -86,12 +88,18 @@ pub struct Used {
     /// Per server id, its power-state changes from its instance actions ([`states`]), for the
     /// GPU servers that held GPUs since `changes_since` and whose actions Nova answered.
     pub changes: BTreeMap<String, Vec<states::Change>>,
+    /// Per server id, the state of the GPU servers settled since before `settled_from`, which were
+    /// not asked for their actions ([`settled`]).
+    pub settled: BTreeMap<String, states::State>,
+    /// The start of the window's month: a settled server is metered from there on.
+    pub settled_from: Option<DateTime<Utc>>,
 }
 
 /// The meter's read: what [`Listing::Usage`] lists (servers deleted since `changes_since`, RFC
 /// 3339, included), mapped to VM usage and installed GPUs only, and the instance actions of the
-/// GPU servers that held GPUs since then (unless `idle_from_actions = false`). A server whose
-/// actions cannot be read is a warning: its idle time stays unknown, as its GPU-hours do not
+/// GPU servers that held GPUs since then (unless `idle_from_actions = false`), all at once on the
+/// session's pool, except those settled since before the window's month ([`settled`]). A server
+/// whose actions cannot be read is a warning: its idle time stays unknown, as its GPU-hours do not
 /// depend on it.
 pub async fn usage(config: &OpenstackConfig, changes_since: &str) -> Result<Used, OpenstackError> {
     let creds = client::credentials(config)?;
@@ -111,15 +119,32 @@ pub async fn usage(config: &OpenstackConfig, changes_since: &str) -> Result<Used
         None => Ok(mapped.installed),
     };
     let since = usage::parse_time(changes_since);
-    let gpu_servers: Vec<String> = mapped
+    let settled_from = since.map(settled::month_start);
+    let mut gpu_servers = Vec::new();
+    let mut settled = BTreeMap::new();
+    let held_since = |vm: &&VmUsage| {
+        vm.gpu.count.get() > 0.0 && vm.end.is_none_or(|end| since.is_none_or(|s| end > s))
+    };
+    for vm in mapped
         .usage
         .iter()
         .filter(|_| config.idle_from_actions)
-        .filter(|vm| {
-            vm.gpu.count.get() > 0.0 && vm.end.is_none_or(|end| since.is_none_or(|s| end > s))
-        })
-        .map(|vm| vm.server_id().to_owned())
-        .collect();
+        .filter(held_since)
+    {
+        let known = settled_from.and_then(|from| settled::settled(vm.status(), vm.updated(), from));
+        match known {
+            Some(state) => {
+                settled.insert(vm.server_id().to_owned(), state);
+            }
+            None => gpu_servers.push(vm.server_id().to_owned()),
+        }
+    }
+    tracing::debug!(
+        cloud = %config.id.get_ref(),
+        asked = gpu_servers.len(),
+        settled = settled.len(),
+        "GPU servers whose instance actions are read"
+    );
     let microversion = state.compute_microversion.as_deref();
     let mut changes = BTreeMap::new();
     for (server, read) in
@@ -140,6 +165,8 @@ pub async fn usage(config: &OpenstackConfig, changes_since: &str) -> Result<Used
         installed,
         failures,
         changes,
+        settled,
+        settled_from,
     })
 }
 

@@ -62,6 +62,11 @@ impl VmUsage {
         self.server.status()
     }
 
+    /// Nova's `updated`: the server's last change (RFC 3339, whole seconds).
+    pub fn updated(&self) -> Option<&str> {
+        self.server.updated()
+    }
+
     /// Seconds this VM held its GPUs within `[from, to)`, with an open interval closed at `to`.
     pub fn seconds_within(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> i64 {
         let start = self.start.max(from);

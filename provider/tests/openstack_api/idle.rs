@@ -131,3 +131,34 @@ async fn idle_from_actions_false_asks_nova_nothing_more() {
     assert_eq!(observations.len(), 5);
     assert!(observations.iter().all(|o| o.utilisation.is_none()));
 }
+
+/// Servers unchanged since before the window's month (the recorded listing's `updated`, 22
+/// November, against a December window) are not asked: Nova's `updated` says their state has not
+/// changed since, and their status says which it is. Each is metered from the month's start on,
+/// otherwise exactly as a read without actions meters it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_settled_before_the_window_month_are_not_asked() {
+    let cloud = fake(Behaviour {
+        instance_actions: true,
+        ..Behaviour::default()
+    })
+    .await;
+    let mut setup = setup(&cloud, 5);
+    let site = SiteName::new("TEST-SITE").unwrap();
+    let (since, now) = (at("2026-12-05T00:00:00Z"), at("2026-12-10T00:00:00Z"));
+    let month = at("2026-12-01T00:00:00Z");
+    let mut settled = observe(&setup.config, &site, since, now).await.unwrap();
+    assert_eq!(cloud.count("/os-instance-actions"), 0);
+
+    setup.config.idle_from_actions = false;
+    let mut whole = observe(&setup.config, &site, since, now).await.unwrap();
+    assert_eq!(settled.len(), 5);
+    assert_eq!(whole.len(), 5);
+    for observation in &mut whole {
+        assert!(observation.start < month);
+        observation.start = month;
+    }
+    settled.sort_by(|a, b| a.resource.cmp(&b.resource));
+    whole.sort_by(|a, b| a.resource.cmp(&b.resource));
+    assert_eq!(settled, whole);
+}
