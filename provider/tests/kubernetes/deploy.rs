@@ -312,20 +312,33 @@ fn the_agent_daemonset_agrees_with_its_volumes() {
         .find(|c| c.metadata.name.as_deref() == Some(claim.as_str()))
         .expect("the agents' claim");
     let modes = shared.spec.as_ref().unwrap().access_modes.clone();
-    assert_eq!(modes, Some(vec!["ReadWriteMany".to_owned()]), "every node writes");
+    assert_eq!(
+        modes,
+        Some(vec!["ReadWriteMany".to_owned()]),
+        "every node writes"
+    );
     let env = container.env.clone().unwrap_or_default();
-    assert!(env.iter().any(|e| e.name == "NODE_NAME"
-        && e.value_from
-            .as_ref()
-            .and_then(|v| v.field_ref.as_ref())
-            .is_some_and(|f| f.field_path == "spec.nodeName")));
+    assert!(env.iter().any(|e| {
+        e.name == "NODE_NAME"
+            && e.value_from
+                .as_ref()
+                .and_then(|v| v.field_ref.as_ref())
+                .is_some_and(|f| f.field_path == "spec.nodeName")
+    }));
     let site: toml::Table = toml::from_str(&site_toml(&manifests)).unwrap();
     let documents = PathBuf::from(site["accounting"]["agents"]["documents"].as_str().unwrap());
     let meter = manifests
         .cron_jobs
         .iter()
         .flat_map(|job| {
-            let spec = job.spec.as_ref().unwrap().job_template.spec.as_ref().unwrap();
+            let spec = job
+                .spec
+                .as_ref()
+                .unwrap()
+                .job_template
+                .spec
+                .as_ref()
+                .unwrap();
             let pod = spec.template.spec.clone().unwrap();
             let containers: Vec<_> = pod
                 .init_containers
