@@ -23,6 +23,7 @@ accelfed_folders() {
     else
         install -d -o accelfed -g accelfed -m 0755 /var/lib/accelfed
         install -d -o accelfed -g accelfed -m 0750 /var/spool/accelfed
+        install -d -o accelfed -g accelfed -m 0750 /var/lib/accelfed/agents
         install -d -o accelfed -g accelfed -m 0755 /run/accelfed
     fi
 }

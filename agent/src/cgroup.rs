@@ -2,7 +2,9 @@
 //!
 //! The layouts read (cgroup v1 lines `N:controllers:/path`, v2 the one line `0::/path`):
 //! * Slurm: `/slurm/uid_<uid>/job_<id>/step_<n>` (v1) and
-//!   `/system.slice/slurmstepd.scope/job_<id>/step_<n>/...` (v2): the component `job_<digits>`;
+//!   `/system.slice/slurmstepd.scope/job_<id>/step_<n>/...` (v2): the component `job_<digits>`,
+//!   the job's own id (sacct's JobIDRaw): for an array task (`1230_4`) or a heterogeneous
+//!   component (`1240+1`) not the printed one; the meter matches both (`holders_of`);
 //! * Kubernetes, cgroupfs driver: `/kubepods/<qos>/pod<uid>/<container>`;
 //!   systemd driver: `/kubepods.slice/kubepods-<qos>.slice/kubepods-<qos>-pod<uid with _>.slice/...`
 //!   (the UID's dashes become underscores in systemd unit names).

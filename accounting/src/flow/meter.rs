@@ -137,22 +137,7 @@ pub async fn meter_site(plan: &MeterPlan<'_>) -> MeterReport {
     let agents = plan
         .agents
         .as_ref()
-        .map(|folder| match super::agents::read_folder(folder) {
-            Ok((usage, documents, refused)) => {
-                let (filled, matched) = usage.apply(std::mem::take(&mut observations), plan.now);
-                observations = filled;
-                AgentsRead::Read {
-                    folder: folder.clone(),
-                    documents,
-                    matched,
-                    refused,
-                }
-            }
-            Err(problem) => {
-                observations.clear();
-                AgentsRead::Unread(problem)
-            }
-        });
+        .map(|folder| super::agents::fill(plan, folder, &mut observations));
     let mut installed = Installed::from_accelerators(&observed.installed);
     for uncounted in &observed.uncounted {
         for model in &uncounted.models {

@@ -5,9 +5,10 @@
 //! The agents' JSON documents (`/v1/state`, format version 1; see the agent's `render` module)
 //! carry per holder and place (a GPU, a MIG instance, a vGPU) the held, idle and energy counters
 //! of each calendar month. A holder's months are summed over its places. An observation is matched
-//! to a holder by its resource: a job's `<cluster>:<jobid>` to the Slurm job id after the last
-//! `:`, a pod's `<cluster>/<namespace>/<uid>` to the pod UID after the last `/`, a VM's UUID to
-//! the VM (libvirt domain UUID = Nova server id).
+//! to a holder by its resource ([`holders_of`]): a job's `<cluster>:<jobid>` to the Slurm job id
+//! after the last `:` and to its own job id where that differs (an array task, a heterogeneous
+//! component), a pod's `<cluster>/<namespace>/<uid>` to the pod UID after the last `/`, a VM's
+//! UUID to the VM (libvirt domain UUID = Nova server id).
 //!
 //! A matched observation is cut into one observation per month, each with that month's figures:
 //! * ActiveDuration is held minus idle: the month's seconds less the mean idle seconds of the
@@ -19,7 +20,7 @@
 //! A month no agent knows keeps what the backend gave (its utilisation, or none), and a holder no
 //! agent knows is left as it was: nothing is guessed.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
@@ -31,18 +32,45 @@ use super::split::split_months;
 /// The agent document format this meter reads.
 const FORMAT_VERSION: u64 = 1;
 
-/// The counters of one holder summed over its places, per month (`2026-01`).
+/// One holder's counters per place (GPU, MIG or vGPU UUID) and month (`2026-01`).
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Holding {
-    places: BTreeSet<String>,
-    months: BTreeMap<String, MonthCounters>,
+    places: BTreeMap<String, BTreeMap<String, MonthCounters>>,
 }
 
+impl Holding {
+    /// The months summed over the places.
+    fn months(&self) -> BTreeMap<&str, MonthCounters> {
+        let mut months: BTreeMap<&str, MonthCounters> = BTreeMap::new();
+        for counters in self.places.values() {
+            for (month, place) in counters {
+                let sum = months.entry(month.as_str()).or_default();
+                sum.held_seconds += place.held_seconds;
+                sum.idle_seconds += place.idle_seconds;
+                sum.energy_joules += place.energy_joules;
+            }
+        }
+        months
+    }
+}
+
+/// The counters an agent gave for one holder, place and month.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
-struct MonthCounters {
-    held_seconds: f64,
-    idle_seconds: f64,
-    energy_joules: f64,
+pub struct MonthCounters {
+    pub held_seconds: f64,
+    pub idle_seconds: f64,
+    pub energy_joules: f64,
+}
+
+/// One row of what the agents measured: a holder (`kind`, `id`) on one place in one month. The
+/// spool keeps the last of these the meter used (`spool/agent_figures.rs`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentFigure {
+    pub kind: String,
+    pub id: String,
+    pub place: String,
+    pub month: String,
+    pub counters: MonthCounters,
 }
 
 #[derive(Deserialize)]
@@ -80,11 +108,7 @@ impl AgentUsage {
         }
         let count = document.holders.len();
         for holder in document.holders {
-            let holding = self.holders.entry((holder.kind, holder.id)).or_default();
-            if !holding.places.insert(holder.place) {
-                continue;
-            }
-            for (month, counters) in holder.months {
+            for (month, counters) in &holder.months {
                 if ![
                     counters.held_seconds,
                     counters.idle_seconds,
@@ -95,13 +119,38 @@ impl AgentUsage {
                 {
                     return Err(format!("month {month}: counters must be non-negative"));
                 }
-                let sum = holding.months.entry(month).or_default();
-                sum.held_seconds += counters.held_seconds;
-                sum.idle_seconds += counters.idle_seconds;
-                sum.energy_joules += counters.energy_joules;
             }
+            let holding = self.holders.entry((holder.kind, holder.id)).or_default();
+            holding.places.entry(holder.place).or_insert(holder.months);
         }
         Ok(count)
+    }
+
+    /// Adds one figure (one remembered by the spool), replacing one of the same holder, place and
+    /// month.
+    pub fn add_figure(&mut self, figure: AgentFigure) {
+        self.holders
+            .entry((figure.kind, figure.id))
+            .or_default()
+            .places
+            .entry(figure.place)
+            .or_default()
+            .insert(figure.month, figure.counters);
+    }
+
+    /// Every holder, place and month the documents gave.
+    pub fn figures(&self) -> impl Iterator<Item = AgentFigure> + '_ {
+        self.holders.iter().flat_map(|((kind, id), holding)| {
+            holding.places.iter().flat_map(move |(place, months)| {
+                months.iter().map(move |(month, counters)| AgentFigure {
+                    kind: kind.clone(),
+                    id: id.clone(),
+                    place: place.clone(),
+                    month: month.clone(),
+                    counters: *counters,
+                })
+            })
+        })
     }
 
     /// Whether no agent named any holder.
@@ -119,30 +168,53 @@ impl AgentUsage {
         let mut matched = 0;
         let mut out = Vec::with_capacity(observations.len());
         for observation in observations {
-            let holding = holder_of(&observation).and_then(|key| self.holders.get(&key));
-            match holding {
-                Some(holding) if !holding.months.is_empty() => {
-                    matched += 1;
-                    out.extend(per_month(&observation, holding, now));
+            // The holder under every id it may be known by: an agent that reported the printed
+            // id and one that reported the raw id hold different places of the same job.
+            let mut holding = Holding::default();
+            for key in holders_of(&observation) {
+                if let Some(found) = self.holders.get(&key) {
+                    for (place, months) in &found.places {
+                        holding
+                            .places
+                            .entry(place.clone())
+                            .or_insert_with(|| months.clone());
+                    }
                 }
-                _ => out.push(observation),
+            }
+            if holding.places.values().any(|months| !months.is_empty()) {
+                matched += 1;
+                out.extend(per_month(&observation, &holding, now));
+            } else {
+                out.push(observation);
             }
         }
         (out, matched)
     }
 }
 
-/// The agent holder (kind, id) an observation stands for (see the module documentation): also
-/// how `accelfed idle --config` finds the VO and user of an idle holder.
-pub fn holder_of(observation: &Observation) -> Option<(String, String)> {
+/// The agent holders (kind, id) an observation may stand for (see the module documentation):
+/// also how `accelfed idle --config` finds the VO and user of an idle holder. A Slurm job is
+/// known to its node's agent by the id its cgroup names, `job_<JobIDRaw>`: for an array task
+/// (`1230_4`) or a heterogeneous component (`1240+1`) that is its own job id
+/// ([`Observation::agent_id`]), not the printed one; both are looked up. Without the raw id (a
+/// manual usage line), a component `+0` is known by its leader's id, which is its own.
+pub fn holders_of(observation: &Observation) -> Vec<(String, String)> {
     let resource = observation.resource.as_str();
-    let after = |separator: char| resource.rsplit(separator).next().map(str::to_owned);
+    let after = |separator: char| resource.rsplit(separator).next().unwrap_or(resource);
+    let key = |kind: &str, id: &str| (kind.to_owned(), id.to_owned());
     match observation.record_type {
-        RecordType::Job => Some(("slurm_job".to_owned(), after(':')?)),
-        RecordType::Cloud if resource.contains('/') => {
-            Some(("kubernetes_pod".to_owned(), after('/')?))
+        RecordType::Job => {
+            let printed = after(':');
+            let mut keys = vec![key("slurm_job", printed)];
+            match (&observation.agent_id, printed.strip_suffix("+0")) {
+                (Some(raw), _) if raw != printed => keys.push(key("slurm_job", raw)),
+                (None, Some(leader)) => keys.push(key("slurm_job", leader)),
+                _ => {}
+            }
+            keys
         }
-        RecordType::Cloud => Some(("vm".to_owned(), resource.to_owned())),
+        RecordType::Cloud if resource.contains('/') => vec![key("kubernetes_pod", after('/'))],
+        RecordType::Cloud => vec![key("vm", resource)],
     }
 }
 
@@ -151,6 +223,7 @@ fn per_month(observation: &Observation, holding: &Holding, now: DateTime<Utc>) -
     let pieces = split_months(observation.start, observation.end, now);
     let total_seconds: u64 = pieces.iter().map(|piece| piece.seconds).sum();
     let places = holding.places.len().max(1) as f64;
+    let months = holding.months();
     pieces
         .into_iter()
         .map(|piece| {
@@ -158,7 +231,7 @@ fn per_month(observation: &Observation, holding: &Holding, now: DateTime<Utc>) -
             month.start = piece.first_seen;
             month.end = Some(piece.last_seen);
             let seconds = piece.seconds as f64;
-            match holding.months.get(&piece.month.to_string()) {
+            match months.get(piece.month.to_string().as_str()) {
                 Some(counters) => {
                     let idle = (counters.idle_seconds / places).round().min(seconds);
                     month.utilisation = Some((seconds - idle) / seconds);
@@ -247,6 +320,53 @@ mod tests {
                 (86_400, Some(0), Some(2000.0)),
                 (86_400, Some(64_800), Some(2000.0))
             ]
+        );
+    }
+
+    /// Shaped as the recorded sacct data (`provider/tests/fixtures/slurm/v0.0.40/sacct.json`):
+    /// array task 100_3 is job 104, heterogeneous components 105+0 and 105+1 are jobs 105 and 106;
+    /// the node agents name them from their cgroups (`job_104`, `job_105`, `job_106`).
+    #[test]
+    fn array_tasks_and_het_components_match_by_either_id() {
+        let month = json!({"held_seconds": 86_400.0, "idle_seconds": 43_200.0,
+                           "energy_joules": 360_000.0});
+        let holder = |id: &str, place: &str| json!({"kind": "slurm_job", "id": id, "place": place, "months": {"2026-02": month}});
+        let document = json!({"format_version": 1, "holders": [
+            holder("104", "GPU-a"), holder("105", "GPU-b"), holder("106", "GPU-c"),
+            holder("107_2", "GPU-d"),
+        ]});
+        let mut agents = AgentUsage::default();
+        agents
+            .add_document(document.to_string().as_bytes())
+            .unwrap();
+        let with_raw = |printed: &str, raw: Option<&str>| {
+            let mut observation = job(printed);
+            observation.start = at(2, 1);
+            observation.end = Some(at(2, 2));
+            observation.agent_id = raw.map(str::to_owned);
+            observation
+        };
+        let observations = vec![
+            with_raw("gpucluster:100_3", Some("104")),
+            with_raw("gpucluster:105+0", Some("105")),
+            with_raw("gpucluster:105+1", Some("106")),
+            // A manual line has no raw id: a `+0` component is its leader's job.
+            with_raw("gpucluster:105+0", None),
+            // An agent that names the printed id is matched too.
+            with_raw("gpucluster:107_2", Some("109")),
+            // The array's own id is some other task's: never matched without the raw id.
+            with_raw("gpucluster:104_0", None),
+        ];
+        let (filled, matched) = agents.apply(observations, at(3, 1));
+        assert_eq!(matched, 5);
+        let figures: Vec<_> = filled
+            .iter()
+            .map(|o| (o.utilisation, o.energy_wh))
+            .collect();
+        let known = (Some(0.5), Some(100.0));
+        assert_eq!(
+            figures,
+            [known, known, known, known, known, (Some(0.9), None)]
         );
     }
 

@@ -228,6 +228,7 @@ fn parse_line(text: &str, site: &SiteName) -> Result<Observation, (usize, String
         benchmark: None,
         utilisation: line.utilisation,
         energy_wh: line.energy_wh,
+        agent_id: None,
         start: line.start,
         end: line.end,
     })

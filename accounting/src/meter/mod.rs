@@ -17,7 +17,7 @@ mod split;
 #[cfg(test)]
 mod tests;
 
-pub use agents::{AgentUsage, holder_of};
+pub use agents::{AgentFigure, AgentUsage, MonthCounters, holders_of};
 pub use capacity::{Installed, Overrun, check_capacity};
 pub use error::MeterError;
 pub use manual::{ManualError, ManualUsage, parse_manual, parse_manual_bytes, read_manual};

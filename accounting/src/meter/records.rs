@@ -114,6 +114,7 @@ mod tests {
             benchmark: None,
             utilisation: Some(0.5),
             energy_wh: None,
+            agent_id: None,
             start,
             end,
         }

@@ -6,6 +6,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+mod agent_figures;
 mod changes;
 mod error;
 mod held;

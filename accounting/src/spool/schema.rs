@@ -25,6 +25,10 @@
 //! its `released_version` is NULL the record has no outbox row and the APEL export skips it; an
 //! operator's release sets it to the version released (`held.rs`).
 //!
+//! `agent_figures` (since version 5) keeps per node-agent holder, place and month the last figures
+//! the meter used, so a node whose agent document is missing on a run keeps its holders'
+//! ActiveDuration and energy (`agent_figures.rs`).
+//!
 //! Migrations only ever append to [`MIGRATIONS`]; each runs in the transaction that bumps
 //! `user_version`, so a crash leaves the spool at the old or the new version, never between.
 
@@ -65,6 +69,17 @@ pub(super) const MIGRATIONS: &[&str] = &[
          held_at          TEXT    NOT NULL,
          released_version INTEGER
      );",
+    // 5: the last node agents' figures the meter used (see `agent_figures.rs`).
+    "CREATE TABLE agent_figures (
+         kind          TEXT NOT NULL,
+         id            TEXT NOT NULL,
+         place         TEXT NOT NULL,
+         month         TEXT NOT NULL,
+         held_seconds  REAL NOT NULL,
+         idle_seconds  REAL NOT NULL,
+         energy_joules REAL NOT NULL,
+         PRIMARY KEY (kind, id, place, month)
+     ) WITHOUT ROWID;",
 ];
 
 /// The schema version this build writes.

@@ -101,3 +101,48 @@ async fn a_folder_that_cannot_be_listed_meters_nothing() {
     let written = report.written.as_ref().unwrap();
     assert_eq!(written.summary.inserted, 0, "nothing written");
 }
+
+/// Node 2 (GPU-b) is down when the meter runs again: job 77 keeps what node 2's agent measured,
+/// so its records do not change.
+#[tokio::test]
+async fn a_node_whose_document_is_missing_keeps_its_last_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let agents = dir.path().join("agents");
+    std::fs::create_dir(&agents).unwrap();
+    let document: serde_json::Value = serde_json::from_str(DOCUMENT).unwrap();
+    for (node, holder) in ["node-1.json", "node-2.json"]
+        .iter()
+        .zip(document["holders"].as_array().unwrap())
+    {
+        let one = serde_json::json!({"format_version": 1, "holders": [holder]});
+        std::fs::write(agents.join(node), one.to_string()).unwrap();
+    }
+    let first = run(dir.path(), agents.clone()).await;
+    assert!(first.written.is_ok(), "{first:?}");
+    std::fs::remove_file(agents.join("node-2.json")).unwrap();
+    let second = run(dir.path(), agents).await;
+    let Some(AgentsRead::Read {
+        documents, kept, ..
+    }) = &second.agents
+    else {
+        panic!("{:?}", second.agents);
+    };
+    assert_eq!((*documents, *kept), (1, 1), "GPU-b from the spool");
+    let summary = second.written.as_ref().unwrap().summary;
+    assert_eq!(
+        (summary.inserted, summary.updated, summary.reopened),
+        (0, 0, 0)
+    );
+    let records = Spool::open(dir.path().join("spool.sqlite"))
+        .unwrap()
+        .records_since(Month::new(2026, 4).unwrap())
+        .unwrap();
+    let job = records
+        .iter()
+        .find(|r| r.associated_record.as_str() == "hpc:77")
+        .unwrap();
+    assert_eq!(
+        (job.active_duration, job.energy_wh),
+        (Some(7 * 86_400), Some(20_000.0))
+    );
+}

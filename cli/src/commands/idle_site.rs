@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use accelfed_accounting::flow::agents::{documents_in, read_document};
-use accelfed_accounting::meter::{holder_of, read_manual};
+use accelfed_accounting::meter::{holders_of, read_manual};
 use accelfed_agent::idle_list::idle_now;
 use accelfed_schemas::usage::Observation;
 use chrono::{Duration, Utc};
@@ -121,8 +121,10 @@ pub fn run(args: &IdleArgs, config_path: &Path) -> Outcome {
         }
     }
     for observation in observations.iter().filter(|o| o.end.is_none()) {
-        if let Some(holding) = holder_of(observation).and_then(|key| holdings.get_mut(&key)) {
-            describe(holding, observation);
+        for key in holders_of(observation) {
+            if let Some(holding) = holdings.get_mut(&key) {
+                describe(holding, observation);
+            }
         }
     }
     let mut rows: Vec<IdleHolding> = holdings

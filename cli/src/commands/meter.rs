@@ -161,6 +161,7 @@ fn log(report: &MeterReport) {
             documents,
             matched,
             refused,
+            kept,
         }) => {
             for problem in refused {
                 tracing::error!("agent document not used: {problem}");
@@ -170,6 +171,7 @@ fn log(report: &MeterReport) {
                 documents,
                 matched,
                 refused = refused.len(),
+                kept,
                 "read the node agents' documents"
             );
         }

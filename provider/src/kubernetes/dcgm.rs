@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | GPU utilisation | `DCGM_FI_DEV_GPU_UTIL`, percent | `DCGM_FI_DEV_GPU_UTIL_RATIO`, 0-1 |
 //! | graphics engine activity | `DCGM_FI_PROF_GR_ENGINE_ACTIVE`, 0-1 | `DCGM_FI_PROF_GR_ENGINE_UTIL_RATIO`, 0-1 |
-//! | energy since driver load | `DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION`, mJ | `DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION_JOULES`, J |
+//! | energy since driver load | `DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION`, mJ | `DCGM_FI_DEV_GPU_ENERGY_JOULES_TOTAL`, J |
 //!
 //! Series carry the labels `pod` and `namespace` (or `exported_pod`/`exported_namespace` when the
 //! scrape renamed them), the node as `Hostname` or `hostname`, the device `UUID`, and under MIG
@@ -61,7 +61,7 @@ impl Metric {
             (Self::GrEngineActive, Scheme::Legacy) => "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
             (Self::GrEngineActive, Scheme::Renamed) => "DCGM_FI_PROF_GR_ENGINE_UTIL_RATIO",
             (Self::Energy, Scheme::Legacy) => "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
-            (Self::Energy, Scheme::Renamed) => "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION_JOULES",
+            (Self::Energy, Scheme::Renamed) => "DCGM_FI_DEV_GPU_ENERGY_JOULES_TOTAL",
         }
     }
 

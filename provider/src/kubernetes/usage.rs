@@ -122,6 +122,7 @@ pub fn observations(
                 benchmark: None,
                 utilisation: busy,
                 energy_wh: energy.map(|wh| wh * *devices as f64 / devices_held.max(1) as f64),
+                agent_id: None,
                 start,
                 end: pod.end,
             });

@@ -188,6 +188,7 @@ pub fn observations(
             benchmark: None,
             utilisation: None,
             energy_wh: None,
+            agent_id: None,
             start: vm.start,
             end: vm.end,
         });

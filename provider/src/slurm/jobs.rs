@@ -23,6 +23,9 @@ pub struct SlurmJob {
     pub cluster: String,
     /// As Slurm prints it: `1234`, `1230_4` (array task), `1240+1` (heterogeneous component).
     pub job_id: String,
+    /// The job's own id (sacct's JobIDRaw, the JSON's `job_id`): an array task's or a
+    /// heterogeneous component's differs from the printed one, and names its cgroup (`job_<id>`).
+    pub raw_id: String,
     pub account: String,
     pub user: String,
     pub partition: String,
@@ -315,6 +318,7 @@ impl RawJob {
             .iter()
             .any(|request| request.0),
             cluster: self.cluster,
+            raw_id: self.job_id.as_u64().unwrap_or(0).to_string(),
             job_id,
             account: self.account,
             user: self.user,

@@ -167,6 +167,7 @@ mod tests {
         SlurmJob {
             cluster: "hpc".into(),
             job_id: id.into(),
+            raw_id: id.into(),
             account: String::new(),
             user: String::new(),
             partition: String::new(),

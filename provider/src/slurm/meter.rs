@@ -244,6 +244,7 @@ pub fn observation(
         benchmark: None,
         utilisation,
         energy_wh: None,
+        agent_id: (job.raw_id != job.job_id && job.raw_id != "0").then(|| job.raw_id.clone()),
         start: charged_start(job, start),
         end: job.end,
     }))

@@ -98,6 +98,44 @@ fn recorded_jobs_with_gpu_tres_are_not_named() {
     assert_eq!(lost.warning(), None);
 }
 
+/// sacct prints an array task `<array job>_<task>` and a heterogeneous component
+/// `<leader>+<offset>`, but each has its own job id (JobIDRaw), the one its cgroup `job_<id>` names
+/// and a node agent reports: the observation carries it beside the printed resource.
+#[test]
+fn array_tasks_and_het_components_carry_their_own_job_id() {
+    let site = SiteName::new("TEST").unwrap();
+    let config = config("");
+    let (mut seen, mut raw) = (Vec::new(), Vec::new());
+    read_jobs(&fixture("v0.0.40/sacct.json")[..], &mut |job| {
+        let Ok(job) = job else { return };
+        raw.push((job.job_id.clone(), job.raw_id.clone()));
+        if let Ok(Some(observed)) = observation(&config, &site, &job) {
+            seen.push((observed.resource.to_string(), observed.agent_id));
+        }
+    })
+    .unwrap();
+    for expected in [
+        ("gpucluster:100_3", Some("104")),
+        ("gpucluster:105+0", Some("105")),
+        ("gpucluster:101", None),
+    ] {
+        let expected = (expected.0.to_owned(), expected.1.map(str::to_owned));
+        assert!(seen.contains(&expected), "{expected:?} in {seen:?}");
+    }
+    // The second component holds no GPU, but is its own job all the same.
+    assert!(
+        raw.contains(&("105+1".to_owned(), "106".to_owned())),
+        "{raw:?}"
+    );
+    // Slurm 22.05 (recorded): the array's last task keeps the array's own id, 3_1 is job 3.
+    let raw: Vec<_> = jobs("v0.0.38/sacct.json")
+        .into_iter()
+        .map(|job| (job.job_id, job.raw_id))
+        .collect();
+    assert!(raw.contains(&("3_1".to_owned(), "3".to_owned())), "{raw:?}");
+    assert!(raw.contains(&("3_0".to_owned(), "4".to_owned())), "{raw:?}");
+}
+
 fn mig_inventory() -> Inventory {
     let nodes = parse_nodes(&fixture("mig-node/nodes.json")).unwrap();
     assert!(nodes.problems.is_empty(), "{:?}", nodes.problems);

@@ -288,6 +288,79 @@ fn the_agent_daemonset_agrees_with_its_volumes() {
         "the state file is on a mounted volume"
     );
     assert!(mounted(&flag("--proc-root")), "the host's /proc is mounted");
+    // --publish writes into the folder the meter reads: the same claim, mounted where the site
+    // file's [accounting.agents] documents says, one file per node.
+    let publish = PathBuf::from(flag("--publish"));
+    assert_eq!(
+        publish.file_name().and_then(|n| n.to_str()),
+        Some("$(NODE_NAME).json")
+    );
+    let folder = publish.parent().unwrap();
+    let claim_at = |pod: &k8s_openapi::api::core::v1::PodSpec,
+                    mounts: &[k8s_openapi::api::core::v1::VolumeMount]| {
+        mounts.iter().find_map(|m| {
+            let volume = pod.volumes.iter().flatten().find(|v| v.name == m.name)?;
+            let claim = volume.persistent_volume_claim.as_ref()?;
+            Some((claim.claim_name.clone(), PathBuf::from(&m.mount_path)))
+        })
+    };
+    let (claim, at) = claim_at(pod, &mounts).expect("--publish on a claimed volume");
+    assert_eq!(at, folder);
+    let shared = manifests
+        .claims
+        .iter()
+        .find(|c| c.metadata.name.as_deref() == Some(claim.as_str()))
+        .expect("the agents' claim");
+    let modes = shared.spec.as_ref().unwrap().access_modes.clone();
+    assert_eq!(
+        modes,
+        Some(vec!["ReadWriteMany".to_owned()]),
+        "every node writes"
+    );
+    let env = container.env.clone().unwrap_or_default();
+    assert!(env.iter().any(|e| {
+        e.name == "NODE_NAME"
+            && e.value_from
+                .as_ref()
+                .and_then(|v| v.field_ref.as_ref())
+                .is_some_and(|f| f.field_path == "spec.nodeName")
+    }));
+    let site: toml::Table = toml::from_str(&site_toml(&manifests)).unwrap();
+    let documents = PathBuf::from(site["accounting"]["agents"]["documents"].as_str().unwrap());
+    let meter = manifests
+        .cron_jobs
+        .iter()
+        .flat_map(|job| {
+            let spec = job
+                .spec
+                .as_ref()
+                .unwrap()
+                .job_template
+                .spec
+                .as_ref()
+                .unwrap();
+            let pod = spec.template.spec.clone().unwrap();
+            let containers: Vec<_> = pod
+                .init_containers
+                .iter()
+                .flatten()
+                .chain(&pod.containers)
+                .filter(|c| c.args.as_ref().is_some_and(|a| a[0] == "meter"))
+                .cloned()
+                .collect();
+            containers.into_iter().map(move |c| (pod.clone(), c))
+        })
+        .next()
+        .expect("a CronJob running meter");
+    let meter_mounts = meter.1.volume_mounts.clone().unwrap_or_default();
+    let meter_claims: Vec<_> = meter_mounts
+        .iter()
+        .filter_map(|m| claim_at(&meter.0, std::slice::from_ref(m)))
+        .collect();
+    assert!(
+        meter_claims.contains(&(claim.clone(), documents)),
+        "the meter reads the agents' folder: {meter_claims:?}"
+    );
     let security = container
         .security_context
         .as_ref()

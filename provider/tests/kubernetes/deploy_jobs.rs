@@ -131,9 +131,11 @@ fn each_step_mounts_the_config_and_only_the_secrets_and_volumes_it_needs() {
             .all(|key| key.ends_with(".pem")),
         "ca = a folder of *.pem"
     );
-    let [claim] = manifests.claims.as_slice() else {
-        panic!("one PersistentVolumeClaim")
-    };
+    let claim = manifests
+        .claims
+        .iter()
+        .find(|claim| claim.metadata.name.as_deref() == Some("accelfed-spool"))
+        .expect("the spool's PersistentVolumeClaim accelfed-spool (spool.yaml)");
     let claim_name = claim.metadata.name.clone().unwrap();
     let read_write_once = claim
         .spec

@@ -40,6 +40,10 @@ pub struct Observation {
     /// Energy the observation's GPUs used over its interval, in watt-hours, where a source
     /// measures it (the node agent's energy counter, DCGM's); `None` elsewhere.
     pub energy_wh: Option<f64>,
+    /// The id a node agent knows this holder by where it is not the one in `resource`: a Slurm
+    /// array task's or heterogeneous job component's own job id (JobIDRaw; `resource` has the
+    /// printed `1230_4` or `1240+1`), which is what its cgroup `job_<id>` names. `None` elsewhere.
+    pub agent_id: Option<String>,
     pub start: DateTime<Utc>,
     /// `None` while the resource still holds its GPUs: metered up to the meter's `now`.
     pub end: Option<DateTime<Utc>>,

@@ -51,6 +51,7 @@ pub(super) fn held(
         benchmark: None,
         utilisation: None,
         energy_wh: None,
+        agent_id: None,
         start,
         end: Some(end),
     }
