@@ -164,6 +164,15 @@ const MIGRATIONS: &[(i64, &str)] = &[
          ) AS counted
          GROUP BY site, vo, model, period, global_user_name;",
     ),
+    // 8: the report generation per site, bumped by every ingest commit, which the central
+    // service's report answer cache reads before each report (`repository/generation.rs`).
+    (
+        8,
+        "CREATE TABLE report_generations (
+             site       text   NOT NULL PRIMARY KEY,
+             generation bigint NOT NULL
+         );",
+    ),
 ];
 
 /// The repository's migrations, for the store layer's one runner ([`crate::database::migrate`]).

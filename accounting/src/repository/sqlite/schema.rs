@@ -159,6 +159,15 @@ const MIGRATIONS: &[(i64, &str)] = &[
          )
          GROUP BY site, vo, model, period, global_user_name;",
     ),
+    // Schema 8: the report generation per site, bumped by every ingest commit, which the central
+    // service's report answer cache reads before each report (`repository/generation.rs`).
+    (
+        8,
+        "CREATE TABLE report_generations (
+             site       TEXT    NOT NULL PRIMARY KEY,
+             generation INTEGER NOT NULL
+         ) WITHOUT ROWID;",
+    ),
 ];
 
 /// The repository's migrations, for the store layer's one runner ([`crate::database::migrate`]).
