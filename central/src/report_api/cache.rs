@@ -168,12 +168,14 @@ impl AnswerCache {
         }
     }
 
-    /// The bytes held now (for tests and metrics).
+    /// The bytes held now.
+    #[cfg(test)]
     pub fn bytes(&self) -> usize {
         self.inner().bytes
     }
 
     /// The answers held now.
+    #[cfg(test)]
     pub fn entries(&self) -> usize {
         self.inner().entries.len()
     }
