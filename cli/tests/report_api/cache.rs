@@ -53,7 +53,7 @@ async fn ship(dir: &Path, pki: &Pki, port: u16, name: &str, n: usize) {
     let report = ship_once(&mut spool, port, &pki.ca_pem, SITE_A_TOKEN)
         .await
         .unwrap();
-    assert_eq!(report.acknowledged, n as u64, "{report:?}");
+    assert_eq!(report.acknowledged, n, "{report:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
