@@ -224,6 +224,9 @@ pub async fn run_checked(
                     .map(|access| crate::report_api::ReportState {
                         repository: repository.clone(),
                         access,
+                        cache: Arc::new(crate::report_api::cache::AnswerCache::new(
+                            config.database.report_cache_mib.saturating_mul(1 << 20),
+                        )),
                     }),
                 config.document_limits(),
             )

@@ -171,6 +171,16 @@ impl Repository {
         }
     }
 
+    /// A number that grows with every commit that changes what reports read, on this instance or
+    /// any other on the same database: an answer computed after reading generation `g` stays
+    /// right while the generation is still `g` (see `generation.rs`). Read it before the report.
+    pub async fn report_generation(&self) -> Result<i64, RepositoryError> {
+        match self {
+            Self::Sqlite(r) => r.report_generation().await,
+            Self::Postgres(r) => r.report_generation().await,
+        }
+    }
+
     /// Every (site, model, month) under `filter` whose GPU-hours exceed the GPUs its site reported
     /// installed x the month's hours (see [`super::capacity`]).
     pub async fn capacity_check(

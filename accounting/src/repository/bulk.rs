@@ -70,6 +70,9 @@ impl SqliteFloor {
                 }
             }
             sqlite_ingest::apply_deltas(&tx, &deltas).map_err(fail)?;
+            // The summaries changed: so does the report generation (`super::generation`).
+            tx.execute(super::generation::SQLITE_BUMP, [""])
+                .map_err(fail)?;
             tx.commit().map_err(fail)?;
             loaded += rows.len() as u64;
         }

@@ -164,6 +164,8 @@ impl PostgresFloor {
                 deltas,
             )
             .await?;
+            // The summaries changed: so does the report generation (`super::generation`).
+            tx.execute(super::generation::POSTGRES_BUMP, &[&""]).await?;
             tx.commit().await
         }
         .await;

@@ -8,6 +8,7 @@ mod capacity;
 pub mod contacts;
 mod error;
 pub mod floor;
+mod generation;
 pub mod listing;
 mod period;
 mod plan;

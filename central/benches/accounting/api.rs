@@ -119,7 +119,12 @@ fn jwks(key: &rcgen::KeyPair) -> String {
 
 /// central.toml in `dir` for the repository at `location`. The load comes from one address
 /// standing for many readers, so the per-address connection cap is the port's.
-fn configuration(dir: &Path, pki: &accelfed_tests::pki::Pki, location: &str) -> std::path::PathBuf {
+fn configuration(
+    dir: &Path,
+    pki: &accelfed_tests::pki::Pki,
+    location: &str,
+    cache_mib: usize,
+) -> std::path::PathBuf {
     let write = |name: &str, text: &str| std::fs::write(dir.join(name), text).expect(name);
     write("cert.pem", &pki.cert_pem);
     write("key.pem", &pki.key_pem);
@@ -132,7 +137,7 @@ fn configuration(dir: &Path, pki: &accelfed_tests::pki::Pki, location: &str) -> 
         "[listen]\ngrpc = \"127.0.0.1:0\"\nhttps = \"127.0.0.1:0\"\n\
          [listen.limits]\nmax_connections_per_address = 1024\nmax_connections_per_network = 1024\n\
          [tls]\ncertificate = \"cert.pem\"\nkey = \"key.pem\"\n\
-         [database]\n{database}\n\
+         [database]\n{database}\nreport_cache_mib = {cache_mib}\n\
          [access]\n[access.oidc]\nissuer = \"{ISSUER}\"\naudience = \"{AUDIENCE}\"\n\
          jwks_file = \"jwks.json\"\n\
          [[access.roles]]\nentitlement = \"{MANAGER}\"\nrole = \"vo-manager\"\n"
@@ -196,8 +201,12 @@ pub async fn run(settings: &Settings, backend: Backend) {
     let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).expect("a key");
     std::fs::write(dir.path().join("jwks.json"), jwks(&key)).expect("jwks.json");
     let tokens: Vec<String> = (0..VOS).map(|k| token(&key, &vo_name(k))).collect();
-    let server =
-        accelfed_tests::central::Server::start(&configuration(dir.path(), &pki, &location));
+    let server = accelfed_tests::central::Server::start(&configuration(
+        dir.path(),
+        &pki,
+        &location,
+        settings.api_cache_mib,
+    ));
     let base = format!(
         "https://localhost:{}",
         server.https.expect("the HTTPS listener").port()
@@ -221,8 +230,9 @@ pub async fn run(settings: &Settings, backend: Backend) {
     let samples = drive(&client, &base, &asks, rate, seconds).await;
     println!(
         "{backend}: report API over {n} records ({VOS} VOs x {USERS_PER_VO} users, {} months), \
-         {rate}/s for {seconds} s: {}",
+         answer cache {} MiB, {rate}/s for {seconds} s: {}",
         periods().len(),
+        settings.api_cache_mib,
         line(&samples)
     );
     let mut kinds: BTreeMap<&str, Vec<Sample>> = BTreeMap::new();

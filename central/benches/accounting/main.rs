@@ -21,6 +21,8 @@
 //!   between runs: `target/tmp/bench-report-api/`, PostgreSQL `accelfed_bench_report_api_*`);
 //! * `ACCELFED_BENCH_API_RATE` [200]: report API requests a second;
 //! * `ACCELFED_BENCH_API_SECONDS` [60]: how long the load runs;
+//! * `ACCELFED_BENCH_API_CACHE_MIB` [64]: the service's report answer cache (`[database]
+//!   report_cache_mib`); 0 measures every report cold;
 //! * `ACCELFED_BENCH_ROUNDS` [3]: rounds of floor then ingest; the median ratio is the figure;
 //! * `ACCELFED_BENCH_POSTGRES` [postgres://postgres@127.0.0.1:5432]: the server; each run makes its
 //!   own databases there and drops them. SQLite files go under `target/`.
@@ -79,6 +81,7 @@ pub struct Settings {
     api_records: usize,
     api_rate: f64,
     api_seconds: f64,
+    api_cache_mib: usize,
 }
 
 fn number(name: &str, default: usize) -> usize {
@@ -134,6 +137,7 @@ fn settings() -> Settings {
         api_records: number("ACCELFED_BENCH_API_RECORDS", 10_000_000).max(1),
         api_rate: number("ACCELFED_BENCH_API_RATE", 200).max(1) as f64,
         api_seconds: number("ACCELFED_BENCH_API_SECONDS", 60).max(1) as f64,
+        api_cache_mib: number("ACCELFED_BENCH_API_CACHE_MIB", 64),
     };
     assert!(
         (1..=50_000).contains(&settings.batch),

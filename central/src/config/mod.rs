@@ -91,7 +91,7 @@ fn default_expiry_warning_days() -> u32 {
 }
 
 /// `[database]`: exactly one of `url` (PostgreSQL) or `path` (SQLite, the default).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DatabaseConfig {
     /// `postgres://user@host/db`: PostgreSQL, for large federations. Its password (if it holds one)
@@ -106,6 +106,27 @@ pub struct DatabaseConfig {
     /// starting up, shutting down) before it gives up with exit 1; 0 tries once.
     #[serde(default = "default_start_wait_s")]
     pub start_wait_s: u64,
+    /// MiB of report API answers kept until the next ingest commit (`report_api/cache.rs`); 0
+    /// keeps none. Read at start.
+    #[serde(default = "default_report_cache_mib")]
+    pub report_cache_mib: usize,
+}
+
+fn default_report_cache_mib() -> usize {
+    crate::report_api::cache::DEFAULT_BYTES >> 20
+}
+
+/// No `[database]` table: the fields' own defaults (not zeros: no table means no answer cache
+/// otherwise).
+impl Default for DatabaseConfig {
+    fn default() -> Self {
+        Self {
+            url: None,
+            path: None,
+            start_wait_s: default_start_wait_s(),
+            report_cache_mib: default_report_cache_mib(),
+        }
+    }
 }
 
 fn default_start_wait_s() -> u64 {

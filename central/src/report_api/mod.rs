@@ -11,8 +11,11 @@
 //!   ([`records`]), for its token.
 //!
 //! Who may read what is [`crate::access`]'s: a credential that fails is 401 with
-//! `WWW-Authenticate: Bearer`, a valid one asking beyond its role 403.
+//! `WWW-Authenticate: Bearer`, a valid one asking beyond its role 403. Answers are cached
+//! ([`cache`]) until the next ingest commit on any instance; `Cache-Status` (RFC 9211) says
+//! whether one came from the cache.
 
+pub mod cache;
 mod records;
 mod reply;
 
@@ -29,6 +32,7 @@ use accelfed_accounting::report::{Grouping, Report, TextFormat, View};
 use accelfed_accounting::repository::{Dimension, Period, Repository, SummaryFilter, SummaryQuery};
 
 use crate::access::{Access, Scope};
+use cache::{Answer, AnswerCache, Audience, Key};
 use reply::{error, refused};
 
 /// What the handlers share.
@@ -36,6 +40,8 @@ use reply::{error, refused};
 pub struct ReportState {
     pub repository: Repository,
     pub access: Arc<Access>,
+    /// Answers until the next ingest commit.
+    pub cache: Arc<AnswerCache>,
 }
 
 impl ReportState {
@@ -78,6 +84,27 @@ struct ReportRequest {
     filter: SummaryFilter,
     format: TextFormat,
     view: View,
+}
+
+impl ReportRequest {
+    /// The request in one form, whatever order and spelling its query had (`by=vo&format=csv`,
+    /// `format=csv&by=vo&vo=` and `by=vo` with `Accept: text/csv` are one request): the cache's key.
+    fn normalised(&self) -> String {
+        let SummaryFilter {
+            from,
+            to,
+            vo,
+            site,
+            model,
+        } = &self.filter;
+        format!(
+            "by={:?} from={from:?} to={to:?} vo={vo:?} site={site:?} model={model:?} \
+             format={:?} view={:?}",
+            self.by.dimensions(),
+            self.format,
+            self.view
+        )
+    }
 }
 
 fn parse(params: ReportParams, headers: &HeaderMap) -> Result<ReportRequest, String> {
@@ -183,6 +210,25 @@ async fn report(
     if let Err(refusal) = state.access.allows(&caller, &scope) {
         return refused(&refusal);
     }
+    // Read before the report, so an answer is never kept under a newer generation than its data.
+    let generation = match state.repository.report_generation().await {
+        Ok(generation) => generation,
+        Err(err) => {
+            tracing::error!("report: {err}");
+            return error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the repository failed; try again",
+            );
+        }
+    };
+    let key = Key {
+        request: request.normalised(),
+        audience: Audience::of(&caller),
+        month: Period::of(chrono::Utc::now()),
+    };
+    if let Some(answer) = state.cache.get(generation, &key) {
+        return reply::answer(answer, true);
+    }
     let rows = state
         .repository
         .summaries(SummaryQuery {
@@ -201,7 +247,12 @@ async fn report(
         }
     };
     let report = Report::from_rows(request.by, request.filter.from, request.filter.to, &rows)
-        .with_current_month(Period::of(chrono::Utc::now()))
+        .with_current_month(key.month)
         .with_view(request.view);
-    reply::document(request.format, report.render(request.format))
+    let answer = Answer {
+        csv: request.format == TextFormat::Csv,
+        body: report.render(request.format).into(),
+    };
+    state.cache.insert(generation, key, answer.clone());
+    reply::answer(answer, false)
 }

@@ -1,20 +1,34 @@
 //! The report API's answers: documents, errors as `{"error": "<reason>"}`, and refusals with the
 //! status and the `WWW-Authenticate` header their kind calls for (RFC 6750).
 
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
-use accelfed_accounting::report::TextFormat;
-
+use super::cache::Answer;
 use crate::access::Refusal;
 
-pub(super) fn document(format: TextFormat, body: String) -> Response {
-    let kind = match format {
-        TextFormat::Csv => "text/csv; charset=utf-8",
-        _ => "application/json",
+/// A report's answer, with `Cache-Status` (RFC 9211) saying whether it came from the cache.
+pub(super) fn answer(answer: Answer, hit: bool) -> Response {
+    let kind = if answer.csv {
+        "text/csv; charset=utf-8"
+    } else {
+        "application/json"
     };
-    (StatusCode::OK, [(header::CONTENT_TYPE, kind)], body).into_response()
+    let status = if hit {
+        "accelfed; hit"
+    } else {
+        "accelfed; fwd=miss"
+    };
+    (
+        StatusCode::OK,
+        [
+            (header::CONTENT_TYPE, kind),
+            (HeaderName::from_static("cache-status"), status),
+        ],
+        answer.body,
+    )
+        .into_response()
 }
 
 pub(super) fn error(status: StatusCode, reason: &str) -> Response {

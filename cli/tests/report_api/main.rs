@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod cache;
 mod oidc;
 mod roles;
 mod rsa;
@@ -89,16 +90,30 @@ pub async fn repository(path: &Path) {
 /// central.toml for the repository at `database`, listening for HTTPS, with SITE-A and SITE-B and
 /// the `[access]` text given.
 pub fn configuration(dir: &Path, pki: &Pki, database: &Path, access: &str) -> std::path::PathBuf {
+    configuration_with(
+        dir,
+        pki,
+        &format!("path = \"{}\"", database.display()),
+        access,
+    )
+}
+
+/// [`configuration`] with `database` the `[database]` table's line (`url = ...` for PostgreSQL).
+pub fn configuration_with(
+    dir: &Path,
+    pki: &Pki,
+    database: &str,
+    access: &str,
+) -> std::path::PathBuf {
     std::fs::write(dir.join("cert.pem"), &pki.cert_pem).unwrap();
     std::fs::write(dir.join("key.pem"), &pki.key_pem).unwrap();
     let hash = |token: &str| accelfed_central::TokenHash::of(token).to_hex();
     let text = format!(
         "[listen]\ngrpc = \"127.0.0.1:0\"\nhttps = \"127.0.0.1:0\"\n\
          [tls]\ncertificate = \"cert.pem\"\nkey = \"key.pem\"\n\
-         [database]\npath = \"{}\"\n\
+         [database]\n{database}\n\
          [sites.SITE-A]\ntoken_sha256 = \"{}\"\n\
          [sites.SITE-B]\ntoken_sha256 = \"{}\"\n{access}",
-        database.display(),
         hash(SITE_A_TOKEN),
         hash("b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7"),
     );

@@ -8,11 +8,11 @@ use serde_json::{Value, json};
 use super::oidc::{Provider, SigningKey, unsigned};
 use super::{SITE_A_TOKEN, client, configuration, repository};
 
-const AUDIENCE: &str = "accelfed-reports";
-const MANAGER: &str = "urn:mace:egi.eu:group:{vo}:role=manager#aai.egi.eu";
-pub const OPERATOR: &str = "urn:mace:egi.eu:group:ops.accelfed.eu:role=member#aai.egi.eu";
+pub(super) const AUDIENCE: &str = "accelfed-reports";
+pub(super) const MANAGER: &str = "urn:mace:egi.eu:group:{vo}:role=manager#aai.egi.eu";
+pub(super) const OPERATOR: &str = "urn:mace:egi.eu:group:ops.accelfed.eu:role=member#aai.egi.eu";
 
-pub fn claims(issuer: &str, entitlements: &[&str]) -> Value {
+pub(super) fn claims(issuer: &str, entitlements: &[&str]) -> Value {
     let now = chrono::Utc::now().timestamp();
     json!({
         "iss": issuer, "aud": AUDIENCE, "sub": "someone@egi.eu",

@@ -13,7 +13,9 @@
 //!    query joins the batch's (period, id) pairs, sent as two arrays, against `records`; the shared
 //!    plan decides; replaced rows are deleted; new and replacing rows go in with one `COPY`;
 //! 4. the summary deltas go in with one `INSERT ... SELECT FROM unnest(...) ON CONFLICT DO UPDATE`
-//!    per summary table ([`super::deltas`]).
+//!    per summary table ([`super::deltas`]);
+//! 5. (right after 1) the site's report generation is bumped (`repository/generation.rs`), so
+//!    report answers cached by any instance are invalidated by the commit.
 
 use std::collections::HashMap;
 
@@ -33,6 +35,7 @@ use super::read::row_from_sql;
 pub(super) struct Writer {
     pub(super) client: Client,
     lock: Statement,
+    generation: Statement,
     summaries: Statement,
     users: Statement,
 }
@@ -41,11 +44,15 @@ impl Writer {
     /// Prepares the statements on `client` (the schema must be migrated).
     pub(super) async fn new(client: Client) -> Result<Self, tokio_postgres::Error> {
         let lock = client.prepare(LOCK_SQL).await?;
+        let generation = client
+            .prepare(super::super::generation::POSTGRES_BUMP)
+            .await?;
         let summaries = client.prepare(&deltas::summaries_sql()).await?;
         let users = client.prepare(&deltas::users_sql()).await?;
         Ok(Self {
             client,
             lock,
+            generation,
             summaries,
             users,
         })
@@ -121,11 +128,15 @@ pub(super) async fn ingest(
     let Writer {
         client,
         lock,
+        generation,
         summaries,
         users,
     } = writer;
     let mut tx = client.transaction().await?;
     tx.execute(&*lock, &[&site_lock(site)]).await?;
+    // Under the site's lock, so the site's row adds no waiting (`repository/generation.rs`);
+    // visible to every instance exactly when the batch is.
+    tx.execute(&*generation, &[&site]).await?;
     if let Some(fast) = fast {
         let savepoint = tx.savepoint("all_new").await?;
         match fast.payload.copy_into(&savepoint, "records").await {

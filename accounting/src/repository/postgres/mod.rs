@@ -165,6 +165,13 @@ impl PostgresRepository {
             .map_err(|e| self.fail(e))
     }
 
+    /// The report generation (`repository/generation.rs`).
+    pub async fn report_generation(&self) -> Result<i64, RepositoryError> {
+        read::generation(&self.read_connection().await?)
+            .await
+            .map_err(|e| self.fail(e))
+    }
+
     /// Installed GPUs per (site, model, month), as records carry them.
     pub async fn installed(&self) -> Result<Vec<Installed>, RepositoryError> {
         read::installed(&**self.read_connection().await?)

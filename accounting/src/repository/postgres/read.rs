@@ -160,3 +160,12 @@ fn period(index: i32) -> Result<Period, PgFailure> {
         value: index.to_string(),
     })
 }
+
+/// The report generation (`repository/generation.rs`), with the pooled connection's cached
+/// statement: one round trip per report.
+pub(super) async fn generation(client: &deadpool_postgres::Object) -> Result<i64, PgFailure> {
+    let statement = client
+        .prepare_cached(super::super::generation::READ)
+        .await?;
+    Ok(client.query_one(&statement, &[]).await?.try_get(0)?)
+}

@@ -176,6 +176,15 @@ const MIGRATIONS: &[(i64, &str)] = &[
          ALTER TABLE user_summaries ADD COLUMN known_idle_records bigint NOT NULL DEFAULT 0,
              ADD COLUMN known_idle_gpu_milli_seconds bigint NOT NULL DEFAULT 0;",
     ),
+    // 9: the report generation per site, bumped by every ingest commit, which the central
+    // service's report answer cache reads before each report (`repository/generation.rs`).
+    (
+        9,
+        "CREATE TABLE report_generations (
+             site       text   NOT NULL PRIMARY KEY,
+             generation bigint NOT NULL
+         );",
+    ),
 ];
 
 /// The repository's migrations, for the store layer's one runner ([`crate::database::migrate`]).

@@ -23,7 +23,7 @@ impl SqliteRepository {
     }
 
     pub(crate) async fn site_contacts(&self) -> Result<Vec<SiteContact>, RepositoryError> {
-        self.run(&self.reader, |conn| {
+        self.read(|conn| {
             let mut statement = conn.prepare(
                 "SELECT site, last_contact, spool_depth, records_received, held_count
                  FROM site_contacts ORDER BY site",
@@ -43,7 +43,7 @@ impl SqliteRepository {
     }
 
     pub(crate) async fn held_entries(&self) -> Result<Vec<(String, HeldEntry)>, RepositoryError> {
-        self.run(&self.reader, |conn| {
+        self.read(|conn| {
             let mut statement = conn.prepare(
                 "SELECT site, record_id, reason, since FROM held_records
                  ORDER BY site, since, record_id",

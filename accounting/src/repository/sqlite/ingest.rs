@@ -44,6 +44,10 @@ pub(super) fn ingest(
     }
     let (outcomes, deltas) = planner.finish();
     apply_deltas(&tx, &deltas)?;
+    if let Some((_, first)) = candidates.first() {
+        // The batch is one site's (`Repository::ingest` screens out the others).
+        tx.execute(super::super::generation::SQLITE_BUMP, [&*first.site])?;
+    }
     tx.commit()?;
     Ok(outcomes)
 }

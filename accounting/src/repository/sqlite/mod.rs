@@ -1,6 +1,7 @@
 //! The SQLite backend: one file, nothing to set up. SQLite calls block, so they run on tokio's
-//! blocking pool; a writer and a reader connection (WAL mode) let reports run while a batch is
-//! written. SQLite has one writer at a time, so the writer is behind a mutex and batches queue.
+//! blocking pool. SQLite has one writer at a time, so the writer is behind a mutex and batches
+//! queue; reads take any free connection of a pool of readers (WAL mode: readers wait neither for
+//! the writer nor for each other), so reports run side by side and while a batch is written.
 
 mod contacts;
 pub(crate) mod ingest;
@@ -10,6 +11,7 @@ pub(crate) mod schema;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use deadpool::unmanaged::Pool;
 use rusqlite::Connection;
 
 use super::capacity::Installed;
@@ -25,7 +27,14 @@ use crate::wire::Outcome;
 pub struct SqliteRepository {
     path: PathBuf,
     writer: Arc<Mutex<Connection>>,
-    reader: Arc<Mutex<Connection>>,
+    readers: Pool<Connection>,
+}
+
+/// How many reader connections a repository opens: one per core the process may use, at least two
+/// (a report never waits for a sync count) and at most eight (each keeps its own page cache, up to
+/// 64 MiB: `schema::configure`).
+fn reader_count() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 8))
 }
 
 impl SqliteRepository {
@@ -61,10 +70,10 @@ impl SqliteRepository {
                     known: schema::LATEST,
                 },
             })
-            .map(|(writer, reader)| Self {
+            .map(|(writer, readers)| Self {
                 path,
                 writer: Arc::new(Mutex::new(writer)),
-                reader: Arc::new(Mutex::new(reader)),
+                readers: Pool::from(readers),
             })
     }
 
@@ -85,12 +94,19 @@ impl SqliteRepository {
             drop(conn);
             return Self::open(&path).await;
         }
-        // Both handles read; the one connection serves both (nothing is written).
-        let conn = Arc::new(Mutex::new(conn));
+        // One reader (`accelfed report` asks one question); the writer handle is a second
+        // read-only connection, through which writes fail.
+        let again = path.clone();
+        let (writer, _) = tokio::task::spawn_blocking(move || schema::open_existing(&again))
+            .await
+            .map_err(|e| RepositoryError::Worker {
+                database: "SQLite",
+                reason: e.to_string(),
+            })??;
         Ok(Self {
             path,
-            writer: conn.clone(),
-            reader: conn,
+            writer: Arc::new(Mutex::new(writer)),
+            readers: Pool::from(vec![conn]),
         })
     }
 
@@ -103,21 +119,24 @@ impl SqliteRepository {
             .await
     }
 
+    /// The report generation (`repository/generation.rs`).
+    pub async fn report_generation(&self) -> Result<i64, RepositoryError> {
+        self.read(read::generation).await
+    }
+
     /// Totals from the summary table.
     pub async fn summaries(&self, query: SummaryQuery) -> Result<Vec<SummaryRow>, RepositoryError> {
-        self.run(&self.reader, move |conn| read::summaries(conn, &query))
-            .await
+        self.read(move |conn| read::summaries(conn, &query)).await
     }
 
     /// Installed GPUs per (site, model, month), as records carry them.
     pub async fn installed(&self) -> Result<Vec<Installed>, RepositoryError> {
-        self.run(&self.reader, read::installed).await
+        self.read(read::installed).await
     }
 
     /// Records held per month for one site.
     pub async fn sync_counts(&self, site: String) -> Result<Vec<SyncCount>, RepositoryError> {
-        self.run(&self.reader, move |conn| read::sync_counts(conn, &site))
-            .await
+        self.read(move |conn| read::sync_counts(conn, &site)).await
     }
 
     /// The distinct users `site` reported in `period`.
@@ -126,7 +145,7 @@ impl SqliteRepository {
         site: String,
         period: Period,
     ) -> Result<Vec<String>, RepositoryError> {
-        self.run(&self.reader, move |conn| read::users(conn, &site, period))
+        self.read(move |conn| read::users(conn, &site, period))
             .await
     }
 
@@ -137,10 +156,34 @@ impl SqliteRepository {
         limit: i64,
         offset: i64,
     ) -> Result<Vec<super::row::RecordRow>, RepositoryError> {
-        self.run(&self.reader, move |conn| {
-            read::site_records(conn, &site, limit, offset)
+        self.read(move |conn| read::site_records(conn, &site, limit, offset))
+            .await
+    }
+
+    /// Runs `work` on the blocking pool with a reader connection, waiting for one to be free.
+    async fn read<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, RepositoryError> {
+        let worker = |reason: String| RepositoryError::Worker {
+            database: "SQLite",
+            reason,
+        };
+        // The pool is never closed and waits without a timeout: `get` fails only if it were.
+        let mut conn = self
+            .readers
+            .get()
+            .await
+            .map_err(|e| worker(format!("no reader connection: {e}")))?;
+        // The connection goes back to the pool when the work ends, even if the caller stopped
+        // waiting for it.
+        let result = tokio::task::spawn_blocking(move || work(&mut conn))
+            .await
+            .map_err(|e| worker(e.to_string()))?;
+        result.map_err(|source| RepositoryError::Sqlite {
+            path: self.path.display().to_string(),
+            source,
         })
-        .await
     }
 
     /// Runs `work` on the blocking pool with the connection locked.
@@ -174,7 +217,7 @@ enum OpenError {
     TooNew(i64),
 }
 
-fn open_blocking(path: &Path) -> Result<(Connection, Connection), OpenError> {
+fn open_blocking(path: &Path) -> Result<(Connection, Vec<Connection>), OpenError> {
     // Owner and mode first (`crate::access`): root opening the service user's database for
     // writing would leave it root's `-wal` and `-shm`, and a file `serve` cannot write fails
     // with SQLite's bare "unable to open database file" otherwise. A missing folder is named
@@ -190,7 +233,13 @@ fn open_blocking(path: &Path) -> Result<(Connection, Connection), OpenError> {
         Ok(_) => {}
         Err(found) => return Err(OpenError::TooNew(found)),
     }
-    let reader = Connection::open(path).map_err(OpenError::Sqlite)?;
-    schema::configure(&reader).map_err(OpenError::Sqlite)?;
-    Ok((writer, reader))
+    let readers = (0..reader_count())
+        .map(|_| {
+            let reader = Connection::open(path)?;
+            schema::configure(&reader)?;
+            Ok(reader)
+        })
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(OpenError::Sqlite)?;
+    Ok((writer, readers))
 }

@@ -146,3 +146,9 @@ fn period(index: i32, column: usize) -> rusqlite::Result<Period> {
         )
     })
 }
+
+/// The report generation (`repository/generation.rs`).
+pub(super) fn generation(conn: &mut Connection) -> rusqlite::Result<i64> {
+    conn.prepare_cached(super::super::generation::READ)?
+        .query_row([], |row| row.get(0))
+}

@@ -171,6 +171,15 @@ const MIGRATIONS: &[(i64, &str)] = &[
          ALTER TABLE user_summaries ADD COLUMN known_idle_records INTEGER NOT NULL DEFAULT 0;
          ALTER TABLE user_summaries ADD COLUMN known_idle_gpu_milli_seconds INTEGER NOT NULL DEFAULT 0;",
     ),
+    // Schema 9: the report generation per site, bumped by every ingest commit, which the central
+    // service's report answer cache reads before each report (`repository/generation.rs`).
+    (
+        9,
+        "CREATE TABLE report_generations (
+             site       TEXT    NOT NULL PRIMARY KEY,
+             generation INTEGER NOT NULL
+         ) WITHOUT ROWID;",
+    ),
 ];
 
 /// The repository's migrations, for the store layer's one runner ([`crate::database::migrate`]).

@@ -11,13 +11,15 @@ use super::{by, ingest, record, total, workload};
 
 const HOUR: u64 = 3_600;
 
-/// Makes the repository at `location` look like one of schema 7: no known-idle columns.
-pub(super) const BACK_TO_SCHEMA_7: &str = "ALTER TABLE records DROP COLUMN idle_seconds;
+/// Makes the repository at `location` look like one of schema 7: no known-idle columns, nor the
+/// report generations of schema 9 (the runner applies the versions above the highest recorded).
+pub(super) const BACK_TO_SCHEMA_7: &str = "DROP TABLE report_generations;
+     ALTER TABLE records DROP COLUMN idle_seconds;
      ALTER TABLE summaries DROP COLUMN known_idle_records;
      ALTER TABLE summaries DROP COLUMN known_idle_gpu_milli_seconds;
      ALTER TABLE user_summaries DROP COLUMN known_idle_records;
      ALTER TABLE user_summaries DROP COLUMN known_idle_gpu_milli_seconds;
-     DELETE FROM schema_migrations WHERE version = 8;";
+     DELETE FROM schema_migrations WHERE version IN (8, 9);";
 
 pub async fn known_idle_time_is_summed_replaced_and_migrated(fixture: &crate::Fixture) {
     // Schema 7's figures survive migration 8 unchanged, the new columns 0.

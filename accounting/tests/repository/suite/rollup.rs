@@ -24,9 +24,9 @@ pub(super) async fn rollup(repo: &Repository) -> Vec<SummaryRow> {
     by(repo, finest, SummaryFilter::default()).await
 }
 
-/// Makes the repository at `location` look like one of schema 6: energy, no rollup.
-const BACK_TO_SCHEMA_6: &str =
-    "DROP TABLE user_summaries; DELETE FROM schema_migrations WHERE version = 7;";
+/// Makes a repository of schema 7 look like one of schema 6: energy, no rollup.
+const BACK_TO_SCHEMA_6: &str = "DROP TABLE user_summaries;
+     DELETE FROM schema_migrations WHERE version = 7;";
 
 /// Makes a repository of schema 6 look like one of schema 5: no energy columns either.
 const BACK_TO_SCHEMA_5: &str = "ALTER TABLE records DROP COLUMN energy_wh;
