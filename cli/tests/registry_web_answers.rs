@@ -113,6 +113,9 @@ fn a100_document(cloud_used: u32) -> Vec<u8> {
             let mut four = cloud.instance_types[0].clone();
             four.local_id = LocalId::new("g1.a100x4").unwrap();
             four.name = accelfed_schemas::names::Text::new("g1.a100x4").unwrap();
+            if let Some(accelerator) = &mut four.accelerator {
+                accelerator.count = GpuCount::whole(4);
+            }
             cloud.instance_types.push(four);
         }
     }
