@@ -145,20 +145,35 @@ impl CapacityHistory {
             None => self.sites.values().collect(),
         };
         let instants = instants(&sites, now);
-        let mut models: BTreeMap<String, Vec<Level>> = BTreeMap::new();
+        // Each model's row of levels, found once per sample rather than once per instant: a
+        // thousand sites at 120 instants are 120,000 steps, which must not each look a name up.
+        let mut names: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut rows: Vec<Vec<Level>> = Vec::new();
         for samples in &sites {
+            // Every site's samples and every instant are in time order: one walk through both.
+            let mut next = 0;
+            let mut counts: Vec<(usize, GpuCount, GpuCount)> = Vec::new();
             for (position, at) in instants.iter().enumerate() {
-                // The site's latest sample at or before the instant.
-                let seen = samples.partition_point(|s| s.received_at <= *at);
-                let Some(sample) = seen.checked_sub(1).map(|i| &samples[i]) else {
+                let before = next;
+                while next < samples.len() && samples[next].received_at <= *at {
+                    next += 1;
+                }
+                let Some(sample) = next.checked_sub(1).map(|i| &samples[i]) else {
                     continue;
                 };
+                if next != before || position == 0 {
+                    counts.clear();
+                    for (model, (free, total)) in &sample.models {
+                        let row = *names.entry(model.as_str()).or_insert_with(|| {
+                            rows.push(vec![Level::default(); instants.len()]);
+                            rows.len() - 1
+                        });
+                        counts.push((row, *free, *total));
+                    }
+                }
                 let fresh = *at < sample.expires;
-                for (model, (free, total)) in &sample.models {
-                    let levels = models
-                        .entry(model.clone())
-                        .or_insert_with(|| vec![Level::default(); instants.len()]);
-                    let level = &mut levels[position];
+                for (row, free, total) in &counts {
+                    let level = &mut rows[*row][position];
                     if fresh {
                         level.free = level.free + *free;
                         level.total = level.total + *total;
@@ -168,6 +183,10 @@ impl CapacityHistory {
                 }
             }
         }
+        let models = names
+            .into_iter()
+            .map(|(name, row)| (name.to_owned(), std::mem::take(&mut rows[row])))
+            .collect();
         OverTime { instants, models }
     }
 }

@@ -76,7 +76,12 @@ async fn capacity_over_time_follows_pushes_and_survives_a_restart() {
             .all(|levels| levels.iter().all(|l| l.total.get() > 0.0)),
         "{before:?}"
     );
-    assert!(registry.capacity_over_time(Some("OTHER"), now).instants.is_empty());
+    assert!(
+        registry
+            .capacity_over_time(Some("OTHER"), now)
+            .instants
+            .is_empty()
+    );
     drop(registry);
     assert_eq!(open().await.capacity_over_time(None, now), before);
 }

@@ -35,10 +35,12 @@ fn f(value: f64) -> String {
     format!("{value:.1}")
 }
 
-/// How instants are written for a span of `seconds`: times of day within two days, dates past
-/// sixty.
+/// How instants are written for a span of `seconds`: with seconds within an hour (labels a few
+/// seconds apart would otherwise read the same), times of day within two days, dates past sixty.
 fn time_format(seconds: i64) -> &'static str {
-    if seconds <= 2 * 86_400 {
+    if seconds <= 3_600 {
+        "%H:%M:%S"
+    } else if seconds <= 2 * 86_400 {
         "%H:%M"
     } else if seconds <= 60 * 86_400 {
         "%m-%d %H:%M"
