@@ -55,14 +55,13 @@ impl PageCache {
     pub fn put(&self, query: &str, index: Arc<Index>, public: bool, body: Bytes, ok: bool) {
         let mut pages = self.pages.lock().unwrap_or_else(|p| p.into_inner());
         pages.retain(|_, kept| kept.made.elapsed() < MAX_AGE && Arc::ptr_eq(&kept.index, &index));
-        if pages.len() >= MAX_PAGES {
-            if let Some(oldest) = pages
+        if pages.len() >= MAX_PAGES
+            && let Some(oldest) = pages
                 .iter()
                 .min_by_key(|(_, kept)| kept.made)
                 .map(|(query, _)| query.clone())
-            {
-                pages.remove(&oldest);
-            }
+        {
+            pages.remove(&oldest);
         }
         pages.insert(
             query.to_owned(),
