@@ -4,77 +4,26 @@
 //! freshness is listed, the accounting chart is drawn, and a flavor named `<script>...` is text,
 //! not a script that ran.
 //!
-//! The server's certificate comes from a private test CA made for this run. Chromium reads trust
-//! from an NSS database, and teaching a throw-away profile to trust the CA would need `certutil`
-//! (another package) for no gain in what is tested: the TLS stack is the registry's own, tested
-//! elsewhere. So this browser runs with `--ignore-certificate-errors`, in its own temporary
-//! profile that nothing else uses.
-//!
-//! Without chromium the test installs it with apt-get; under `CI=true` a missing chromium fails the
-//! test (never a skip).
+//! Chromium runs through `accelfed_tests::browser` (its own temporary profile, the test CA's
+//! certificate errors ignored, installed with apt-get when missing off CI).
 
 #![allow(clippy::unwrap_used)]
 
 use std::path::Path;
-use std::process::Command;
 
 use accelfed_accounting::repository::{IngestOptions, Repository};
 use accelfed_accounting::wire::{Outcome, Submission};
-use accelfed_central::TokenHash;
 use accelfed_publishers::registry;
 use accelfed_schemas::glue::sample::snapshot;
 use accelfed_schemas::names::{SiteName, VoName};
 use accelfed_schemas::render::json;
 use accelfed_schemas::usage::{Month, sample};
-use accelfed_tests::central::Server;
+use accelfed_tests::browser::{ensure_chromium, page, web_service};
 use chrono::{TimeZone, Utc};
 
-const CHROMIUM: &str = "/usr/bin/chromium";
 // Of `accelfed token`'s form (64 hex digits).
 const A100_TOKEN: &str = "a100a100a100a100a100a100a100a100a100a100a100a100a100a100a100a100";
 const H100_TOKEN: &str = "4100410041004100410041004100410041004100410041004100410041004100";
-
-/// Makes sure chromium is there (see the module comment).
-fn ensure_chromium() {
-    if Path::new(CHROMIUM).exists() {
-        return;
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{CHROMIUM} is missing and CI=true: apt-get install -y chromium (scripts/test does)"
-    );
-    let missing = || (!Path::new(CHROMIUM).exists()).then(|| CHROMIUM.to_owned());
-    if let Err(why) = accelfed_tests::apt::install(&["chromium"], missing) {
-        panic!("installing chromium failed ({why}); install it: apt-get install -y chromium");
-    }
-}
-
-/// The DOM of `url` after load, as headless Chromium serializes it.
-fn dom(url: &str) -> String {
-    let profile = tempfile::tempdir().unwrap();
-    let output = Command::new(CHROMIUM)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--ignore-certificate-errors",
-            "--no-first-run",
-            "--disable-extensions",
-            "--disable-background-networking",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .args(["--virtual-time-budget=5000", "--dump-dom", url])
-        .output()
-        .expect("running chromium");
-    let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(
-        output.status.success() && text.contains("</html>"),
-        "chromium failed on {url} ({}): {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    text
-}
 
 /// The texts of the `<td class="site">` cells of the table with `id`.
 fn site_cells(dom: &str, id: &str) -> Vec<String> {
@@ -141,25 +90,11 @@ async fn filtering_for_a100_in_chromium_shows_the_a100_site_only() {
 
     // The whole service as `accelfed serve` assembles it (through `run`: its listeners, limits
     // and token checks), the documents pushed as sites push them.
-    let pki = accelfed_tests::pki::Pki::generate();
-    std::fs::write(dir.path().join("cert.pem"), &pki.cert_pem).unwrap();
-    std::fs::write(dir.path().join("key.pem"), &pki.key_pem).unwrap();
-    let config = dir.path().join("central.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[listen]\ngrpc = \"127.0.0.1:0\"\nhttps = \"127.0.0.1:0\"\n\
-             [tls]\ncertificate = \"cert.pem\"\nkey = \"key.pem\"\n\
-             [database]\npath = \"{}\"\n\
-             [sites.A100-SITE]\ntoken_sha256 = \"{}\"\n\
-             [sites.H100-SITE]\ntoken_sha256 = \"{}\"\n",
-            database.display(),
-            TokenHash::of(A100_TOKEN).to_hex(),
-            TokenHash::of(H100_TOKEN).to_hex()
-        ),
-    )
-    .unwrap();
-    let server = Server::start(&config);
+    let (server, pki) = web_service(
+        dir.path(),
+        &database,
+        &[("A100-SITE", A100_TOKEN), ("H100-SITE", H100_TOKEN)],
+    );
     let client = registry::client(Some(pki.ca_pem.as_bytes())).unwrap();
     // The A100 site pushes what it gathered just now; the H100 site's document is the sample's,
     // gathered long ago, so it is stale.
@@ -174,12 +109,7 @@ async fn filtering_for_a100_in_chromium_shows_the_a100_site_only() {
         .unwrap();
     let base = format!("{}/", url.trim_end_matches('/'));
 
-    let everything = {
-        let url = base.clone();
-        tokio::task::spawn_blocking(move || dom(&url))
-            .await
-            .unwrap()
-    };
+    let everything = page(base.clone()).await;
     assert_eq!(
         site_cells(&everything, "offers"),
         ["A100-SITE", "H100-SITE"]
@@ -197,31 +127,16 @@ async fn filtering_for_a100_in_chromium_shows_the_a100_site_only() {
     assert!(!everything.contains("pwned</title>"));
     assert!(everything.contains("<title>accelfed: GPUs across the federation</title>"));
 
-    let a100 = {
-        let url = format!("{base}?model=A100&fresh=on");
-        tokio::task::spawn_blocking(move || dom(&url))
-            .await
-            .unwrap()
-    };
+    let a100 = page(format!("{base}?model=A100&fresh=on")).await;
     assert_eq!(site_cells(&a100, "offers"), ["A100-SITE"]);
     assert!(a100.contains("value=\"A100\""), "the form keeps the filter");
     // Sites stay listed whatever the filter.
     assert_eq!(site_cells(&a100, "sites"), ["A100-SITE", "H100-SITE"]);
 
-    let h100_four = {
-        let url = format!("{base}?model=h100&min_gpus=4&vo=atlas");
-        tokio::task::spawn_blocking(move || dom(&url))
-            .await
-            .unwrap()
-    };
+    let h100_four = page(format!("{base}?model=h100&min_gpus=4&vo=atlas")).await;
     assert_eq!(site_cells(&h100_four, "offers"), ["H100-SITE"]);
 
-    let bad = {
-        let url = format!("{base}?min_gpus=four");
-        tokio::task::spawn_blocking(move || dom(&url))
-            .await
-            .unwrap()
-    };
+    let bad = page(format!("{base}?min_gpus=four")).await;
     assert!(bad.contains("class=\"problem\">minimum GPUs: \"four\" is not a number"));
 
     server.stop().unwrap();

@@ -7,87 +7,38 @@
 //! * who used them: 50 VOs over 36 months draw a chart whose month labels do not overlap (their
 //!   bounding boxes, as Chromium laid them out), a dozen colours and the rest, and whose CSV
 //!   download is byte for byte what `accelfed report --format csv` prints for the same grouping;
-//! * what sat idle: the idle GPU-hours of the VOs whose records report their active time.
+//! * what sat idle: the idle GPU-hours of the VOs whose records report their active time;
+//! * what a VO can get under its quotas: with 3 GPUs of quota headroom on a pool of 5 free, the
+//!   VO's free count is the smaller, and the 4-GPU flavor is not offered to it;
+//! * capacity and occupancy over time: the first and last rows of the charts' tables equal what
+//!   the test's two pushes of the A100 site said, the stale site's GPUs counted apart.
 //!
 //! Screenshots of the pages are kept under the test's target directory (the path is printed).
-//! Chromium runs as in `registry_web.rs` (its own temporary profile, the test CA's certificate
-//! errors ignored). The boxes are measured in a copy of the served page with a measuring script
-//! added, loaded from a file: the served page itself allows no script.
+//! Chromium runs through `accelfed_tests::browser`, as in `registry_web.rs` (its own temporary
+//! profile, the test CA's certificate errors ignored). The boxes are measured in a copy of the
+//! served page with a measuring script added, loaded from a file: the served page itself allows
+//! no script.
 
 #![allow(clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use accelfed_accounting::repository::{IngestOptions, Repository};
 use accelfed_accounting::wire::{Outcome, Submission};
-use accelfed_central::TokenHash;
 use accelfed_publishers::registry;
 use accelfed_schemas::glue::Service;
 use accelfed_schemas::glue::sample::snapshot;
+use accelfed_schemas::gpu::{Capacity, GpuCount};
 use accelfed_schemas::names::{LocalId, SiteName, VoName};
 use accelfed_schemas::render::json;
 use accelfed_schemas::usage::{Month, sample};
-use accelfed_tests::central::Server;
+use accelfed_tests::browser::{page as load, screenshot, screenshots, web_service};
 use chrono::{Datelike, Duration, Utc};
 
-const CHROMIUM: &str = "/usr/bin/chromium";
 const A100_TOKEN: &str = "a100a100a100a100a100a100a100a100a100a100a100a100a100a100a100a100";
 const H100_TOKEN: &str = "4100410041004100410041004100410041004100410041004100410041004100";
 const SITES: [&str; 3] = ["A100-SITE", "H100-SITE", "CESNET-MCC"];
-
-fn chromium(args: &[String]) -> String {
-    if !Path::new(CHROMIUM).exists() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "{CHROMIUM} is missing and CI=true: apt-get install -y chromium (scripts/test does)"
-        );
-        let missing = || (!Path::new(CHROMIUM).exists()).then(|| CHROMIUM.to_owned());
-        accelfed_tests::apt::install(&["chromium"], missing).unwrap();
-    }
-    let profile = tempfile::tempdir().unwrap();
-    let output = Command::new(CHROMIUM)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--ignore-certificate-errors",
-            "--no-first-run",
-            "--disable-extensions",
-            "--disable-background-networking",
-            "--hide-scrollbars",
-            "--window-size=1280,900",
-            "--virtual-time-budget=5000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .args(args)
-        .output()
-        .expect("running chromium");
-    assert!(
-        output.status.success(),
-        "chromium failed ({}): {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn dom(url: &str) -> String {
-    let text = chromium(&["--dump-dom".to_owned(), url.to_owned()]);
-    assert!(text.contains("</html>"), "no page at {url}: {text}");
-    text
-}
-
-/// A full-page screenshot of `url` at `path`.
-fn screenshot(url: &str, path: &Path, height: u32) {
-    chromium(&[
-        format!("--window-size=1280,{height}"),
-        format!("--screenshot={}", path.display()),
-        url.to_owned(),
-    ]);
-    assert!(path.exists(), "no screenshot at {}", path.display());
-    println!("screenshot: {}", path.display());
-}
 
 /// The text of the element with `id` (its first text node after the start tag).
 fn text_of(dom: &str, id: &str) -> String {
@@ -147,25 +98,58 @@ async fn usage(path: &Path) {
 }
 
 /// The sample site's document, gathered now, with a second flavor on the cloud's one pool of
-/// A100s (`g1.a100x4` beside `g1.a100x2`).
-fn a100_document() -> Vec<u8> {
+/// A100s (`g1.a100x4` beside `g1.a100x2`), `cloud_used` of the pool's 8 in use, and the atlas
+/// project's quota of 4 GPUs with 1 used (3 of headroom).
+fn a100_document(cloud_used: u32) -> Vec<u8> {
     let mut site = snapshot("A100-SITE");
     site.creation_time = Utc::now();
+    let whole = GpuCount::whole;
     for service in &mut site.services {
         if let Service::Cloud(cloud) = service {
+            cloud.manager.accelerators[0].capacity =
+                Capacity::from_usage(whole(8), whole(cloud_used), whole(0)).unwrap();
+            cloud.shares[0].accelerators[0].capacity =
+                Capacity::from_usage(whole(4), whole(1), whole(0)).unwrap();
             let mut four = cloud.instance_types[0].clone();
             four.local_id = LocalId::new("g1.a100x4").unwrap();
             four.name = accelfed_schemas::names::Text::new("g1.a100x4").unwrap();
+            if let Some(accelerator) = &mut four.accelerator {
+                accelerator.count = GpuCount::whole(4);
+            }
             cloud.instance_types.push(four);
         }
     }
     json::render(&site)
 }
 
-fn screenshots() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("registry-web-screenshots");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// The `free`, `total` and `stale` cells of the first and last rows of every capacity table but
+/// those of `leave_out` models: (first row, last row), each (free, total, at stale sites).
+fn capacity_rows(dom: &str, leave_out: &str) -> ((f64, f64, f64), (f64, f64, f64)) {
+    let cell = |row: &str, class: &str| -> f64 {
+        let start = row
+            .find(&format!("class=\"n {class}\">"))
+            .unwrap_or_else(|| panic!("no {class} in {row}"));
+        let rest = &row[start..];
+        let open = rest.find('>').unwrap() + 1;
+        rest[open..open + rest[open..].find('<').unwrap()]
+            .parse()
+            .unwrap()
+    };
+    let mut sums = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0));
+    for table in dom.split("<table class=\"capacity\"").skip(1) {
+        let table = &table[..table.find("</table>").unwrap()];
+        if table[..table.find('>').unwrap()].contains(leave_out) {
+            continue;
+        }
+        let body = &table[table.find("<tbody>").unwrap()..];
+        let rows: Vec<&str> = body.split("<tr>").skip(1).collect();
+        for (sum, row) in [(&mut sums.0, rows[0]), (&mut sums.1, rows[rows.len() - 1])] {
+            sum.0 += cell(row, "free");
+            sum.1 += cell(row, "total");
+            sum.2 += cell(row, "stale");
+        }
+    }
+    sums
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -173,28 +157,18 @@ async fn the_page_answers_where_who_and_idle_in_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let database = dir.path().join("accounting.sqlite");
     usage(&database).await;
-    let pki = accelfed_tests::pki::Pki::generate();
-    std::fs::write(dir.path().join("cert.pem"), &pki.cert_pem).unwrap();
-    std::fs::write(dir.path().join("key.pem"), &pki.key_pem).unwrap();
-    let config = dir.path().join("central.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[listen]\ngrpc = \"127.0.0.1:0\"\nhttps = \"127.0.0.1:0\"\n\
-             [tls]\ncertificate = \"cert.pem\"\nkey = \"key.pem\"\n\
-             [database]\npath = \"{}\"\n\
-             [sites.A100-SITE]\ntoken_sha256 = \"{}\"\n\
-             [sites.H100-SITE]\ntoken_sha256 = \"{}\"\n",
-            database.display(),
-            TokenHash::of(A100_TOKEN).to_hex(),
-            TokenHash::of(H100_TOKEN).to_hex()
-        ),
-    )
-    .unwrap();
-    let server = Server::start(&config);
+    let (server, pki) = web_service(
+        dir.path(),
+        &database,
+        &[("A100-SITE", A100_TOKEN), ("H100-SITE", H100_TOKEN)],
+    );
     let client = registry::client(Some(pki.ca_pem.as_bytes())).unwrap();
     let url = server.url();
-    registry::push(&client, &url, A100_TOKEN, a100_document())
+    // The A100 site pushes twice: 6 of its cloud's 8 GPUs in use, then 3.
+    registry::push(&client, &url, A100_TOKEN, a100_document(6))
+        .await
+        .unwrap();
+    registry::push(&client, &url, A100_TOKEN, a100_document(3))
         .await
         .unwrap();
     // The H100 site's document is the sample's, gathered long ago: stale.
@@ -205,12 +179,7 @@ async fn the_page_answers_where_who_and_idle_in_chromium() {
         .await
         .unwrap();
     let base = format!("{}/", url.trim_end_matches('/'));
-    let page = {
-        let url = base.clone();
-        tokio::task::spawn_blocking(move || dom(&url))
-            .await
-            .unwrap()
-    };
+    let page = load(base.clone()).await;
 
     // Where: the A100 site's pools, worked out from the sample: the cloud's 8 A100s, 5 free (its
     // two flavors draw on them: once), the batch node type's 16, 6 free, and the MIG node type's
@@ -243,12 +212,7 @@ async fn the_page_answers_where_who_and_idle_in_chromium() {
         ),
     )
     .unwrap();
-    let boxes = {
-        let url = format!("file://{}", measured.display());
-        tokio::task::spawn_blocking(move || dom(&url))
-            .await
-            .unwrap()
-    };
+    let boxes = load(format!("file://{}", measured.display())).await;
     let boxes: Vec<[f64; 4]> = serde_json::from_str(&text_of(&boxes, "boxes")).unwrap();
     assert!(boxes.len() >= 10, "only {} month labels", boxes.len());
     for pair in boxes.windows(2) {
@@ -299,20 +263,50 @@ async fn the_page_answers_where_who_and_idle_in_chromium() {
     );
 
     // A VO's page: its quota answer and its usage per site.
-    let vo_page = {
-        let url = format!("{base}?vo=atlas");
-        tokio::task::spawn_blocking(move || dom(&url))
-            .await
-            .unwrap()
-    };
+    let vo_page = load(format!("{base}?vo=atlas")).await;
     assert!(vo_page.contains("<h1>VO atlas</h1>"));
     assert!(vo_page.contains("What VO atlas can get under its quotas"));
+    // atlas's project has 3 GPUs of quota headroom on the cloud's pool of 5 free: it gets 3, and
+    // the batch side's as before (6 and the MIG slots' 3 x 3/7), the smaller of each.
+    let vo_free = 3.0 + 6.0 + 3.0 * 3.0 / 7.0;
+    let vo_cards = section(&vo_page, "free-vo", "</section>");
+    assert!(
+        vo_cards.contains(&format!(">{vo_free:.3}<")),
+        "atlas should get {vo_free:.3}: {vo_cards}"
+    );
+    // The 2-GPU flavor fits the headroom, the 4-GPU one does not and is not offered.
+    let vo_offers = section(&vo_page, "offers", "</table>");
+    assert!(vo_offers.contains("g1.a100x2"), "{vo_offers}");
+    assert!(!vo_offers.contains("g1.a100x4"), "{vo_offers}");
 
-    let shots = screenshots();
-    let (first, second) = (base.clone(), format!("{base}?site=A100-SITE"));
+    // Capacity over time, against the pushes: the first instant is the A100 site's first push
+    // (2 of the cloud's 8 free), the last is now (5 free); the stale H100 site apart, in the last.
+    let (first, last) = capacity_rows(&page, "H100");
+    let first_free = 2.0 + 6.0 + 3.0 * 3.0 / 7.0;
+    let round = |v: f64| (v * 1000.0).round() / 1000.0;
+    assert_eq!(
+        (round(first.0), round(first.1), first.2),
+        (round(first_free), round(total), 0.0)
+    );
+    assert_eq!((round(last.0), round(last.1)), (round(free), round(total)));
+    let (_, stale_last) = capacity_rows(&page, "A100");
+    assert_eq!(
+        round(stale_last.2),
+        round(total),
+        "the stale H100 site's GPUs"
+    );
+    assert!(page.contains("id=\"capacity-0\""), "no capacity chart");
+
+    let shots = screenshots(env!("CARGO_TARGET_TMPDIR"));
+    let (first, second, third) = (
+        base.clone(),
+        format!("{base}?site=A100-SITE"),
+        format!("{base}?vo=atlas"),
+    );
     tokio::task::spawn_blocking(move || {
         screenshot(&first, &shots.join("federation.png"), 4200);
         screenshot(&second, &shots.join("site.png"), 3000);
+        screenshot(&third, &shots.join("vo.png"), 3000);
     })
     .await
     .unwrap();

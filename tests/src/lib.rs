@@ -1,6 +1,7 @@
 //! The end-to-end harness of the workspace, on the dependency-light kit (`accelfed-testkit`, whose
 //! modules are re-exported here so an end-to-end test takes everything from one place):
 //!
+//! * [`browser`]: headless Chromium on the service's web page, and the service it reads;
 //! * [`central`]: the central service in-process on free ports, `accelfed serve` as a process where
 //!   the process is the point, central.toml, site folders that meter and ship, the `accelfed` binary;
 //! * the kit: [`pki`], [`postgres`], [`fake_kubernetes`], [`fake_openstack`], [`slapd`], [`slurm`],
@@ -10,6 +11,7 @@
 //! Crates use it as a dev-dependency only, and only where a test needs the whole service; a test
 //! of one crate that needs a fake API, a certificate or a database takes `accelfed-testkit`.
 
+pub mod browser;
 pub mod central;
 
 #[cfg(feature = "bench-support")]

@@ -42,12 +42,7 @@ pub struct SiteView {
 
 impl SiteView {
     pub fn new(site: String, received_at: DateTime<Utc>, document: ParsedDocument) -> Self {
-        let expires = document
-            .stamps
-            .iter()
-            .map(|stamp| stamp.expires())
-            .min()
-            .unwrap_or(DateTime::<Utc>::MAX_UTC);
+        let expires = super::capacity::expiry(&document);
         let (offers, skipped) = offer::offers_and_skipped(&document.entities, &document.stamps);
         for reason in &skipped {
             tracing::warn!(site = %site, "{reason}");

@@ -10,12 +10,15 @@
 //! * [`index`]: the in-memory view queries read, rebuilt on push and swapped in whole; each site's
 //!   [`postings`] (offers by model word, VO, kind) narrow a query to its candidates, and its
 //!   [`answer`] bytes are rendered once per push.
+//! * [`capacity`]: each site's GPUs per model as its stored documents gave them, for the page's
+//!   capacity and occupancy over time.
 //! * [`Registry`] (`state.rs`): push and query over the three; [`http`] and [`https`]: the API,
 //!   whose pushes are read within a size and a minimum rate ([`body`]).
 
 pub mod answer;
 pub mod body;
 mod broker_cache;
+pub mod capacity;
 pub mod check;
 pub mod config;
 mod consistency;

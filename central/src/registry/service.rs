@@ -53,6 +53,7 @@ pub async fn start(
         registry: registry.clone(),
         repository: accounting.as_ref().map(|a| a.repository.clone()),
         access: accounting.as_ref().map(|a| a.access.clone()),
+        cache: Default::default(),
     }));
     let app = match accounting {
         Some(accounting) => app.merge(crate::report_api::routes(accounting)),

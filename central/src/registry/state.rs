@@ -6,6 +6,7 @@ use std::sync::{Arc, RwLock};
 use chrono::{DateTime, Utc};
 use tokio::sync::Mutex;
 
+use super::capacity::{CapacityHistory, OverTime, Sample};
 use super::check::{Checker, Rejection};
 use super::index::{Index, SiteView};
 use super::store::{Change, DocumentStore, HistoryEntry, Keep, StoreError, StoredDocument};
@@ -40,6 +41,8 @@ pub struct Registry {
     checker: Checker,
     keep_history: Keep,
     index: RwLock<Arc<Index>>,
+    /// Each site's GPUs per model as its stored documents gave them (the charts over time).
+    capacity: RwLock<CapacityHistory>,
     /// Pushes are applied one at a time, so two sites' swaps cannot lose each other.
     push_lock: Mutex<()>,
     /// Pushes by outcome, for `/metrics` (the API counts each answer it gives).
@@ -64,11 +67,21 @@ impl Registry {
                 index = index.with(view);
             }
         }
+        let keep_history = keep_history.into();
+        let mut capacity = CapacityHistory::new(keep_history.documents);
+        // Documents are parsed, not checked again: they were when pushed, and a sample is a few
+        // numbers of what the site said then, whatever today's rules.
+        for stored in store.history_documents().await? {
+            if let Some(sample) = Sample::of_stored(stored.received_at, &stored.document) {
+                capacity.record(&stored.site, sample);
+            }
+        }
         Ok(Self {
             store,
             checker,
-            keep_history: keep_history.into(),
+            keep_history,
             index: RwLock::new(Arc::new(index)),
+            capacity: RwLock::new(capacity),
             push_lock: Mutex::new(()),
             pushes: super::push_counts::PushCounts::default(),
         })
@@ -108,14 +121,20 @@ impl Registry {
                     return Ok(());
                 };
                 match view_of(&self.checker, stored) {
-                    Some(view) => self.index().with(view),
+                    Some(view) => {
+                        self.record_capacity(&view);
+                        self.index().with(view)
+                    }
                     None => return Ok(()),
                 }
             }
             Change::Everything => {
                 let mut index = Index::default();
+                // Pushes announced while this instance was not listening are missed from the
+                // capacity history except each site's latest.
                 for stored in self.store.latest().await? {
                     if let Some(view) = view_of(&self.checker, stored) {
+                        self.record_capacity(&view);
                         index = index.with(view);
                     }
                 }
@@ -141,6 +160,23 @@ impl Registry {
             .read()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .clone()
+    }
+
+    fn record_capacity(&self, view: &SiteView) {
+        let sample = Sample::of(view.received_at, view.expires, &view.offers);
+        self.capacity
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .record(&view.site, sample);
+    }
+
+    /// Free and total physical GPUs per model over time, of `site` or of every site
+    /// ([`super::capacity`]).
+    pub fn capacity_over_time(&self, site: Option<&str>, now: DateTime<Utc>) -> OverTime {
+        self.capacity
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .over_time(site, now)
     }
 
     /// How many documents of each site the history keeps.
@@ -179,6 +215,7 @@ impl Registry {
         let entities = parsed.entities.len();
         let view = SiteView::new(token_site.to_owned(), now, parsed);
         let offers = view.offers.len();
+        self.record_capacity(&view);
         let next = Arc::new(self.index().with(view));
         *self
             .index

@@ -45,3 +45,43 @@ async fn a_stored_document_that_fails_todays_checks_is_left_out_of_the_index() {
     // The refused one stays in the site's history.
     assert_eq!(registry.history("FUTURE").await.unwrap().len(), 1);
 }
+
+/// The capacity over time is what the pushes said, and the same after a restart, read back from
+/// the store's history.
+#[tokio::test]
+async fn capacity_over_time_follows_pushes_and_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("registry.sqlite");
+    let open = || async {
+        let store = DocumentStore::open(path.to_str().unwrap()).await.unwrap();
+        let checker = Checker::new(DEFAULT_MAX_DOCUMENT_BYTES).unwrap();
+        Registry::open(store, checker, 10).await.unwrap()
+    };
+    let first = Utc.with_ymd_and_hms(2026, 11, 1, 12, 0, 0).unwrap();
+    let registry = open().await;
+    for minutes in [0, 10] {
+        let at = first + chrono::Duration::minutes(minutes);
+        let text = document("SITE", &at.format("%Y-%m-%dT%H:%M:%SZ").to_string());
+        registry.push("SITE", text.as_bytes(), at).await.unwrap();
+    }
+    let now = first + chrono::Duration::minutes(20);
+    let before = registry.capacity_over_time(None, now);
+    assert_eq!(before.instants.first(), Some(&first));
+    assert_eq!(before.instants.len(), 3, "{:?}", before.instants);
+    // The sample's A100s: the cloud's 8 and the batch side's, each pool once.
+    assert!(
+        before
+            .models
+            .values()
+            .all(|levels| levels.iter().all(|l| l.total.get() > 0.0)),
+        "{before:?}"
+    );
+    assert!(
+        registry
+            .capacity_over_time(Some("OTHER"), now)
+            .instants
+            .is_empty()
+    );
+    drop(registry);
+    assert_eq!(open().await.capacity_over_time(None, now), before);
+}

@@ -160,7 +160,20 @@ impl DocumentStore {
             Self::Postgres(store) => store.history(site).await,
         }
     }
+
+    /// Every stored document of every site's history, oldest first (by site, then as stored):
+    /// what the capacity over time is read from at start.
+    pub async fn history_documents(&self) -> Result<Vec<StoredDocument>, StoreError> {
+        match self {
+            Self::Sqlite(store) => store.history_documents().await,
+            Self::Postgres(store) => store.history_documents().await,
+        }
+    }
 }
+
+/// The statement of [`DocumentStore::history_documents`], the same on both databases.
+const HISTORY_DOCUMENTS: &str =
+    "SELECT site, received_at, document FROM registry_history ORDER BY site, id";
 
 /// Milliseconds since the epoch, as both databases store times.
 fn millis(time: DateTime<Utc>) -> i64 {

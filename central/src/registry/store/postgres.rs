@@ -142,14 +142,14 @@ impl PostgresStore {
     }
 
     pub async fn latest(&self) -> Result<Vec<StoredDocument>, StoreError> {
-        let client = self.client().await?;
-        let rows = client
-            .query(
-                "SELECT site, received_at, document FROM registry_latest ORDER BY site",
-                &[],
-            )
+        self.documents("SELECT site, received_at, document FROM registry_latest ORDER BY site")
             .await
-            .map_err(|e| self.fail(e))?;
+    }
+
+    /// The documents `query` selects as (site, received_at, document).
+    async fn documents(&self, query: &str) -> Result<Vec<StoredDocument>, StoreError> {
+        let client = self.client().await?;
+        let rows = client.query(query, &[]).await.map_err(|e| self.fail(e))?;
         Ok(rows
             .iter()
             .map(|row| StoredDocument {
@@ -185,6 +185,10 @@ impl PostgresStore {
             received_at: from_millis(row.get(1)),
             document: row.get(2),
         }))
+    }
+
+    pub async fn history_documents(&self) -> Result<Vec<StoredDocument>, StoreError> {
+        self.documents(super::HISTORY_DOCUMENTS).await
     }
 
     pub async fn history(&self, site: &str) -> Result<Vec<HistoryEntry>, StoreError> {

@@ -111,9 +111,14 @@ impl SqliteStore {
     }
 
     pub async fn latest(&self) -> Result<Vec<StoredDocument>, StoreError> {
-        self.run(|conn| {
-            let mut statement = conn
-                .prepare("SELECT site, received_at, document FROM registry_latest ORDER BY site")?;
+        self.documents("SELECT site, received_at, document FROM registry_latest ORDER BY site")
+            .await
+    }
+
+    /// The documents `query` selects as (site, received_at, document).
+    async fn documents(&self, query: &'static str) -> Result<Vec<StoredDocument>, StoreError> {
+        self.run(move |conn| {
+            let mut statement = conn.prepare(query)?;
             let rows = statement.query_map([], |row| {
                 Ok(StoredDocument {
                     site: row.get(0)?,
@@ -143,6 +148,10 @@ impl SqliteStore {
             rows.collect()
         })
         .await
+    }
+
+    pub async fn history_documents(&self) -> Result<Vec<StoredDocument>, StoreError> {
+        self.documents(super::HISTORY_DOCUMENTS).await
     }
 
     async fn run<T: Send + 'static>(

@@ -84,6 +84,28 @@ async fn history_keeps_the_newest_entries_per_site() {
             }]
         );
         assert!(store.history("C").await.unwrap().is_empty());
+        // The documents themselves, what the capacity over time is read from at start: by site,
+        // oldest first, only those kept.
+        let kept: Vec<(String, u32, String)> = store
+            .history_documents()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|d| {
+                let minute = chrono::Timelike::minute(&d.received_at);
+                (d.site, minute, d.document)
+            })
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                ("A", 2, "{}"),
+                ("A", 3, "{}"),
+                ("A", 4, "{}"),
+                ("B", 9, "{\"é\":1}")
+            ]
+            .map(|(site, minute, text)| (site.to_owned(), minute, text.to_owned()))
+        );
     })
     .await;
 }

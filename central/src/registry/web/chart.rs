@@ -41,7 +41,7 @@ fn labelled(month: Period, position: usize, every: u32) -> bool {
 }
 
 /// A round step for about five gridlines up to `max`, and the axis top.
-fn ticks(max: f64) -> (f64, f64) {
+pub fn ticks(max: f64) -> (f64, f64) {
     if max <= 0.0 {
         return (1.0, 1.0);
     }

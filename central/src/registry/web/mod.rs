@@ -2,6 +2,7 @@
 //! API. It answers, at a glance, where GPUs are free now ([`free`], each pool of physical GPUs
 //! counted once, stale sites apart, what a chosen VO can get under its quotas), who used them and
 //! what sat idle ([`usage`], charts with a table and a CSV download under each), then lists the
+//! capacity and occupancy per model over time from the registry's history ([`capacity_view`]), the
 //! offers the form selects (the registry's filters as GET parameters) and each site's freshness.
 //! A form naming a site or a VO makes it that site's or VO's page.
 //!
@@ -12,6 +13,7 @@
 //! Usage figures are VO-, site- and model-level aggregates: what anonymous readers may see
 //! ([`crate::access`]); with `[access] anonymous = false` the page shows none.
 
+pub mod capacity_view;
 pub mod chart;
 pub mod form;
 pub mod free;
@@ -19,6 +21,7 @@ pub mod free_view;
 pub mod html;
 pub mod offers_view;
 pub mod page;
+pub mod page_cache;
 pub mod top;
 pub mod usage;
 pub mod usage_view;
@@ -26,7 +29,8 @@ pub mod usage_view;
 use std::sync::{Arc, LazyLock};
 
 use axum::Router;
-use axum::extract::{Query, State};
+use axum::body::Bytes;
+use axum::extract::{Query, RawQuery, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -50,6 +54,8 @@ pub struct WebState {
     /// usage aggregates (`[access] anonymous`) is read from them per request, so a reload
     /// (SIGHUP) that changes it holds for the page too.
     pub access: Option<Arc<crate::access::Access>>,
+    /// Pages built recently, served again while the index is the same ([`page_cache`]).
+    pub cache: Arc<page_cache::PageCache>,
 }
 
 impl WebState {
@@ -62,7 +68,10 @@ static CSP: LazyLock<String> = LazyLock::new(html::content_security_policy);
 
 /// `GET /`: the page.
 pub fn routes(state: WebState) -> Router {
-    Router::new().route("/", get(page)).with_state(state)
+    Router::new()
+        .route("/", get(page))
+        .route("/capacity.csv", get(capacity_csv))
+        .with_state(state)
 }
 
 /// The page for `params` at `now` (what `GET /` answers, without HTTP; the benchmark calls it).
@@ -108,6 +117,9 @@ pub async fn build(state: &WebState, params: &FormParams, now: DateTime<Utc>) ->
         now,
     )
     .await;
+    let capacity = state
+        .registry
+        .capacity_over_time(filter.site.as_deref(), now);
     let html = page::render(&PageData {
         params,
         problems: &problems,
@@ -117,6 +129,7 @@ pub async fn build(state: &WebState, params: &FormParams, now: DateTime<Utc>) ->
         free: &free,
         vo_free: vo_free.as_ref().map(|(vo, free)| (*vo, free)),
         usage: &usage,
+        capacity: &capacity,
         now,
     });
     (html, problems.is_empty())
@@ -135,8 +148,25 @@ fn seen<'a>(hit: &Hit<'a>) -> free::Seen<'a> {
     }
 }
 
-async fn page(State(state): State<WebState>, Query(params): Query<FormParams>) -> Response {
-    let (html, ok) = build(&state, &params, Utc::now()).await;
+async fn page(
+    State(state): State<WebState>,
+    RawQuery(query): RawQuery,
+    Query(params): Query<FormParams>,
+) -> Response {
+    let query = query.unwrap_or_default();
+    // Read before building: a push meanwhile makes the kept page's index an old one, so it is
+    // built again next time rather than served as newer than it is.
+    let index = state.registry.index();
+    let public = state.usage_public();
+    let (html, ok) = match state.cache.get(&query, &index, public) {
+        Some(kept) => (kept.body, kept.ok),
+        None => {
+            let (html, ok) = build(&state, &params, Utc::now()).await;
+            let html = Bytes::from(html);
+            state.cache.put(&query, index, public, html.clone(), ok);
+            (html, ok)
+        }
+    };
     let status = if ok {
         StatusCode::OK
     } else {
@@ -150,6 +180,32 @@ async fn page(State(state): State<WebState>, Query(params): Query<FormParams>) -
             (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
         ],
         html,
+    )
+        .into_response()
+}
+
+/// The capacity CSV's parameters: a model (its exact name, as the page links it) and a site.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct CapacityParams {
+    model: Option<String>,
+    site: Option<String>,
+}
+
+/// `GET /capacity.csv`: capacity and occupancy over time, the figures of the page's charts.
+async fn capacity_csv(
+    State(state): State<WebState>,
+    Query(params): Query<CapacityParams>,
+) -> Response {
+    let over = state
+        .registry
+        .capacity_over_time(params.site.as_deref(), Utc::now());
+    (
+        [
+            (header::CONTENT_TYPE, "text/csv; charset=utf-8"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        capacity_view::csv(&over, params.model.as_deref()),
     )
         .into_response()
 }

@@ -9,7 +9,8 @@ use super::form::FormParams;
 use super::free::FreeGpus;
 use super::html::page;
 use super::usage::UsageState;
-use super::{free_view, offers_view, usage_view};
+use super::{capacity_view, free_view, offers_view, usage_view};
+use crate::registry::capacity::OverTime;
 use crate::registry::index::SiteStatus;
 use accelfed_schemas::offer::Offer;
 
@@ -28,6 +29,8 @@ pub struct PageData<'a> {
     /// The form's VO and what it can get under its quotas.
     pub vo_free: Option<(&'a str, &'a FreeGpus)>,
     pub usage: &'a UsageState,
+    /// Capacity and occupancy over time, of the form's site or of the federation.
+    pub capacity: &'a OverTime,
     pub now: DateTime<Utc>,
 }
 
@@ -57,6 +60,7 @@ pub fn render(data: &PageData<'_>) -> String {
         (form(data.params))
         @for problem in data.problems { p.problem { (problem) } }
         (free_view::render(data.free, data.vo_free))
+        (capacity_view::render(data.capacity, data.params.site.as_deref().map(str::trim).filter(|s| !s.is_empty())))
         (usage_view::render(data.usage))
         (offers_view::offers(data.offers, data.offer_count))
         (offers_view::sites(data.sites, data.now))

@@ -43,6 +43,15 @@ fn render_offers(
     usage: &UsageState,
 ) -> String {
     let free = free_gpus(offers.iter().map(Seen::from));
+    // A model named like markup, in the capacity chart, its table and its CSV link too.
+    let capacity = crate::registry::capacity::OverTime {
+        instants: vec![DateTime::<Utc>::UNIX_EPOCH],
+        models: [(
+            "<script>alert(2)</script>".to_owned(),
+            vec![crate::registry::capacity::Level::default()],
+        )]
+        .into(),
+    };
     render(&PageData {
         params,
         problems: &["<b>bad</b>".to_owned()],
@@ -52,6 +61,7 @@ fn render_offers(
         free: &free,
         vo_free: None,
         usage,
+        capacity: &capacity,
         now: DateTime::<Utc>::UNIX_EPOCH,
     })
 }
