@@ -158,12 +158,24 @@ async fn page(
     // built again next time rather than served as newer than it is.
     let index = state.registry.index();
     let public = state.usage_public();
-    let (html, ok) = match state.cache.get(&query, &index, public) {
+    // The repository's report generation too, so usage stored since (on any instance) shows at
+    // once; a repository that cannot be read gives no generation and the page is not kept.
+    let generation = match &state.repository {
+        Some(repository) => repository.report_generation().await.ok(),
+        None => Some(0),
+    };
+    let kept =
+        generation.and_then(|generation| state.cache.get(&query, &index, public, generation));
+    let (html, ok) = match kept {
         Some(kept) => (kept.body, kept.ok),
         None => {
             let (html, ok) = build(&state, &params, Utc::now()).await;
             let html = Bytes::from(html);
-            state.cache.put(&query, index, public, html.clone(), ok);
+            if let Some(generation) = generation {
+                state
+                    .cache
+                    .put(&query, index, public, generation, html.clone(), ok);
+            }
             (html, ok)
         }
     };
