@@ -25,6 +25,7 @@ fn observation(start: &str, end: Option<&str>) -> Observation {
         benchmark: None,
         utilisation: None,
         energy_wh: None,
+        agent_id: None,
         start: at(start),
         end: end.map(at),
     }
